@@ -1,0 +1,1 @@
+"""Golden models of the sub-core partitioning blocks."""

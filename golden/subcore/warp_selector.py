@@ -1,0 +1,59 @@
+"""Golden model of ``subcore.warp_selector``: a plain function and a port adapter."""
+
+from amaranth.lib import data
+
+from hw.subcore.warp_selector import WarpSelectorConfig
+
+__all__ = ["WarpSelector", "select_warp"]
+
+
+def select_warp(slots, *, policy, greedy=None, rba_greedy=False):
+    """The slot index the scheduler issues from, or ``None`` when no slot is ready.
+
+    ``slots`` is a sequence of mappings with ``valid``, ``ready``, ``age`` (larger =
+    older) and ``score``. GTO: the greedy slot if ready, else the oldest ready slot.
+    RBA: the ready slot with the lowest score, ties to the oldest (and, with
+    ``rba_greedy``, the greedy slot first). Equal keys go to the lower index.
+    """
+    ready = [i for i, s in enumerate(slots) if s["valid"] and s["ready"]]
+    if not ready:
+        return None
+    if greedy is not None and (policy == "gto" or rba_greedy) and greedy in ready:
+        return greedy
+
+    def rank(i):
+        by_score = slots[i]["score"] if policy == "rba" else 0
+        return (by_score, -slots[i]["age"], i)
+
+    return min(ready, key=rank)
+
+
+class WarpSelector:
+    """Port-level model: ``step(inputs)`` returns the outputs for those inputs."""
+
+    def __init__(self, **params):
+        self.config = WarpSelectorConfig(**params)
+        self._last = None
+
+    def reset(self):
+        self._last = None
+
+    def unpack_slots(self, bits):
+        """The per-slot fields of the packed ``slot`` port."""
+        array = data.ArrayLayout(self.config.slot_layout, self.config.slots).from_bits(bits)
+        return [{name: int(array[i][name]) for name in ("valid", "ready", "age", "score")}
+                for i in range(self.config.slots)]
+
+    def step(self, inputs):
+        slots = self.unpack_slots(inputs["slot"])
+        greedy = inputs["greedy"] if inputs["greedy_valid"] else None
+        choice = select_warp(slots, policy=self.config.policy, greedy=greedy,
+                             rba_greedy=self.config.rba_greedy)
+        self._last = (inputs, choice)
+        return {"grant_valid": int(choice is not None), "grant": choice or 0}
+
+    def line_trace(self):
+        if self._last is None:
+            return "warp_selector: -"
+        _, choice = self._last
+        return f"warp_selector: grant={'-' if choice is None else choice}"

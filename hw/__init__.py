@@ -1,0 +1,1 @@
+"""Amaranth components of gpurf, one subpackage per register-file mechanism."""

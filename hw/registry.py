@@ -1,0 +1,157 @@
+"""The block registry: every block is declared once, in its mechanism's ``__init__``.
+
+A mechanism package ``hw/<mechanism>/`` lists its blocks in a module-level ``BLOCKS``
+tuple of :class:`Block`. Everything else — the command line, Verilog generation,
+cocotb runs, synthesis, the test suite — finds blocks here. By convention the
+golden model of ``<mechanism>.<block>`` is ``golden/<mechanism>/<block>.py`` and its
+cocotb bench ``tb/<mechanism>/test_<block>.py``.
+"""
+
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from amaranth.lib import wiring
+
+__all__ = ["Block", "BlockError", "all_blocks", "get_block"]
+
+
+class BlockError(ValueError):
+    """An unknown block, or a parameter it does not have or cannot take."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One registered block.
+
+    Parameters
+    ----------
+    mechanism : str
+        Mechanism package name, e.g. ``"subcore"``.
+    name : str
+        Block name in snake case, e.g. ``"warp_selector"``.
+    component : type
+        The :class:`amaranth.lib.wiring.Component` subclass; its keyword-only
+        constructor parameters and their defaults are the block's parameters.
+    test_params : tuple of dict
+        Parameter overrides the test suite cosimulates, beside the defaults.
+    summary : str
+        One line for ``gpurf list``.
+    """
+
+    mechanism: str
+    name: str
+    component: type
+    test_params: tuple[dict[str, Any], ...] = ()
+    summary: str = ""
+    _defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        signature = inspect.signature(self.component.__init__)
+        defaults = {
+            name: p.default
+            for name, p in signature.parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        }
+        object.__setattr__(self, "_defaults", defaults)
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.mechanism}.{self.name}"
+
+    @property
+    def toplevel(self) -> str:
+        """The Verilog module name of the block."""
+        return f"{self.mechanism}_{self.name}"
+
+    @property
+    def golden_module(self) -> str:
+        return f"golden.{self.mechanism}.{self.name}"
+
+    @property
+    def tb_module(self) -> str:
+        return f"tb.{self.mechanism}.test_{self.name}"
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return dict(self._defaults)
+
+    def resolve(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The full parameter set: defaults updated by ``overrides`` (names checked)."""
+        overrides = dict(overrides or {})
+        unknown = sorted(set(overrides) - set(self._defaults))
+        if unknown:
+            raise BlockError(
+                f"{self.qualname} has no parameter {unknown[0]!r}; "
+                f"its parameters are {', '.join(self._defaults) or 'none'}"
+            )
+        return {**self._defaults, **overrides}
+
+    def parse_param(self, text: str) -> tuple[str, Any]:
+        """Parse ``KEY=VALUE`` into a typed pair, typed after the default's type."""
+        key, sep, raw = text.partition("=")
+        if not sep or not key:
+            raise BlockError(f"parameter {text!r} is not of the form KEY=VALUE")
+        self.resolve({key: None})
+        return key, _parse_value(key, raw, self._defaults[key])
+
+    def build(self, overrides: dict[str, Any] | None = None) -> wiring.Component:
+        """An instance of the component with the resolved parameters."""
+        return self.component(**self.resolve(overrides))
+
+    def golden(self, overrides: dict[str, Any] | None = None):
+        """The golden model class of this block, constructed with the same parameters."""
+        module = importlib.import_module(self.golden_module)
+        model_class = getattr(module, _camel(self.name))
+        return model_class(**self.resolve(overrides))
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _parse_value(key: str, raw: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        lowered = raw.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise BlockError(f"parameter {key!r} takes true or false, not {raw!r}")
+    if isinstance(default, int):
+        try:
+            return int(raw, 0)
+        except ValueError:
+            raise BlockError(f"parameter {key!r} takes an integer, not {raw!r}") from None
+    return raw
+
+
+@cache
+def _registry() -> dict[str, Block]:
+    import hw
+
+    blocks = {}
+    for info in sorted(pkgutil.iter_modules(hw.__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        package = importlib.import_module(f"hw.{info.name}")
+        for block in getattr(package, "BLOCKS", ()):
+            blocks[block.qualname] = block
+    return blocks
+
+
+def all_blocks() -> list[Block]:
+    """Every registered block, sorted by qualified name."""
+    return [_registry()[name] for name in sorted(_registry())]
+
+
+def get_block(qualname: str) -> Block:
+    """The block called ``<mechanism>.<block>``; :class:`BlockError` if there is none."""
+    try:
+        return _registry()[qualname]
+    except KeyError:
+        known = ", ".join(sorted(_registry()))
+        raise BlockError(f"unknown block {qualname!r}; known blocks: {known}") from None

@@ -1,0 +1,154 @@
+"""Warp selection comparator network of a sub-core scheduler (RBA paper, Fig. 6 items 4-5)."""
+
+from dataclasses import dataclass
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.params import check_bool, check_choice, check_int
+
+from .layouts import warp_slot_layout
+
+__all__ = ["POLICIES", "WarpSelector", "WarpSelectorConfig"]
+
+POLICIES = ("gto", "rba")
+
+
+@dataclass(frozen=True)
+class WarpSelectorConfig:
+    """Validated parameters of the warp selector and the widths derived from them.
+
+    Shared by :class:`WarpSelector` and its golden model, so both reject the same
+    parameters with the same message and agree on every width.
+    """
+
+    slots: int
+    score_width: int
+    policy: str
+    rba_greedy: bool
+
+    def __post_init__(self):
+        check_int("slots", self.slots, 2, 64)
+        check_int("score_width", self.score_width, 1, 8)
+        check_choice("policy", self.policy, POLICIES)
+        check_bool("rba_greedy", self.rba_greedy)
+
+    @property
+    def age_width(self) -> int:
+        return max(1, (self.slots - 1).bit_length())
+
+    @property
+    def stages(self) -> int:
+        """Compare-select stages of the balanced tree: ``ceil(log2(slots))``."""
+        return (self.slots - 1).bit_length()
+
+    @property
+    def uses_greedy(self) -> bool:
+        """GTO, or RBA with ``rba_greedy``: the greedy slot goes first when ready."""
+        return self.policy == "gto" or self.rba_greedy
+
+    @property
+    def slot_layout(self) -> data.StructLayout:
+        return warp_slot_layout(age_width=self.age_width, score_width=self.score_width)
+
+
+class WarpSelector(wiring.Component):
+    """Select the warp slot to issue from, through a balanced tree of compare-select cells.
+
+    The key of a slot is ``{score, ~age}`` under RBA (score in the upper bits) and ``~age``
+    under GTO; the smallest key among ready slots (``valid & ready``) wins, and on equal keys
+    the lower slot index wins. Under GTO (and under RBA with ``rba_greedy``) the ``greedy``
+    slot, when valid and ready, is selected before the tree's choice. The network is
+    combinational (latency 0) and has ``ceil(log2(slots))`` compare-select stages.
+
+    Parameters
+    ----------
+    slots : int
+        Warp slots of the scheduler, 2..64 (default 16: 64 warps over 4 sub-cores).
+    score_width : int
+        Width of the stored RBA score, 1..8 (default 5).
+    policy : str
+        ``"rba"`` (register-bank aware) or ``"gto"`` (greedy then oldest).
+    rba_greedy : bool
+        Under RBA, keep the greedy warp first as GTO does (default off; the paper
+        describes the comparison key only).
+
+    Attributes
+    ----------
+    slot : In(ArrayLayout(warp_slot_layout, slots))
+        Per slot: valid, ready, age, score.
+    greedy : In(range(slots))
+        The slot that issued last.
+    greedy_valid : In(1)
+        ``greedy`` names a slot.
+    grant_valid : Out(1)
+        Some slot is valid and ready.
+    grant : Out(range(slots))
+        The selected slot (0 when ``grant_valid`` is low).
+    """
+
+    def __init__(self, *, slots=16, score_width=5, policy="rba", rba_greedy=False):
+        self.config = config = WarpSelectorConfig(
+            slots=slots, score_width=score_width, policy=policy, rba_greedy=rba_greedy)
+        super().__init__({
+            "slot": In(data.ArrayLayout(config.slot_layout, slots)),
+            "greedy": In(range(slots)),
+            "greedy_valid": In(1),
+            "grant_valid": Out(1),
+            "grant": Out(range(slots)),
+        })
+
+    def _key(self, slot):
+        """``{score, ~age}`` (score in the upper bits) under RBA, ``~age`` under GTO."""
+        if self.config.policy == "rba":
+            return Cat(~slot.age, slot.score)
+        return ~slot.age
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        key_width = config.age_width + (config.score_width if config.policy == "rba" else 0)
+        level = []
+        for index in range(config.slots):
+            slot = self.slot[index]
+            present, key = Signal(name=f"present_{index}"), Signal(key_width, name=f"key_{index}")
+            m.d.comb += [present.eq(slot.valid & slot.ready), key.eq(self._key(slot))]
+            level.append((present, key, index))
+        stage = 0
+        while len(level) > 1:
+            level = [self._compare_select(m, stage, i, *level[i:i + 2])
+                     for i in range(0, len(level), 2)]
+            stage += 1
+        present, _, winner = level[0]
+        choice = Signal(range(config.slots))
+        m.d.comb += choice.eq(winner)
+        if config.uses_greedy:
+            greedy_ready = Signal()
+            m.d.comb += greedy_ready.eq(self.greedy_valid
+                                        & self.slot[self.greedy].valid
+                                        & self.slot[self.greedy].ready)
+            m.d.comb += self.grant.eq(Mux(greedy_ready, self.greedy, choice))
+        else:
+            m.d.comb += self.grant.eq(choice)
+        m.d.comb += self.grant_valid.eq(present)
+        return m
+
+    def _compare_select(self, m, stage, position, left, right=None):
+        """One cell: the left (lower-index) input wins unless only the right is smaller."""
+        if right is None:
+            return left
+        l_present, l_key, l_index = left
+        r_present, r_key, r_index = right
+        suffix = f"s{stage}_{position // 2}"
+        present = Signal(name=f"present_{suffix}")
+        key = Signal.like(l_key, name=f"key_{suffix}")
+        index = Signal(range(self.config.slots), name=f"index_{suffix}")
+        take_right = Signal(name=f"take_right_{suffix}")
+        m.d.comb += [
+            take_right.eq(r_present & (~l_present | (r_key < l_key))),
+            present.eq(l_present | r_present),
+            key.eq(Mux(take_right, r_key, l_key)),
+            index.eq(Mux(take_right, r_index, l_index)),
+        ]
+        return present, key, index

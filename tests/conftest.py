@@ -1,0 +1,35 @@
+"""Shared fixtures: the seed every randomized test prints and accepts."""
+
+import os
+import random
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--seed", type=int, default=None,
+                     help="seed of randomized tests (default: GPURF_SEED or a fresh one)")
+    parser.addoption("--cycles", type=int, default=None,
+                     help="cycles of each randomized cosimulation (default: 2000)")
+
+
+@pytest.fixture(scope="session")
+def seed(request) -> int:
+    """The session's seed: --seed, else GPURF_SEED, else random; printed in the header."""
+    return request.config._gpurf_seed
+
+
+@pytest.fixture(scope="session")
+def cycles(request) -> int:
+    return request.config.getoption("--cycles") or int(os.environ.get("GPURF_CYCLES", "2000"))
+
+
+def pytest_configure(config):
+    chosen = config.getoption("--seed")
+    if chosen is None:
+        chosen = int(os.environ.get("GPURF_SEED", random.SystemRandom().randrange(1 << 31)))
+    config._gpurf_seed = chosen
+
+
+def pytest_report_header(config):
+    return f"gpurf seed: {config._gpurf_seed} (repeat with --seed {config._gpurf_seed})"
