@@ -10,10 +10,10 @@ from tb.harness import BenchConfig
 from .toolchain import SIMULATORS, activate, missing_simulator
 from .verilog import build_dir, write_verilog
 
-__all__ = ["CosimResult", "SimulatorMissing", "run_bench"]
+__all__ = ["CosimResult", "SimulatorMissingError", "run_bench"]
 
 
-class SimulatorMissing(RuntimeError):
+class SimulatorMissingError(RuntimeError):
     """The simulator asked for is not installed here."""
 
 
@@ -47,7 +47,7 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
 
     reason = missing_simulator(sim)
     if reason:
-        raise SimulatorMissing(reason)
+        raise SimulatorMissingError(reason)
     activate()
     params = block.resolve(params)
     source = write_verilog(block, params, root)

@@ -1,8 +1,8 @@
 """Verilog generation: one build folder per block and parameter set."""
 
 import hashlib
-import os
 import json
+import os
 from pathlib import Path
 from typing import Any
 

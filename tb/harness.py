@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from amaranth.hdl import Value
 from amaranth.lib import wiring
 
-__all__ = ["BenchConfig", "Mismatch", "cosimulate", "simulate_amaranth"]
+__all__ = ["BenchConfig", "MismatchError", "cosimulate", "simulate_amaranth"]
 
 Stimulus = Callable[[dict, random.Random, int], Generator[dict, dict, None]]
 
 
-class Mismatch(AssertionError):
+class MismatchError(AssertionError):
     """The RTL and the golden model disagree on an output port."""
 
 
@@ -66,11 +66,11 @@ class _Checker:
     def check(self, cycle: int, inputs: Mapping, got: Mapping) -> None:
         expected = self.model.step(dict(inputs))
         if set(expected) != self.outputs:
-            raise Mismatch(f"{self.label}: golden model returned ports {sorted(expected)}, "
+            raise MismatchError(f"{self.label}: golden model returned ports {sorted(expected)}, "
                            f"RTL has {sorted(self.outputs)}")
         for name, want in expected.items():
             if want is not None and got[name] != want:
-                raise Mismatch(
+                raise MismatchError(
                     f"{self.label}: cycle {cycle}, port {name}: RTL {got[name]:#x}, "
                     f"golden {want:#x} (seed {self.seed})\n"
                     f"  inputs: { {k: hex(v) for k, v in inputs.items()} }\n"

@@ -2,7 +2,6 @@
 
 import cocotb
 
-from hw.subcore.layouts import warp_slot_layout
 from tb.harness import cosimulate
 
 from .stimulus import Geometry, pack_slots, random_ages
