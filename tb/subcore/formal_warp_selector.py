@@ -1,0 +1,55 @@
+"""Formal harness of ``subcore.warp_selector``: the choice is a ready slot with a minimal key."""
+
+from amaranth import Cat, Elaboratable, Module
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Assert
+
+from hw.subcore.warp_selector import WarpSelector
+
+__all__ = ["WarpSelectorFormal"]
+
+
+class WarpSelectorFormal(Elaboratable):
+    """For any slot vector and greedy slot: ``grant_valid`` iff some slot is ready; the
+    granted slot is ready; under GTO/``rba_greedy`` a ready greedy slot is granted; otherwise
+    no ready slot has a smaller key, nor an equal key at a lower index.
+    """
+
+    def __init__(self, **params):
+        self.dut = WarpSelector(**params)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.dut
+        config = dut.config
+        m.d.comb += [
+            dut.slot.eq(AnySeq(len(dut.slot.as_value()))),
+            dut.greedy.eq(AnySeq(len(dut.greedy))),
+            dut.greedy_valid.eq(AnySeq(1)),
+        ]
+        ready = [dut.slot[i].valid & dut.slot[i].ready for i in range(config.slots)]
+        keys = [self._key(dut.slot[i]) for i in range(config.slots)]
+        granted = dut.slot[dut.grant]
+        granted_key = self._key(granted)
+        m.d.comb += Assert(dut.grant_valid == Cat(*ready).any())
+        with m.If(dut.grant_valid):
+            m.d.comb += Assert(granted.valid & granted.ready)
+            greedy_ready = (dut.greedy_valid & dut.slot[dut.greedy].valid
+                            & dut.slot[dut.greedy].ready)
+            if config.uses_greedy:
+                with m.If(greedy_ready):
+                    m.d.comb += Assert(dut.grant == dut.greedy)
+                minimal = ~greedy_ready
+            else:
+                minimal = 1
+            with m.If(minimal):
+                for i in range(config.slots):
+                    with m.If(ready[i]):
+                        m.d.comb += Assert((granted_key < keys[i])
+                                           | ((granted_key == keys[i]) & (dut.grant <= i)))
+        return m
+
+    def _key(self, slot):
+        if self.dut.config.policy == "rba":
+            return slot.score.as_unsigned() * (1 << self.dut.config.age_width) + ~slot.age
+        return (~slot.age).as_unsigned()
