@@ -94,9 +94,12 @@ class Block:
         """Parse ``KEY=VALUE`` into a typed pair, typed after the default's type."""
         key, sep, raw = text.partition("=")
         if not sep or not key:
-            raise BlockError(f"parameter {text!r} is not of the form KEY=VALUE")
+            raise BlockError(f"{self.qualname}: parameter {text!r} is not of the form KEY=VALUE")
         self.resolve({key: None})
-        return key, _parse_value(key, raw, self._defaults[key])
+        try:
+            return key, _parse_value(key, raw, self._defaults[key])
+        except BlockError as error:
+            raise BlockError(f"{self.qualname}: {error}") from None
 
     def build(self, overrides: dict[str, Any] | None = None) -> wiring.Component:
         """An instance of the component with the resolved parameters."""

@@ -107,32 +107,44 @@ class WarpSelector(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        config = self.config
-        key_width = config.age_width + (config.score_width if config.policy == "rba" else 0)
-        level = []
-        for index in range(config.slots):
-            slot = self.slot[index]
-            present, key = Signal(name=f"present_{index}"), Signal(key_width, name=f"key_{index}")
-            m.d.comb += [present.eq(slot.valid & slot.ready), key.eq(self._key(slot))]
-            level.append((present, key, index))
-        stage = 0
+        leaves = self._leaves(m)
+        level, stage = leaves, 0
         while len(level) > 1:
             level = [self._compare_select(m, stage, i, *level[i:i + 2])
                      for i in range(0, len(level), 2)]
             stage += 1
-        present, _, winner = level[0]
-        choice = Signal(range(config.slots))
-        m.d.comb += choice.eq(winner)
-        if config.uses_greedy:
-            greedy_ready = Signal()
-            m.d.comb += greedy_ready.eq(self.greedy_valid
-                                        & self.slot[self.greedy].valid
-                                        & self.slot[self.greedy].ready)
-            m.d.comb += self.grant.eq(Mux(greedy_ready, self.greedy, choice))
+        any_ready, _, winner = level[0]
+        m.d.comb += self.grant_valid.eq(any_ready)
+        if self.config.uses_greedy:
+            greedy_ready = self._greedy_ready(m, leaves)
+            m.d.comb += self.grant.eq(Mux(greedy_ready, self.greedy, winner))
         else:
-            m.d.comb += self.grant.eq(choice)
-        m.d.comb += self.grant_valid.eq(present)
+            m.d.comb += self.grant.eq(winner)
         return m
+
+    def _leaves(self, m):
+        """Per slot: (ready, key, index), the inputs of the tree's first stage."""
+        config = self.config
+        key_width = config.age_width + (config.score_width if config.policy == "rba" else 0)
+        leaves = []
+        for index in range(config.slots):
+            slot = self.slot[index]
+            ready = Signal(name=f"present_{index}")
+            key = Signal(key_width, name=f"key_{index}")
+            m.d.comb += [ready.eq(slot.valid & slot.ready), key.eq(self._key(slot))]
+            leaves.append((ready, key, index))
+        return leaves
+
+    def _greedy_ready(self, m, leaves):
+        """The greedy slot is named and ready (a case statement: no dynamic indexing)."""
+        greedy_ready = Signal()
+        with m.Switch(self.greedy):
+            for ready, _, index in leaves:
+                with m.Case(index):
+                    m.d.comb += greedy_ready.eq(self.greedy_valid & ready)
+            with m.Default():
+                m.d.comb += greedy_ready.eq(0)
+        return greedy_ready
 
     def _compare_select(self, m, stage, position, left, right=None):
         """One cell: the left (lower-index) input wins unless only the right is smaller."""

