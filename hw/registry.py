@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The block registry: every block is declared once, in its mechanism's ``__init__``.
 
 A mechanism package ``hw/<mechanism>/`` lists its blocks in a module-level ``BLOCKS``
@@ -5,6 +6,9 @@ tuple of :class:`Block`. Everything else — the command line, Verilog generatio
 cocotb runs, synthesis, the test suite — finds blocks here. By convention the
 golden model of ``<mechanism>.<block>`` is ``golden/<mechanism>/<block>.py`` and its
 cocotb bench ``tb/<mechanism>/test_<block>.py``.
+
+The registry builds components also just to validate parameters or read a signature;
+those instances are never elaborated, hence the linter option on this file's first line.
 """
 
 import importlib
