@@ -148,6 +148,29 @@ def run(mechanism, cycles, seed):
     sys.exit(0 if ok else 1)
 
 
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option("--cycles", type=click.IntRange(100), default=20000, show_default=True,
+              help="Cycles of the measured random stimulus.")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def bench(names, cycles, seed, as_json):
+    """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator."""
+    from sim.bench import measure
+
+    blocks = [_block(name) for name in names] or all_blocks()
+    runs = [run for block in _progress(blocks, "bench")
+            for run in measure(block, cycles=cycles, seed=seed)]
+    if as_json:
+        click.echo(json.dumps([{**vars(r), "cycles_per_second": r.cycles_per_second}
+                               for r in runs], indent=1))
+        return
+    click.echo(f"| block | simulator | cycles | seconds | cycles/s |\n|---|---|---|---|---|")
+    for r in runs:
+        click.echo(f"| {r.block} | {r.simulator} | {r.cycles:,} | {r.seconds:.2f} | "
+                   f"{r.cycles_per_second:,.0f} |")
+
+
 def _progress(items, label):
     from tqdm import tqdm
 

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from amaranth.hdl import Value
 from amaranth.lib import wiring
 
-__all__ = ["BenchConfig", "MismatchError", "cosimulate", "simulate_amaranth"]
+__all__ = ["CLOCK_PERIOD_NS", "BenchConfig", "MismatchError", "cosimulate", "simulate_amaranth"]
+
+CLOCK_PERIOD_NS = 10
+"""Clock period of cocotb runs; combinational blocks advance by the same step."""
 
 Stimulus = Callable[[dict, random.Random, int], Generator[dict, dict, None]]
 
@@ -115,7 +118,7 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
     for name in inputs_:
         getattr(dut, name).value = 0
     if clocked:
-        Clock(dut.clk, 10, unit="ns").start()
+        Clock(dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
         dut.rst.value = 1
         await RisingEdge(dut.clk)
         dut.rst.value = 0
@@ -133,7 +136,7 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
             got = {name: _sample(getattr(dut, name)) for name in outputs}
             checker.check(cycle, applied, got)
             cycle += 1
-            await (RisingEdge(dut.clk) if clocked else Timer(10, unit="ns"))
+            await (RisingEdge(dut.clk) if clocked else Timer(CLOCK_PERIOD_NS, unit="ns"))
     except StopIteration:
         pass
     return cycle

@@ -1,0 +1,61 @@
+"""Cosimulation throughput: cycles per second of a block's random bench, per simulator.
+
+The measured run is the first stimulus of the block's bench (by convention its random
+stream) at default parameters: RTL and golden model stepped and compared every cycle.
+Icarus and Verilator figures come from cocotb's ``results.xml`` (simulated time over the
+10 ns clock period, divided by the test's wall time, build excluded); the Amaranth figure
+times :func:`tb.harness.simulate_amaranth` on the same stimulus.
+"""
+
+import importlib
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from hw.registry import Block
+from tb.harness import CLOCK_PERIOD_NS, simulate_amaranth
+
+from .runner import available_simulators, run_bench
+
+__all__ = ["Throughput", "measure"]
+
+
+@dataclass(frozen=True)
+class Throughput:
+    block: str
+    simulator: str
+    cycles: int
+    seconds: float
+
+    @property
+    def cycles_per_second(self) -> float:
+        return self.cycles / self.seconds
+
+
+def _random_stimulus(block: Block):
+    return importlib.import_module(block.tb_module).STIMULI[0]
+
+
+def _cocotb(block: Block, sim: str, cycles: int, seed: int) -> Throughput:
+    stimulus = _random_stimulus(block)
+    result = run_bench(block, sim=sim, cycles=cycles, seed=seed,
+                       testcase=f"test_{stimulus.__name__}")
+    if not result.passed:
+        raise RuntimeError(f"{block.qualname} failed on {sim}; see {result.log}")
+    case = ET.parse(result.results_xml).find(".//testcase")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    simulated = float(props["sim_time_duration"]) / CLOCK_PERIOD_NS
+    return Throughput(block.qualname, sim, round(simulated), float(case.get("time")))
+
+
+def _amaranth(block: Block, cycles: int, seed: int) -> Throughput:
+    start = time.perf_counter()
+    compared = simulate_amaranth(block.build(), block.golden(), _random_stimulus(block),
+                                 block.resolve(), seed, cycles)
+    return Throughput(block.qualname, "amaranth", compared, time.perf_counter() - start)
+
+
+def measure(block: Block, *, cycles: int, seed: int) -> list[Throughput]:
+    """Throughput of ``block`` on every available simulator and on Amaranth's."""
+    runs = [_cocotb(block, sim, cycles, seed) for sim in available_simulators()]
+    return [*runs, _amaranth(block, cycles, seed)]
