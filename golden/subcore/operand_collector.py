@@ -1,0 +1,163 @@
+"""Golden model of ``subcore.operand_collector``: collector units, per-bank FIFO request
+queues and dispatch in allocation order, written from the paper's Fig. 2 description."""
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from hw.subcore.operand_collector import OperandCollectorConfig
+
+__all__ = ["OperandCollector", "bank_of"]
+
+
+def bank_of(reg: int, warp: int, *, banks: int, bank_map: str) -> int:
+    """The register-file bank of register ``reg`` of warp slot ``warp``.
+
+    ``"swizzle"``: ``(reg + warp) % banks``; ``"modulo"``: ``reg % banks``.
+    """
+    return (reg + warp) % banks if bank_map == "swizzle" else reg % banks
+
+
+@dataclass
+class Operand:
+    """One source operand entry of a collector unit."""
+
+    reg: int
+    bank: int
+    ready: bool = False
+    data: int = 0
+
+
+@dataclass
+class Unit:
+    """An allocated collector unit: the instruction's warp and its valid operands by index."""
+
+    warp: int
+    operands: dict[int, Operand] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return all(op.ready for op in self.operands.values())
+
+
+class OperandCollector:
+    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
+
+    Each bank's arbitration queue is a FIFO of ``(cu, operand)`` requests in posting order:
+    a CU posts all its valid operands, lowest index first, in the cycle it is allocated,
+    so the queue head is the oldest CU's lowest operand. The queue head is granted each
+    cycle; ``read_latency`` cycles later the bank's data port is captured into the operand.
+    An issue goes to the lowest-numbered CU free at the start of the cycle. Dispatch offers
+    the earliest allocated CU whose operands are all ready, and keeps offering it until
+    taken (stream rule); an operand that is not valid dispatches as zero data.
+    """
+
+    def __init__(self, **params):
+        self.config = OperandCollectorConfig(**params)
+        self.reset()
+
+    def reset(self):
+        config = self.config
+        self.units: list[Unit | None] = [None] * config.cus
+        self.order: list[int] = []
+        """Busy CUs, earliest allocated first."""
+        self.queues = [deque() for _ in range(config.banks)]
+        self.in_flight: list[tuple[int, int, int, int]] = []
+        """Granted reads: ``(due cycle, bank, cu, operand)``."""
+        self.held: int | None = None
+        """The CU offered on ``dispatch`` and not taken in the previous cycle."""
+        self.cycle = 0
+        self._trace = ""
+
+    def unpack_issue(self, bits: int) -> tuple[int, dict[int, int]]:
+        """``(warp, {operand index: reg})`` of the valid operands of an issue payload."""
+        view = self.config.issue_layout.from_bits(bits)
+        return view.warp, {i: view.operand[i].reg for i in range(self.config.operands)
+                           if view.operand[i].valid}
+
+    def _offer(self) -> int | None:
+        if self.held is not None:
+            return self.held
+        return next((c for c in self.order if self.units[c].complete), None)
+
+    def _outputs(self, grants, offer) -> dict:
+        config = self.config
+        out = {"issue__ready": int(None in self.units),
+               "queue_len": config.queue_len_layout.const(
+                   [len(q) for q in self.queues]).as_value().value,
+               "dispatch__valid": int(offer is not None),
+               "dispatch__payload": None if offer is None else self._dispatch_payload(offer)}
+        for bank in range(config.banks):
+            request = grants.get(bank)
+            out[f"read__{bank}__valid"] = int(request is not None)
+            out[f"read__{bank}__addr"] = None if request is None else self._address(*request)
+        return out
+
+    def _address(self, cu: int, index: int) -> int:
+        unit = self.units[cu]
+        return self.config.address_layout.const(
+            {"warp": unit.warp, "reg": unit.operands[index].reg}).as_value().value
+
+    def _dispatch_payload(self, cu: int) -> int:
+        config, unit = self.config, self.units[cu]
+        words = [unit.operands[i].data if i in unit.operands else 0
+                 for i in range(config.operands)]
+        return config.dispatch_layout.const({
+            "warp": unit.warp,
+            "valid": sum(1 << i for i in unit.operands),
+            "data": [config.register_layout.from_bits(word) for word in words],
+        }).as_value().value
+
+    def step(self, inputs: dict) -> dict:
+        free = next((cu for cu, unit in enumerate(self.units) if unit is None), None)
+        grants = {bank: queue[0] for bank, queue in enumerate(self.queues) if queue}
+        offer = self._offer()
+        outputs = self._outputs(grants, offer)
+        self._trace = self._describe(grants, offer)
+        self._capture(inputs)
+        for bank, (cu, index) in grants.items():
+            self.queues[bank].popleft()
+            self.in_flight.append((self.cycle + self.config.read_latency, bank, cu, index))
+        if offer is not None and inputs["dispatch__ready"]:
+            self.units[offer] = None
+            self.order.remove(offer)
+            self.held = None
+        else:
+            self.held = offer
+        if inputs["issue__valid"] and free is not None:
+            self._allocate(free, *self.unpack_issue(inputs["issue__payload"]))
+        self.cycle += 1
+        return outputs
+
+    def _capture(self, inputs: dict) -> None:
+        due = [entry for entry in self.in_flight if entry[0] == self.cycle]
+        for entry in due:
+            _, bank, cu, index = entry
+            operand = self.units[cu].operands[index]
+            operand.data, operand.ready = inputs[f"read__{bank}__data"], True
+            self.in_flight.remove(entry)
+
+    def _allocate(self, cu: int, warp: int, regs: dict[int, int]) -> None:
+        """Allocate CU ``cu`` (the lowest-numbered one free at the start of the cycle):
+        its valid operands join their banks' queues, lowest operand index first."""
+        config = self.config
+        unit = Unit(warp)
+        for index, reg in sorted(regs.items()):
+            bank = bank_of(reg, warp, banks=config.banks, bank_map=config.bank_map)
+            unit.operands[index] = Operand(reg, bank)
+            self.queues[bank].append((cu, index))
+        self.units[cu] = unit
+        self.order.append(cu)
+
+    def _describe(self, grants, offer) -> str:
+        units = " ".join(
+            "-" if u is None else
+            f"cu{c}(w{u.warp} " + ",".join(
+                f"{i}:r{op.reg}b{op.bank}{'R' if op.ready else ''}"
+                for i, op in u.operands.items()) + ")"
+            for c, u in enumerate(self.units))
+        queues = " ".join(f"q{b}={list(q)}" for b, q in enumerate(self.queues))
+        return (f"cycle {self.cycle}: {units} order={self.order} {queues} grants={grants} "
+                f"offer={offer}")
+
+    def line_trace(self) -> str:
+        return f"operand_collector: {self._trace}"

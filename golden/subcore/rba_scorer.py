@@ -1,0 +1,79 @@
+"""Golden model of ``subcore.rba_scorer``: the RBA score and its update latency."""
+
+from collections import deque
+
+from amaranth.lib import data
+
+from hw.subcore.rba_scorer import RbaScorerConfig
+
+__all__ = ["RbaScorer", "rba_score"]
+
+
+def rba_score(operands, queue_len, *, score_max):
+    """Sum of ``queue_len[bank]`` over the valid operands, saturated at ``score_max``.
+
+    ``operands`` is a sequence of ``(valid, bank)`` pairs; a bank with no queue
+    (``bank >= len(queue_len)``) adds nothing. Two operands in bank 0 and one in bank 1
+    score ``2*queue_len[0] + queue_len[1]`` (paper, Section IV-A).
+    """
+    total = sum(queue_len[bank] for valid, bank in operands
+                if valid and bank < len(queue_len))
+    return min(total, score_max)
+
+
+class RbaScorer:
+    """Port-level model: ``step(inputs)`` returns this cycle's scores, then takes the edge.
+
+    With ``score_latency = L >= 1`` the scores shown in cycle ``t`` are those of the
+    previous cycle's operands (the instruction the warp PC table held when it stored the
+    score) against the queue lengths of cycle ``t - L``, kept in a deque of the last
+    ``L`` queue-length vectors (zeros after reset); ``L = 0`` scores this cycle's inputs.
+    """
+
+    def __init__(self, **params):
+        self.config = RbaScorerConfig(**params)
+        self.reset()
+
+    def reset(self):
+        config = self.config
+        self._queues = deque([[0] * config.banks] * config.score_latency,
+                             maxlen=config.score_latency)
+        self._previous = None
+        self._last = None
+
+    def unpack_slots(self, bits):
+        """Per slot, the ``(valid, bank)`` pairs of the packed ``slot`` port."""
+        config = self.config
+        array = data.ArrayLayout(config.operands_layout, config.slots).from_bits(bits)
+        return [[(int(array[s][k].valid), int(array[s][k].bank)) for k in range(config.operands)]
+                for s in range(config.slots)]
+
+    def unpack_queues(self, bits):
+        view = self.config.queue_layout.from_bits(bits)
+        return [int(view[b]) for b in range(self.config.banks)]
+
+    def pack_scores(self, scores):
+        return self.config.score_layout.const(scores).as_value().value
+
+    def _scores(self, slots, queue_len):
+        if slots is None:
+            return [0] * self.config.slots
+        return [rba_score(ops, queue_len, score_max=self.config.score_max) for ops in slots]
+
+    def step(self, inputs):
+        slots = self.unpack_slots(inputs["slot"])
+        queue_len = self.unpack_queues(inputs["queue_len"])
+        if self.config.score_latency == 0:
+            scores = self._scores(slots, queue_len)
+        else:
+            scores = self._scores(self._previous, self._queues[0])
+            self._queues.append(queue_len)
+            self._previous = slots
+        self._last = scores
+        return {"score": self.pack_scores(scores)}
+
+    def line_trace(self):
+        if self._last is None:
+            return "rba_scorer: -"
+        history = " ".join("/".join(map(str, q)) for q in self._queues)
+        return f"rba_scorer: score={self._last} queues(t-L+1..t)=[{history}]"

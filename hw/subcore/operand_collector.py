@@ -1,0 +1,428 @@
+"""Operand collector of a sub-core (RBA paper, Fig. 2 and Fig. 6 items 6-11)."""
+
+import functools
+import itertools
+from dataclasses import dataclass
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.params import check_choice, check_int
+
+from .layouts import (
+    dispatch_layout,
+    issue_layout,
+    queue_len_layout,
+    register_address_layout,
+    warp_register_layout,
+)
+
+__all__ = ["BANK_MAPS", "CollectorUnit", "OperandCollector", "OperandCollectorConfig",
+           "bank_read_signature"]
+
+BANK_MAPS = ("swizzle", "modulo")
+
+
+@dataclass(frozen=True)
+class OperandCollectorConfig:
+    """Validated parameters of the operand collector and the widths derived from them.
+
+    Shared by :class:`OperandCollector` and its golden model, so both reject the same
+    parameters with the same message and agree on every width.
+    """
+
+    cus: int
+    banks: int
+    operands: int
+    lanes: int
+    data_width: int
+    slots: int
+    reg_bits: int
+    read_latency: int
+    bank_map: str
+
+    def __post_init__(self):
+        check_int("cus", self.cus, 1, 8)
+        check_int("banks", self.banks, 1, 8)
+        check_int("operands", self.operands, 1, 4)
+        check_int("lanes", self.lanes, 1, 32)
+        check_int("data_width", self.data_width, 1, 32)
+        check_int("slots", self.slots, 2, 64)
+        check_int("reg_bits", self.reg_bits, 1, 8)
+        check_int("read_latency", self.read_latency, 1, 4)
+        check_choice("bank_map", self.bank_map, BANK_MAPS)
+
+    @property
+    def warp_width(self) -> int:
+        return (self.slots - 1).bit_length()
+
+    @property
+    def bank_width(self) -> int:
+        return max(1, (self.banks - 1).bit_length())
+
+    @property
+    def requests(self) -> int:
+        """Request ports of the arbitration unit: one per operand per CU."""
+        return self.cus * self.operands
+
+    @property
+    def queue_width(self) -> int:
+        """Width of a queue length, 0..``cus * operands``."""
+        return self.requests.bit_length()
+
+    @property
+    def issue_layout(self) -> data.StructLayout:
+        return issue_layout(warp_width=self.warp_width, reg_bits=self.reg_bits,
+                            operands=self.operands)
+
+    @property
+    def dispatch_layout(self) -> data.StructLayout:
+        return dispatch_layout(warp_width=self.warp_width, operands=self.operands,
+                               lanes=self.lanes, data_width=self.data_width)
+
+    @property
+    def address_layout(self) -> data.StructLayout:
+        return register_address_layout(warp_width=self.warp_width, reg_bits=self.reg_bits)
+
+    @property
+    def register_layout(self) -> data.ArrayLayout:
+        return warp_register_layout(lanes=self.lanes, data_width=self.data_width)
+
+    @property
+    def queue_len_layout(self) -> data.ArrayLayout:
+        return queue_len_layout(banks=self.banks, width=self.queue_width)
+
+
+def bank_read_signature(config: OperandCollectorConfig) -> wiring.Signature:
+    """The collector's read port toward one register-file bank (collector's view).
+
+    ``valid``/``addr``: a read granted this cycle; ``data``: the bank's output, sampled
+    ``read_latency`` cycles after the grant (no handshake: a bank takes one read a cycle).
+    """
+    return wiring.Signature({
+        "valid": Out(1),
+        "addr": Out(config.address_layout),
+        "data": In(config.register_layout),
+    })
+
+
+def _bank_of(m, config, warp, reg, name):
+    """The bank a register lives in, one-hot: ``(reg + warp) % banks`` or ``reg % banks``."""
+    if config.banks == 1:
+        return Const(1, 1)
+    width = max(config.reg_bits, config.warp_width) + 1
+    index = Signal(width, name=f"{name}_index")
+    if config.bank_map == "swizzle":
+        reg_wide = Signal(width, name=f"{name}_reg")
+        warp_wide = Signal(width, name=f"{name}_warp")
+        m.d.comb += [reg_wide.eq(reg), warp_wide.eq(warp), index.eq(reg_wide + warp_wide)]
+    else:
+        m.d.comb += index.eq(reg)
+    if config.banks & (config.banks - 1) == 0:
+        number = index[:config.bank_width]
+    else:
+        number = _modulo(m, index, config.banks, name)
+    onehot = Signal(config.banks, name=f"{name}_onehot")
+    with m.Switch(number):
+        for bank in range(config.banks):
+            with m.Case(bank):
+                m.d.comb += onehot.eq(1 << bank)
+        with m.Default():
+            m.d.comb += onehot.eq(0)
+    return onehot
+
+
+def _modulo(m, value, divisor, name):
+    """``value % divisor`` for a small constant: MSB first, ``r = (2r + bit) mod divisor``,
+    each step a table over the ``2 * divisor`` reachable values of ``2r + bit``."""
+    width = divisor.bit_length()
+    remainder = Const(0, width)
+    for position in reversed(range(len(value))):
+        doubled = Signal(width + 1, name=f"{name}_mod_{position}_in")
+        step = Signal(width, name=f"{name}_mod_{position}")
+        m.d.comb += doubled.eq(Cat(value[position], remainder))
+        with m.Switch(doubled):
+            for case in range(1 << (width + 1)):
+                with m.Case(case):
+                    m.d.comb += step.eq(case % divisor)
+        remainder = step
+    return remainder
+
+
+class CollectorUnit(wiring.Component):
+    """One collector unit (CU): a warp instruction's operand entries while they are read.
+
+    Per operand it keeps valid, pending (requested, not yet granted), ready, register id,
+    bank (one-hot: bit ``b`` = bank ``b``) and the warp register's data in flip-flops
+    (``reset_less``: an operand's data is only used once ``ready`` says it was written).
+
+    Attributes
+    ----------
+    allocate : In(1)
+        Take ``instr`` on this edge (only while ``busy`` is low).
+    instr : In(issue_layout)
+        The instruction to allocate.
+    grant : In(operands)
+        Operand ``i``'s read request is granted this cycle (clears pending).
+    capture : In(operands)
+        Operand ``i``'s data is at ``capture_data[i]`` this cycle (sets ready).
+    capture_data : In(ArrayLayout(register_layout, operands))
+        Per operand: the read data of the operand's bank.
+    free : In(1)
+        The instruction is dispatched on this edge.
+    busy, warp, valid, pending, ready, reg_id, bank, data : Out
+        The stored entry; ``data[i]`` is zero while operand ``i`` is not valid.
+    complete : Out(1)
+        Busy, and every valid operand is ready.
+    """
+
+    def __init__(self, config: OperandCollectorConfig):
+        self.config = config
+        ops = config.operands
+        super().__init__({
+            "allocate": In(1),
+            "instr": In(config.issue_layout),
+            "grant": In(ops),
+            "capture": In(ops),
+            "capture_data": In(data.ArrayLayout(config.register_layout, ops)),
+            "free": In(1),
+            "busy": Out(1),
+            "warp": Out(config.warp_width),
+            "valid": Out(ops),
+            "pending": Out(ops),
+            "ready": Out(ops),
+            "reg_id": Out(data.ArrayLayout(config.reg_bits, ops)),
+            "bank": Out(data.ArrayLayout(config.banks, ops)),
+            "data": Out(data.ArrayLayout(config.register_layout, ops)),
+            "complete": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        width = config.register_layout.size
+        for i in range(config.operands):
+            stored = Signal(width, name=f"data_{i}", reset_less=True)
+            m.d.comb += self.data[i].eq(Mux(self.valid[i], stored, 0))
+            with m.If(self.grant[i]):
+                m.d.sync += self.pending[i].eq(0)
+            with m.If(self.capture[i]):
+                m.d.sync += [self.ready[i].eq(1), stored.eq(self.capture_data[i])]
+        m.d.comb += self.complete.eq(self.busy & (self.ready | ~self.valid).all())
+        with m.If(self.free):
+            m.d.sync += self.busy.eq(0)
+        with m.If(self.allocate):
+            m.d.sync += [self.busy.eq(1), self.warp.eq(self.instr.warp), self.ready.eq(0)]
+            for i, operand in enumerate(self.instr.operand):
+                m.d.sync += [
+                    self.valid[i].eq(operand.valid),
+                    self.pending[i].eq(operand.valid),
+                    self.reg_id[i].eq(operand.reg),
+                    self.bank[i].eq(_bank_of(m, config, self.instr.warp, operand.reg, f"bank_{i}")),
+                ]
+        return m
+
+
+class OperandCollector(wiring.Component):
+    """Operand collector: collector units, per-bank arbitration, dispatch selection.
+
+    The register-file banks are outside the block; it has one read port per bank.
+    Timing (``L`` = ``read_latency``):
+
+    - ``issue.ready`` is high when a CU is free at the start of the cycle; an instruction
+      accepted in cycle ``t`` goes to the lowest-numbered free CU and its valid operands'
+      requests are pending (counted in ``queue_len``, eligible for a grant) from ``t+1``.
+      A CU freed on an edge is allocatable from the next cycle (``issue.ready`` does not
+      look at ``dispatch.ready``).
+    - Each cycle each bank grants at most one pending request: the one of the CU allocated
+      earliest, then the lowest operand index (**interpretation** of the paper's queue).
+      A grant in cycle ``g`` drives ``read[b].valid`` and ``read[b].addr = {warp, reg}``
+      in cycle ``g``; the bank's data is sampled from ``read[b].data`` in cycle ``g+L``
+      and the operand is ready from ``g+L+1``.
+    - A CU whose valid operands are all ready (complete) can offer its instruction on
+      ``dispatch``: from the cycle after its last capture, or from ``t+1`` with no valid
+      operand. The offer goes to the earliest allocated complete CU; an offer not taken
+      is held, same CU, until ``dispatch.ready`` (the stream rule; **interpretation**: an
+      older CU completing meanwhile waits). The CU is freed on the accepting edge.
+    - ``queue_len[b]`` is the number of pending requests to bank ``b`` at the start of
+      the cycle, before this cycle's grant (0..``cus * operands``).
+    - ``dispatch.payload.data[i]`` is zero for an operand that is not valid.
+
+    Parameters
+    ----------
+    cus : int
+        Collector units, 1..8 (default 2).
+    banks : int
+        Register-file banks of the sub-core, 1..8 (default 2).
+    operands : int
+        Source operands per instruction, 1..4 (default 3).
+    lanes : int
+        Lanes of a warp register, 1..32 (default 32).
+    data_width : int
+        Bits per lane, 1..32 (default 32).
+    slots : int
+        Warp slots of the sub-core scheduler, 2..64 (default 16).
+    reg_bits : int
+        Register id width, 1..8 (default 8).
+    read_latency : int
+        Cycles from a bank grant to its data at ``read[b].data``, 1..4 (default 1).
+    bank_map : str
+        ``"swizzle"``: ``bank = (reg + warp) % banks`` (default, **interpretation**);
+        ``"modulo"``: ``bank = reg % banks``.
+
+    Attributes
+    ----------
+    issue : In(stream.Signature(issue_layout))
+        Issued instructions: ``payload.warp``, ``payload.operand[i].{valid, reg}``.
+    dispatch : Out(stream.Signature(dispatch_layout))
+        Collected instructions: ``payload.warp``, ``payload.valid`` (operand mask),
+        ``payload.data[i]`` (operand ``i``'s warp register).
+    read : Out(bank_read_signature).array(banks)
+        Per bank: ``valid``, ``addr`` (``{warp, reg}``) out, ``data`` in.
+    queue_len : Out(queue_len_layout)
+        Per bank: pending requests at the start of the cycle.
+    """
+
+    def __init__(self, *, cus=2, banks=2, operands=3, lanes=32, data_width=32, slots=16,
+                 reg_bits=8, read_latency=1, bank_map="swizzle"):
+        self.config = config = OperandCollectorConfig(
+            cus=cus, banks=banks, operands=operands, lanes=lanes, data_width=data_width,
+            slots=slots, reg_bits=reg_bits, read_latency=read_latency, bank_map=bank_map)
+        super().__init__({
+            "issue": In(stream.Signature(config.issue_layout)),
+            "dispatch": Out(stream.Signature(config.dispatch_layout)),
+            "read": Out(bank_read_signature(config)).array(banks),
+            "queue_len": Out(config.queue_len_layout),
+        })
+        self.older = [[Signal(name=f"older_{i}_{j}") for j in range(cus)] for i in range(cus)]
+        """``older[i][j]``: CU ``i`` was allocated before CU ``j`` (both busy)."""
+        self.grants = [Signal(config.requests, name=f"grant_{b}") for b in range(banks)]
+        """Per bank: the granted request this cycle, one-hot over ``cu * operands + i``."""
+        self.selected = Signal(cus)
+        """The CU offered on ``dispatch``, one-hot."""
+        self.held = Signal(cus)
+        """The CU offered but not taken in the previous cycle, one-hot."""
+
+    @functools.cached_property
+    def units(self) -> list[CollectorUnit]:
+        """The collector units, created on first use (elaboration or a formal harness)."""
+        return [CollectorUnit(self.config) for _ in range(self.config.cus)]
+
+    def elaborate(self, platform):
+        m = Module()
+        for index, unit in enumerate(self.units):
+            m.submodules[f"cu{index}"] = unit
+        self._allocation(m)
+        self._age(m)
+        for bank in range(self.config.banks):
+            self._arbiter(m, bank)
+        self._captures(m)
+        self._dispatch(m)
+        return m
+
+    def _allocation(self, m):
+        """``issue`` goes to the lowest-numbered free CU."""
+        busy = Cat(unit.busy for unit in self.units)
+        m.d.comb += self.issue.ready.eq(~busy.all())
+        for index, unit in enumerate(self.units):
+            first_free = ~unit.busy & busy[:index].all() if index else ~unit.busy
+            m.d.comb += [
+                unit.allocate.eq(self.issue.valid & first_free),
+                unit.instr.eq(self.issue.payload),
+            ]
+
+    def _age(self, m):
+        """Pairwise allocation order: a CU allocated on an edge is younger than every other."""
+        cus = self.config.cus
+        for i in range(cus):
+            for j in range(i + 1, cus):
+                with m.If(self.units[j].allocate):
+                    m.d.sync += self.older[i][j].eq(1)
+                with m.If(self.units[i].allocate):
+                    m.d.sync += self.older[i][j].eq(0)
+                m.d.comb += self.older[j][i].eq(~self.older[i][j])
+
+    def _requests_to(self, m, bank):
+        """Per CU, per operand: a pending request to ``bank``."""
+        wants = []
+        for index, unit in enumerate(self.units):
+            want = Signal(self.config.operands, name=f"want_{bank}_cu{index}")
+            m.d.comb += want.eq(Cat(unit.pending[i] & unit.bank[i][bank]
+                                    for i in range(self.config.operands)))
+            wants.append(want)
+        return wants
+
+    def _arbiter(self, m, bank):
+        """Grant the oldest CU's lowest pending operand to ``bank``; count the queue."""
+        config = self.config
+        wants = self._requests_to(m, bank)
+        grants = []
+        for c, want in enumerate(wants):
+            beaten = [wants[o].any() & self.older[o][c] for o in range(config.cus) if o != c]
+            wins = want.any() & ~Cat(beaten).any() if beaten else want.any()
+            first = [want[i] & ~want[:i].any() if i else want[i] for i in range(config.operands)]
+            grants.append(Mux(wins, Cat(first), 0))
+        grant = self.grants[bank]
+        m.d.comb += [
+            grant.eq(Cat(grants)),
+            self.queue_len[bank].eq(sum(Cat(wants))),
+        ]
+        port = self.read[bank]
+        m.d.comb += port.valid.eq(grant.any())
+        addresses = []
+        for c, unit in enumerate(self.units):
+            for i in range(config.operands):
+                hit = grant[c * config.operands + i]
+                addresses.append(Mux(hit, Cat(unit.warp, unit.reg_id[i]), 0))
+        m.d.comb += port.addr.eq(_or_all(addresses))
+
+    def _captures(self, m):
+        """A granted request's data is captured ``read_latency`` cycles later."""
+        config = self.config
+        granted = Signal(config.requests)
+        m.d.comb += granted.eq(_or_all(self.grants))
+        line = [Signal(config.requests, name=f"in_flight_{k}")
+                for k in range(config.read_latency)]
+        m.d.sync += line[0].eq(granted)
+        for earlier, later in itertools.pairwise(line):
+            m.d.sync += later.eq(earlier)
+        for c, unit in enumerate(self.units):
+            ops = slice(c * config.operands, (c + 1) * config.operands)
+            m.d.comb += [unit.grant.eq(granted[ops]), unit.capture.eq(line[-1][ops])]
+            for i in range(config.operands):
+                m.d.comb += unit.capture_data[i].eq(_or_all(
+                    Mux(unit.bank[i][b], port.data.as_value(), 0)
+                    for b, port in enumerate(self.read)))
+
+    def _dispatch(self, m):
+        """Offer the earliest allocated complete CU; free it when the offer is taken."""
+        cus = self.config.cus
+        complete = Cat(unit.complete for unit in self.units)
+        oldest = Signal(cus)
+        for c in range(cus):
+            beaten = [complete[o] & self.older[o][c] for o in range(cus) if o != c]
+            m.d.comb += oldest[c].eq(complete[c] & ~Cat(beaten).any() if beaten else complete[c])
+        m.d.comb += self.selected.eq(Mux(self.held.any(), self.held, oldest))
+        m.d.sync += self.held.eq(Mux(self.dispatch.ready, 0, self.selected))
+        for c, unit in enumerate(self.units):
+            m.d.comb += unit.free.eq(self.selected[c] & self.dispatch.ready)
+        payload = self.dispatch.payload
+        m.d.comb += [
+            self.dispatch.valid.eq(complete.any()),
+            payload.warp.eq(_or_all(Mux(self.selected[c], unit.warp, 0)
+                                    for c, unit in enumerate(self.units))),
+            payload.valid.eq(_or_all(Mux(self.selected[c], unit.valid, 0)
+                                     for c, unit in enumerate(self.units))),
+            payload.data.eq(_or_all(Mux(self.selected[c], unit.data.as_value(), 0)
+                                    for c, unit in enumerate(self.units))),
+        ]
+
+
+def _or_all(values):
+    """Bitwise OR of ``values`` (the AND-OR tail of a one-hot multiplexer)."""
+    values = list(values)
+    result = values[0]
+    for value in values[1:]:
+        result = result | value
+    return result

@@ -1,0 +1,195 @@
+"""Sub-core assignment multiplexer control of an SM (RBA paper, Section IV-B, Fig. 7)."""
+
+from dataclasses import dataclass
+
+from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.params import check_int
+
+from .layouts import hash_entry_layout
+
+__all__ = [
+    "DEPTHS",
+    "MODE_HASHED",
+    "MODE_ROUND_ROBIN",
+    "RR_ENTRY",
+    "TABLE_SUBCORES",
+    "WARPS_PER_ENTRY",
+    "SubcoreAssigner",
+    "SubcoreAssignerConfig",
+]
+
+DEPTHS = (4, 8, 16)
+TABLE_SUBCORES = 4
+WARPS_PER_ENTRY = 4
+MODE_ROUND_ROBIN = 0
+MODE_HASHED = 1
+RR_ENTRY = 0b0101_0011
+"""The table entry of round robin over 4 sub-cores: warps 0..3 go to sub-cores 0..3
+(select line 0 = ``0101``, select line 1 = ``0011``); every entry holds it after reset."""
+
+
+def check_int_choice(name: str, value, choices: tuple[int, ...]) -> int:
+    """``value`` if it is one of the integers ``choices``."""
+    listed = ", ".join(map(str, choices))
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be one of {listed}, not {value!r}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {listed}, not {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class SubcoreAssignerConfig:
+    """Validated parameters of the sub-core assigner and the widths derived from them.
+
+    Shared by :class:`SubcoreAssigner` and its golden model; the defaults are the
+    paper's values, as in :class:`SubcoreAssigner`.
+    """
+
+    subcores: int = 4
+    depth: int = 4
+
+    def __post_init__(self):
+        check_int("subcores", self.subcores, 2, 8)
+        check_int_choice("depth", self.depth, DEPTHS)
+
+    @property
+    def hashed(self) -> bool:
+        """The hash table path exists: its 2 select lines encode exactly 4 sub-cores."""
+        return self.subcores == TABLE_SUBCORES
+
+    @property
+    def index_width(self) -> int:
+        """Width of the entry counter and the table write index: ``log2(depth)``."""
+        return (self.depth - 1).bit_length()
+
+    @property
+    def table_bits(self) -> int:
+        """Flip-flops of the hash table (the paper's 4 bytes at depth 4); 0 without it."""
+        return self.depth * 8 if self.hashed else 0
+
+
+class SubcoreAssigner(wiring.Component):
+    """Choose the sub-core whose warp PC table receives each new warp of a kernel.
+
+    Round robin (the baseline): a counter of warps since launch, modulo ``subcores``,
+    drives the multiplexer's select lines. Hashed (``subcores == 4`` only): a table of
+    ``depth`` bytes, each fixing the sub-cores of 4 consecutive warps; for the ``i``-th warp
+    since launch ``e = table[(i // 4) % depth]``, ``j = i % 4`` and the sub-core is
+    ``2*e[3-j] + e[7-j]`` (upper nibble = select line 0, lower nibble = select line 1,
+    most significant bit first). The first warp of a group takes its bits straight from
+    the table and loads the remaining 3 bits of each nibble into two 4-bit shift
+    registers, which the next 3 warps shift out one bit each; the entry counter advances
+    every 4th warp and wraps.
+
+    **Interpretations.** The 2-bit round-robin counter is also the position within the
+    group (both are ``i % 4``), as in Fig. 7. An entry is read when its group's first warp
+    is assigned: a table write in the middle of a group affects the next pass over that
+    entry. A table write lands on the clock edge, so a warp in the same cycle still sees
+    the old byte. ``mode`` only steers the output multiplexer, sampled with each warp;
+    the counters and shift registers advance on every warp in both modes. ``launch``
+    resets the warp count (and clears the shift registers) on its clock edge, and a warp
+    strobed in the launch cycle is the new kernel's warp 0. After reset every table entry
+    holds :data:`RR_ENTRY` (so hashed mode is round robin until the host loads a table).
+    ``subcore_valid`` and ``subcore`` are combinational (latency 0): the select lines
+    steer the warp PC written in the same cycle. With ``subcores`` other than 4 only the
+    round-robin path is built, without the ``mode`` and ``table_*`` ports.
+
+    Parameters
+    ----------
+    subcores : int
+        Sub-cores of the SM, 2..8 (default 4; only 4 has the hash table).
+    depth : int
+        Hash table entries, 4, 8 or 16 (default 4: 4 bytes, 16 warps before wrapping).
+
+    Attributes
+    ----------
+    warp : In(1)
+        Strobe: a new warp PC is written this cycle.
+    launch : In(1)
+        Strobe: kernel launch; the warp count restarts at 0.
+    mode : In(1)
+        ``MODE_ROUND_ROBIN`` (0) or ``MODE_HASHED`` (1); only with ``subcores == 4``.
+    table_we, table_index, table_data : In(1), In(range(depth)), In(8)
+        Hash table write port (host load); only with ``subcores == 4``.
+    subcore_valid : Out(1)
+        A sub-core is chosen this cycle (equals ``warp``).
+    subcore : Out(range(subcores))
+        The chosen sub-core; don't-care while ``subcore_valid`` is low.
+    """
+
+    def __init__(self, *, subcores=4, depth=4):
+        self.config = config = SubcoreAssignerConfig(subcores=subcores, depth=depth)
+        ports = {"warp": In(1), "launch": In(1)}
+        if config.hashed:
+            ports.update({"mode": In(1), "table_we": In(1), "table_index": In(range(depth)),
+                          "table_data": In(8)})
+        ports.update({"subcore_valid": Out(1), "subcore": Out(range(subcores))})
+        super().__init__(ports)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.subcore_valid.eq(self.warp)
+        if self.config.hashed:
+            self._elaborate_hashed(m)
+        else:
+            self._elaborate_round_robin(m)
+        return m
+
+    def _elaborate_round_robin(self, m):
+        """A counter of warps since launch, modulo ``subcores``, is the sub-core."""
+        last = self.config.subcores - 1
+        counter = Signal(range(self.config.subcores))
+        current = Signal.like(counter, name="counter_now")
+        m.d.comb += [current.eq(Mux(self.launch, 0, counter)), self.subcore.eq(current)]
+        with m.If(self.warp):
+            m.d.sync += counter.eq(Mux(current == last, 0, current + 1))
+        with m.Elif(self.launch):
+            m.d.sync += counter.eq(0)
+
+    def _elaborate_hashed(self, m):
+        config = self.config
+        table = self._table(m)
+        phase = Signal(2)
+        entry = Signal(config.index_width)
+        shift0, shift1 = Signal(4), Signal(4)
+        phase_now = Signal(2)
+        entry_now = Signal(config.index_width)
+        m.d.comb += [phase_now.eq(Mux(self.launch, 0, phase)),
+                     entry_now.eq(Mux(self.launch, 0, entry))]
+        byte = data.View(hash_entry_layout(), Array(table)[entry_now])
+        group_start = ~phase_now.any()
+        hashed = Signal(2)
+        m.d.comb += hashed.eq(Mux(group_start, Cat(byte.sel0[3], byte.sel1[3]),
+                                  Cat(shift0[3], shift1[3])))
+        m.d.comb += self.subcore.eq(Mux(self.mode == MODE_HASHED, hashed, phase_now))
+        with m.If(self.warp):
+            m.d.sync += phase.eq(phase_now + 1)
+            with m.If(phase_now == WARPS_PER_ENTRY - 1):
+                m.d.sync += entry.eq(entry_now + 1)
+            with m.Else():
+                m.d.sync += entry.eq(entry_now)
+            with m.If(group_start):
+                m.d.sync += [shift0.eq(Cat(0, byte.sel0.as_value()[:3])),
+                             shift1.eq(Cat(0, byte.sel1.as_value()[:3]))]
+            with m.Else():
+                m.d.sync += [shift0.eq(Cat(0, shift0[:3])), shift1.eq(Cat(0, shift1[:3]))]
+        with m.Elif(self.launch):
+            m.d.sync += [phase.eq(0), entry.eq(0), shift0.eq(0), shift1.eq(0)]
+
+    def _table(self, m):
+        """The hash table in flip-flops, loaded through the write port."""
+        depth = self.config.depth
+        table = [Signal(8, init=RR_ENTRY, name=f"table_{k}") for k in range(depth)]
+        selected = Signal(depth)
+        with m.Switch(self.table_index):
+            for k in range(depth):
+                with m.Case(k):
+                    m.d.comb += selected.eq(1 << k)
+        for k, byte in enumerate(table):
+            with m.If(self.table_we & selected[k]):
+                m.d.sync += byte.eq(self.table_data)
+        return table
