@@ -7,7 +7,7 @@ with a message that names the parameter and the allowed range, e.g.
 
 from typing import Any
 
-__all__ = ["check_bool", "check_choice", "check_int"]
+__all__ = ["check_bool", "check_choice", "check_int", "check_int_choice"]
 
 
 def check_int(name: str, value: Any, low: int, high: int) -> int:
@@ -32,4 +32,14 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
         raise TypeError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def check_int_choice(name: str, value: Any, choices: tuple[int, ...]) -> int:
+    """``value`` if it is one of the integers ``choices``."""
+    listed = ", ".join(map(str, choices))
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be one of {listed}, not {value!r}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {listed}, not {value!r}")
     return value

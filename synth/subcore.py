@@ -14,7 +14,7 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from hw.params import check_choice, check_int
+from hw.params import check_choice, check_int, check_int_choice
 from hw.registry import get_block
 from hw.subcore.layouts import (
     dispatch_layout,
@@ -48,10 +48,8 @@ class IssueStageConfig:
     def __post_init__(self):
         check_choice("policy", self.policy, POLICIES)
         check_int("cus", self.cus, 1, 8)
-        check_int("banks", self.banks, 1, 8)
+        check_int_choice("banks", self.banks, (1, 2, 4, 8))
         check_int("rf_bytes", self.rf_bytes, 1024, 1 << 20)
-        if self.banks & (self.banks - 1):
-            raise ValueError(f"banks must be a power of two in 1..8, not {self.banks}")
         if self.rows < self.slots or self.rows & (self.rows - 1):
             raise ValueError(f"rf_bytes must give a power-of-two row count of at least "
                              f"{self.slots} rows per bank, not {self.rows}")

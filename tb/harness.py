@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from amaranth.hdl import Value
 from amaranth.lib import wiring
 
-__all__ = ["CLOCK_PERIOD_NS", "BenchConfig", "MismatchError", "cosimulate", "simulate_amaranth"]
+__all__ = ["CLOCK_PERIOD_NS", "BenchConfig", "MismatchError", "cocotb_tests", "cosimulate",
+           "simulate_amaranth"]
 
 CLOCK_PERIOD_NS = 10
 """Clock period of cocotb runs; combinational blocks advance by the same step."""
@@ -140,6 +141,22 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
     except StopIteration:
         pass
     return cycle
+
+
+def cocotb_tests(stimuli) -> dict:
+    """One ``@cocotb.test`` named ``test_<stimulus>`` per stimulus, for a bench module's
+    namespace: ``globals().update(cocotb_tests(STIMULI))``."""
+    import cocotb
+
+    tests = {}
+    for stimulus in stimuli:
+        async def run(dut, stimulus=stimulus):
+            await cosimulate(dut, stimulus)
+
+        run.__name__ = run.__qualname__ = f"test_{stimulus.__name__}"
+        run.__doc__ = stimulus.__doc__
+        tests[run.__name__] = cocotb.test(run)
+    return tests
 
 
 def simulate_amaranth(component: wiring.Component, model, stimulus: Stimulus,

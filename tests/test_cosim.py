@@ -22,7 +22,8 @@ def test_cocotb(block, params, sim, seed, cycles, tmp_path_factory):
     if reason:
         pytest.skip(reason)
     result = run_bench(block, params, sim=sim, seed=seed, cycles=cycles)
-    assert result.tests > 0, f"{block.tb_module} ran no test"
+    stimuli = importlib.import_module(block.tb_module).STIMULI
+    assert result.tests == len(stimuli), f"{block.tb_module}: {result.tests} cocotb tests ran"
     assert result.failed == 0, (f"{result.failed}/{result.tests} cocotb tests failed on {sim} "
                                 f"(seed {seed}); see {result.results_xml.parent}")
 

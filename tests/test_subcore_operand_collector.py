@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Parameter validation, widths and the bank mapping of ``subcore.operand_collector``."""
 
 import pytest

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Warp selector: parameter validation, the paper's key rule, and the tree's structure."""
 
 import re

@@ -6,7 +6,7 @@ from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from hw.params import check_int, check_int_choice
 
 from .layouts import hash_entry_layout
 
@@ -29,16 +29,6 @@ MODE_HASHED = 1
 RR_ENTRY = 0b0101_0011
 """The table entry of round robin over 4 sub-cores: warps 0..3 go to sub-cores 0..3
 (select line 0 = ``0101``, select line 1 = ``0011``); every entry holds it after reset."""
-
-
-def check_int_choice(name: str, value, choices: tuple[int, ...]) -> int:
-    """``value`` if it is one of the integers ``choices``."""
-    listed = ", ".join(map(str, choices))
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be one of {listed}, not {value!r}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {listed}, not {value!r}")
-    return value
 
 
 @dataclass(frozen=True)

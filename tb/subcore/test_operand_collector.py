@@ -9,11 +9,9 @@ Issue payloads are random while ``issue.valid`` is low.
 
 from collections import deque
 
-import cocotb
-
 from golden.subcore.operand_collector import bank_of
 from hw.subcore.operand_collector import OperandCollectorConfig
-from tb.harness import cosimulate
+from tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 
@@ -247,41 +245,4 @@ STIMULI = (random_streams, directed_one_bank, directed_spread, directed_compete,
            directed_queue_len)
 
 
-@cocotb.test()
-async def test_random_streams(dut):
-    await cosimulate(dut, random_streams)
-
-
-@cocotb.test()
-async def test_directed_one_bank(dut):
-    await cosimulate(dut, directed_one_bank)
-
-
-@cocotb.test()
-async def test_directed_spread(dut):
-    await cosimulate(dut, directed_spread)
-
-
-@cocotb.test()
-async def test_directed_compete(dut):
-    await cosimulate(dut, directed_compete)
-
-
-@cocotb.test()
-async def test_directed_reallocate(dut):
-    await cosimulate(dut, directed_reallocate)
-
-
-@cocotb.test()
-async def test_directed_backpressure(dut):
-    await cosimulate(dut, directed_backpressure)
-
-
-@cocotb.test()
-async def test_directed_zero_operands(dut):
-    await cosimulate(dut, directed_zero_operands)
-
-
-@cocotb.test()
-async def test_directed_queue_len(dut):
-    await cosimulate(dut, directed_queue_len)
+globals().update(cocotb_tests(STIMULI))

@@ -1,10 +1,9 @@
 """cocotb bench of ``subcore.rba_scorer`` against its golden model."""
 
-import cocotb
 from amaranth.lib import data
 
 from hw.subcore.rba_scorer import RbaScorerConfig
-from tb.harness import cosimulate
+from tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 
@@ -95,21 +94,4 @@ def directed_impulse(params, rng, cycles):
 STIMULI = (random_traffic, directed_paper_example, directed_saturation, directed_impulse)
 
 
-@cocotb.test()
-async def test_random_traffic(dut):
-    await cosimulate(dut, random_traffic)
-
-
-@cocotb.test()
-async def test_directed_paper_example(dut):
-    await cosimulate(dut, directed_paper_example)
-
-
-@cocotb.test()
-async def test_directed_saturation(dut):
-    await cosimulate(dut, directed_saturation)
-
-
-@cocotb.test()
-async def test_directed_impulse(dut):
-    await cosimulate(dut, directed_impulse)
+globals().update(cocotb_tests(STIMULI))

@@ -1,10 +1,8 @@
 """cocotb bench of ``subcore.subcore_assigner`` against its golden model."""
 
-import cocotb
-
 from golden.subcore.assignment import rr_table, shuffle_table, srr_table
 from hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN, SubcoreAssignerConfig
-from tb.harness import cosimulate
+from tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "load_table"]
 
@@ -85,16 +83,4 @@ def directed_launch_and_writes(params, rng, cycles):
 STIMULI = (random_traffic, directed_policy_tables, directed_launch_and_writes)
 
 
-@cocotb.test()
-async def test_random_traffic(dut):
-    await cosimulate(dut, random_traffic)
-
-
-@cocotb.test()
-async def test_directed_policy_tables(dut):
-    await cosimulate(dut, directed_policy_tables)
-
-
-@cocotb.test()
-async def test_directed_launch_and_writes(dut):
-    await cosimulate(dut, directed_launch_and_writes)
+globals().update(cocotb_tests(STIMULI))

@@ -1,8 +1,6 @@
 """cocotb bench of ``subcore.warp_selector`` against its golden model."""
 
-import cocotb
-
-from tb.harness import cosimulate
+from tb.harness import cocotb_tests
 
 from .stimulus import Geometry, pack_slots, random_ages
 
@@ -56,16 +54,4 @@ def directed_lowest_score(params, rng, cycles):
 STIMULI = (random_slots, directed_ties, directed_lowest_score)
 
 
-@cocotb.test()
-async def test_random_slots(dut):
-    await cosimulate(dut, random_slots)
-
-
-@cocotb.test()
-async def test_directed_ties(dut):
-    await cosimulate(dut, directed_ties)
-
-
-@cocotb.test()
-async def test_directed_lowest_score(dut):
-    await cosimulate(dut, directed_lowest_score)
+globals().update(cocotb_tests(STIMULI))
