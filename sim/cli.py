@@ -126,6 +126,8 @@ def test(name, pairs, sim, cycles, seed, waves):
     verdict = "PASS" if result.passed else "FAIL"
     click.echo(f"{verdict} {block.qualname} on {sim}: {result.tests - result.failed}/"
                f"{result.tests} tests passed (seed {seed}); log: {result.log}")
+    for dump in result.waves:
+        click.echo(f"waves: {dump}")
     sys.exit(0 if result.passed else 1)
 
 

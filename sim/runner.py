@@ -32,6 +32,12 @@ class CosimResult:
     results_xml: Path
 
     @property
+    def waves(self) -> list[Path]:
+        """Wave dumps the run left (with ``waves=True``)."""
+        folder = self.results_xml.parent
+        return sorted([*folder.glob("*.fst"), *folder.glob("*.vcd")])
+
+    @property
     def log(self) -> Path:
         """The simulator's output (cocotb's log) of the run."""
         return self.results_xml.parent / "test.log"
@@ -60,7 +66,7 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     activate()
     params = block.resolve(params)
     source = write_verilog(block, params, root)
-    work = build_dir(block, params, root) / sim
+    work = build_dir(block, params, root) / (f"{sim}-waves" if waves else sim)
     runner = get_runner(sim)
     extra = {"build_args": list(_VERILATOR_ARGS)} if sim == "verilator" else {}
     try:
