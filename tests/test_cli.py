@@ -70,7 +70,7 @@ def test_test_command_passes_a_bench(capsys):
     (["synth", "all", "-p", "slots=4"], r"^gpurf: --param applies to one block, not to `all`$"),
     (["test", "subcore.warp_selector", "--sim", "modelsim"], r"^gpurf: Invalid value for '--sim'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
-    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: subcore$"),
+    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: greener, subcore$"),
     (["frobnicate"], r"^gpurf: No such command 'frobnicate'\.$"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):

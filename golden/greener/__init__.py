@@ -1,0 +1,1 @@
+"""Golden models of the GReEneR blocks and the leakage-energy model."""

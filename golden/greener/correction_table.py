@@ -1,0 +1,98 @@
+"""Golden model of ``greener.correction_table``, written from the paper's Sections 3.3-3.4:
+per warp, the list of in-flight decoded instructions ``(pc, registers)``."""
+
+from amaranth.lib import data
+
+from hw.greener.correction_table import CorrectionTableConfig
+
+__all__ = ["CorrectionTable", "keep_on"]
+
+
+def keep_on(in_flight, pc: int, reg: int) -> bool:
+    """Paper 3.4: keep ``reg`` ON when another instruction (a different PC) of the warp,
+    among ``in_flight`` ``(pc, registers)`` pairs, accesses it."""
+    return any(other != pc and reg in regs for other, regs in in_flight)
+
+
+class CorrectionTable:
+    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
+
+    For ``warps`` cycles after reset the table is clearing (not ready, no ``keep_on``).
+    Then an insert is stored when its warp has fewer than ``entries`` instructions at the
+    start of the cycle, it names at least one register and its PC is not the reserved
+    all-ones PC; a remove drops one instance of its PC (if any); queries see the table as
+    it was at the start of the cycle. An insert whose registers differ from a stored
+    instance of the same warp and PC breaks the protocol (one PC, one static instruction)
+    and raises ``ValueError``.
+    """
+
+    def __init__(self, **params):
+        self.config = CorrectionTableConfig(**params)
+        self.reset()
+
+    def reset(self):
+        self.in_flight: list[list[tuple[int, frozenset[int]]]] = [
+            [] for _ in range(self.config.warps)]
+        self.clear_left = self.config.warps
+        self._trace = ""
+
+    def unpack_insert(self, bits: int) -> tuple[int, int, frozenset[int]]:
+        """``(warp, pc, registers)`` of an insert payload (the fields with ``valid`` set)."""
+        view = self.config.insert_layout.from_bits(bits)
+        regs = frozenset(view.reg[k] for k in range(self.config.entry_regs)
+                         if (view.valid >> k) & 1)
+        return view.warp, view.pc, regs
+
+    def _outputs(self, inputs: dict, ready: bool) -> dict:
+        config = self.config
+        queries = data.ArrayLayout(config.query_layout, config.query_ports).from_bits(
+            inputs["query"])
+        bits = 0
+        for port in range(config.query_ports):
+            q = queries[port]
+            if ready and q.valid and keep_on(self.in_flight[q.warp], q.pc, q.reg):
+                bits |= 1 << port
+        return {"ready": int(ready), "insert__ready": int(ready), "remove__ready": int(ready),
+                "keep_on": bits}
+
+    def step(self, inputs: dict) -> dict:
+        ready = self.clear_left == 0
+        outputs = self._outputs(inputs, ready)
+        self._trace = f"ready={int(ready)} " + self._describe()
+        if not ready:
+            self.clear_left -= 1
+            return outputs
+        inserted = None
+        if inputs["insert__valid"]:
+            inserted = self.unpack_insert(inputs["insert__payload"])
+            self._check_same_pc(*inserted)
+        start_count = [len(warp) for warp in self.in_flight]
+        if inputs["remove__valid"]:
+            view = self.config.remove_layout.from_bits(inputs["remove__payload"])
+            self._remove(view.warp, view.pc)
+        if inserted is not None:
+            warp, pc, regs = inserted
+            if (start_count[warp] < self.config.entries and regs
+                    and pc != self.config.empty_pc):
+                self.in_flight[warp].append((pc, regs))
+        return outputs
+
+    def _check_same_pc(self, warp: int, pc: int, regs: frozenset[int]) -> None:
+        for other, stored in self.in_flight[warp]:
+            if other == pc and stored != regs:
+                raise ValueError(f"warp {warp} pc {pc:#x}: inserted registers {sorted(regs)} "
+                                 f"differ from an in-flight instance's {sorted(stored)}")
+
+    def _remove(self, warp: int, pc: int) -> None:
+        for index, (other, _) in enumerate(self.in_flight[warp]):
+            if other == pc:
+                del self.in_flight[warp][index]
+                return
+
+    def _describe(self) -> str:
+        return " ".join(
+            f"w{w}[" + ",".join(f"{pc:#x}:{sorted(regs)}" for pc, regs in entries) + "]"
+            for w, entries in enumerate(self.in_flight) if entries)
+
+    def line_trace(self) -> str:
+        return f"correction_table: {self._trace}"

@@ -1,0 +1,156 @@
+"""Formal harness of ``greener.scoreboard_ext`` in a small configuration.
+
+Inputs are free (``AnySeq``; warps and valid registers in range) except for the stream
+rule on ``reserve`` (valid and payload
+held until ready) and a reset in the first cycle. The harness keeps the spec's view,
+independent of the RTL's slots: per warp and register, how many slots hold it (a release
+empties them, an accepted reserve adds one per valid source naming it). It asserts:
+
+- a reserved register is reported (``hazard``) by every check of its warp that names it,
+  as a source or a destination, until it is released, and a released (or never reserved)
+  register is not reported;
+- ``full`` and ``reserve.ready`` follow the free-slot count ``sources - reserved``;
+- no slot is lost or duplicated: each warp's occupied slots equal its reservations, and
+  (the induction strengthening) each count equals the occupied slots holding the register.
+"""
+
+from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
+from amaranth.asserts import AnySeq, Initial
+from amaranth.hdl import Assert, Assume
+
+from hw.greener.scoreboard_ext import ScoreboardExt
+
+__all__ = ["SMALL", "ScoreboardExtFormal"]
+
+SMALL = {"warps": 2, "regs": 4, "sources": 2, "dests": 2, "check_ports": 2, "release_ports": 2}
+"""The proof configuration: 2 warps x 2 slots, 4 registers, 2 check and 2 release ports."""
+
+
+def _popcount(bits):
+    return sum(bits[i] for i in range(len(bits)))
+
+
+class ScoreboardExtFormal(Elaboratable):
+    """The scoreboard extension with free inputs and the invariants above."""
+
+    def __init__(self, **params):
+        self.dut = ScoreboardExt(**{**SMALL, **params})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = self.dut
+        m.d.comb += Assume(ResetSignal() == Initial())
+        self._drive(m)
+        counts = self._shadow(m)
+        self._slots(m, counts)
+        self._answers(m, counts)
+        return m
+
+    def _slots(self, m, counts):
+        """Induction strengthening: each count is the number of occupied slots holding the
+        register (read through the harness's own ports of the slot memory)."""
+        dut, config = self.dut, self.dut.config
+        for w, (row, _) in enumerate(counts):
+            read = dut.slots.read_port(domain="comb")
+            m.d.comb += read.addr.eq(w)
+            for r, count in enumerate(row):
+                holding = Cat(dut.occupied[w][j] & (read.data[j] == r)
+                              for j in range(config.sources))
+                m.d.comb += Assert(count == _popcount(holding))
+
+    def _drive(self, m):
+        dut = self.dut
+        reserve = dut.reserve
+        size = len(reserve.payload.as_value())
+        m.d.comb += [
+            reserve.valid.eq(AnySeq(1)),
+            reserve.payload.eq(AnySeq(size)),
+            dut.release.eq(AnySeq(len(dut.release.as_value()))),
+            dut.check.eq(AnySeq(len(dut.check.as_value()))),
+        ]
+        self._in_range(m)
+        stalled = Signal()
+        payload = Signal(size)
+        m.d.sync += [stalled.eq(reserve.valid & ~reserve.ready), payload.eq(reserve.payload)]
+        with m.If(stalled & ~ResetSignal()):
+            m.d.comb += Assume(reserve.valid & (reserve.payload.as_value() == payload))
+
+    def _in_range(self, m):
+        """Warps below ``warps`` and registers below ``regs`` (``reserve.ready`` looks at
+        the payload even while ``reserve.valid`` is low)."""
+        dut, config = self.dut, self.dut.config
+        reserve = dut.reserve.payload
+        rules = [(1, reserve.warp < config.warps)]
+        rules += [(reserve.valid[k], reserve.reg[k] < config.regs)
+                  for k in range(config.sources)]
+        for port in dut.release:
+            rules.append((port.valid, (port.warp < config.warps) & (port.reg < config.regs)))
+        for check in (dut.check[c] for c in range(config.check_ports)):
+            rules.append((1, check.warp < config.warps))
+            rules += [(check.src_valid[k], check.src[k] < config.regs)
+                      for k in range(config.sources)]
+            rules += [(check.dst_valid[k], check.dst[k] < config.regs)
+                      for k in range(config.dests)]
+        for valid, rule in rules:
+            with m.If(valid):
+                m.d.comb += Assume(rule)
+
+    def _shadow(self, m):
+        """``counts[w][r]``: slots of warp ``w`` holding register ``r``."""
+        dut, config = self.dut, self.dut.config
+        reserve = dut.reserve
+        transfer = reserve.valid & reserve.ready
+        counts = []
+        for w in range(config.warps):
+            row = []
+            for r in range(config.regs):
+                count = Signal(range(config.sources + 1), name=f"count_w{w}_r{r}")
+                released = Cat(port.valid & (port.warp == w) & (port.reg == r)
+                               for port in dut.release).any()
+                added = _popcount(Cat(
+                    transfer & (reserve.payload.warp == w) & reserve.payload.valid[k]
+                    & (reserve.payload.reg[k] == r) for k in range(config.sources)))
+                kept = Signal.like(count, name=f"kept_w{w}_r{r}")
+                m.d.comb += kept.eq(count)
+                with m.If(released):
+                    m.d.comb += kept.eq(0)
+                m.d.sync += count.eq(kept + added)
+                row.append(count)
+            reserved = Signal(range(config.sources * config.regs + 1), name=f"reserved_w{w}")
+            m.d.comb += [
+                reserved.eq(sum(row)),
+                Assert(reserved <= config.sources),
+                Assert(_popcount(dut.occupied[w]) == reserved),
+            ]
+            counts.append((row, reserved))
+        return counts
+
+    def _free(self, counts, warp):
+        """Free slots of the (dynamic) ``warp``: ``sources - reserved``."""
+        result = 0
+        for w, (_, reserved) in enumerate(counts):
+            result = result | ((warp == w) * (self.dut.config.sources - reserved))
+        return result
+
+    def _held(self, counts, warp, reg):
+        """Register ``reg`` of ``warp`` has a reservation."""
+        return Cat((warp == w) & (reg == r) & (count > 0)
+                   for w, (row, _) in enumerate(counts) for r, count in enumerate(row)).any()
+
+    def _answers(self, m, counts):
+        dut, config = self.dut, self.dut.config
+        payload = dut.reserve.payload
+        free = Signal(range(config.sources + 1))
+        m.d.comb += [free.eq(self._free(counts, payload.warp)),
+                     Assert(dut.reserve.ready == (_popcount(payload.valid) <= free))]
+        for c in range(config.check_ports):
+            check = dut.check[c]
+            operands = ([(check.src_valid[k], check.src[k]) for k in range(config.sources)]
+                        + [(check.dst_valid[k], check.dst[k]) for k in range(config.dests)])
+            touched = Cat(valid & self._held(counts, check.warp, reg) for valid, reg in operands)
+            check_free = Signal(range(config.sources + 1), name=f"check_{c}_free")
+            m.d.comb += [
+                check_free.eq(self._free(counts, check.warp)),
+                Assert(dut.hazard[c] == (check.valid & touched.any())),
+                Assert(dut.full[c] == (check.valid & (_popcount(check.src_valid) > check_free))),
+            ]
