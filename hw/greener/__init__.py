@@ -6,17 +6,9 @@ Paper: ``shared/papers/greener-rf-leakage.md``; reading: ``shared/spec/greener.m
 from hw.registry import Block
 
 from .correction_table import CorrectionTable
-from .power_controller import PowerController
 from .scoreboard_ext import ScoreboardExt
 
 BLOCKS: tuple[Block, ...] = (
-    Block("greener", "power_controller", PowerController,
-          test_params=({"warps": 3, "regs": 6, "src_ports": 2, "dst_ports": 1,
-                        "sleep_wakeup": 3, "off_wakeup": 5, "counter_width": 8},
-                       {"warps": 4, "regs": 8, "src_ports": 2, "dst_ports": 2,
-                        "policy": "sleep_reg"}),
-          summary="per-register ON/SLEEP/OFF states, wake-up timers, operands ready, "
-                  "leakage accounting"),
     Block("greener", "correction_table", CorrectionTable,
           test_params=({"warps": 3, "entries": 2, "entry_regs": 3, "regs": 6, "pc_bits": 4,
                         "query_ports": 3},
