@@ -1,0 +1,234 @@
+"""Golden model of ``greener.power_controller``, written from the paper (3.2-3.4, Fig. 5,
+Sections 5.6-5.7) and the spec's interpretations, at the block's ports, cycle by cycle.
+
+The register file's power states are a dict of :class:`PowerState` per ``(warp, reg)``;
+a wake-up in progress is the cycle from which the register is usable. Populations are
+counted from the states each cycle (not kept by transitions as in the RTL), so the two
+bookkeepings check each other.
+"""
+
+from amaranth import Shape
+from amaranth.lib import data
+
+from hw.greener.layouts import PowerState
+from hw.greener.power_controller import STATES, TRANSITIONS, PowerControllerConfig
+
+__all__ = ["FieldMap", "PowerController", "decode_state", "next_state"]
+
+_NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
+
+
+class FieldMap:
+    """The leaf fields of a layout, ``path -> (offset, width)``, read once from the layout.
+
+    Packing and unpacking go through these layout-given offsets: Amaranth's const views
+    recompute nested layout sizes on every field access, far too slow for the 64 heads x
+    8 operands a cycle of the default configuration.
+    """
+
+    def __init__(self, layout: data.Layout):
+        self.size = layout.size
+        self.fields: dict[tuple, tuple[int, int]] = {}
+        self._walk(layout, (), 0)
+
+    def _walk(self, layout, path, base):
+        for key, field in layout:
+            if isinstance(field.shape, data.Layout):
+                self._walk(field.shape, (*path, key), base + field.offset)
+            else:
+                self.fields[(*path, key)] = (base + field.offset, Shape.cast(field.shape).width)
+
+    def get(self, bits: int, *path) -> int:
+        """The value of field ``path`` in the packed ``bits``."""
+        offset, width = self.fields[path]
+        return (bits >> offset) & ((1 << width) - 1)
+
+    def pack(self, values: dict) -> int:
+        """Packed bits from ``{path: value}``; fields not given are 0."""
+        bits = 0
+        for path, value in values.items():
+            offset, width = self.fields[path]
+            if not 0 <= value < 1 << width:
+                raise ValueError(f"field {path} is {width} bits wide, not enough for {value}")
+            bits |= value << offset
+        return bits
+
+
+def decode_state(code: int) -> PowerState:
+    """The state a 2-bit code requests: 00 OFF, 01 SLEEP, 11 ON, and the reserved 10 as ON."""
+    return {0b00: PowerState.OFF, 0b01: PowerState.SLEEP}.get(code, PowerState.ON)
+
+
+def next_state(code: int, keep_on: bool, *, policy: str) -> PowerState:
+    """The state a set-state port gives its register after the access.
+
+    GReEneR: the encoded state, or ON when the run-time correction (``keep_on``) found
+    another in-flight use. Sleep-Reg: always SLEEP (every register sleeps after each
+    access; the baseline has no correction).
+    """
+    if policy == "sleep_reg":
+        return PowerState.SLEEP
+    return PowerState.ON if keep_on else decode_state(code)
+
+
+class PowerController:
+    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
+
+    Per edge, in this order of precedence:
+
+    1. Protocol check: a valid source port naming an OFF register (state at the start of
+       the cycle) is an error; the first one (lowest port, first cycle) is recorded.
+    2. Set-state ports, ``src_set[0..]`` then ``dst_set[0..]``: the first port naming a
+       register sets its state (:func:`next_state`); later ports naming it are ignored.
+       A set to SLEEP/OFF abandons a wake-up in progress.
+    3. Wake-ups: every register a valid head operand names, not set this cycle and not ON,
+       turns ON and becomes usable ``sleep_wakeup``/``off_wakeup`` cycles later.
+    4. Accounting: each state's register-cycles grow by its population during the cycle;
+       every state change counts one ``<from>_<to>`` transition.
+    """
+
+    def __init__(self, **params):
+        self.config = config = PowerControllerConfig(**params)
+        self.maps = {"src_set": FieldMap(config.src_layout),
+                     "dst_set": FieldMap(config.dst_layout),
+                     "keep_on": FieldMap(config.keep_on_layout),
+                     "head": FieldMap(config.heads_layout)}
+        self.reset()
+
+    def reset(self):
+        config = self.config
+        self.state = {(w, r): PowerState.OFF
+                      for w in range(config.warps) for r in range(config.regs)}
+        self.usable_from: dict[tuple[int, int], int] = {}
+        """Registers waking up: the first cycle they are usable."""
+        self.cycle = 0
+        self.cycles = dict.fromkeys(STATES, 0)
+        self.transitions = dict.fromkeys(TRANSITIONS, 0)
+        self.error: tuple[int, int] | None = None
+        self._trace = ""
+
+    # -- ports ------------------------------------------------------------------------------
+
+    def unpack_sets(self, inputs: dict) -> list[dict]:
+        """Every set-state port in priority order: ``src_set[k]`` then ``dst_set[k]``, each
+        a dict of its fields plus ``keep_on`` and ``source``."""
+        config, maps = self.config, self.maps
+        ports = []
+        for source, name, count in ((True, "src_set", config.src_ports),
+                                    (False, "dst_set", config.dst_ports)):
+            keep = maps["keep_on"].get(inputs["keep_on"], "src" if source else "dst")
+            for k in range(count):
+                port = {f: maps[name].get(inputs[name], k, f)
+                        for f in ("valid", "warp", "reg", "state")}
+                ports.append({**port, "keep_on": keep >> k & 1, "source": source})
+        return ports
+
+    def unpack_heads(self, bits: int) -> list[list[int] | None]:
+        """Per warp: the registers its valid head names (in range), or ``None``."""
+        config, get = self.config, self.maps["head"].get
+        heads = []
+        for w in range(config.warps):
+            if not get(bits, w, "valid"):
+                heads.append(None)
+                continue
+            regs = [get(bits, w, "operand", i, "reg") for i in range(config.operands)
+                    if get(bits, w, "operand", i, "valid")]
+            heads.append([r for r in regs if r < config.regs])
+        return heads
+
+    def _exists(self, port: dict) -> bool:
+        return port["warp"] < self.config.warps and port["reg"] < self.config.regs
+
+    # -- state ------------------------------------------------------------------------------
+
+    def usable(self, warp: int, reg: int) -> bool:
+        """ON and past the end of its wake-up."""
+        return (self.state[(warp, reg)] is PowerState.ON
+                and self.usable_from.get((warp, reg), 0) <= self.cycle)
+
+    def population(self) -> dict[str, int]:
+        """Registers per state, counted from the states (``list.count``: identity-fast)."""
+        states = list(self.state.values())
+        return {_NAME[s]: states.count(s) for s in PowerState}
+
+    def counters(self) -> dict[str, int]:
+        """The accounting counters (unwrapped): ``cycles_<state>`` and the transitions, as
+        :func:`golden.greener.energy.leakage_energy` takes them."""
+        return {**{f"cycles_{s}": n for s, n in self.cycles.items()}, **self.transitions}
+
+    def _outputs(self, heads, population) -> dict:
+        config = self.config
+        ready = sum(1 << w for w, regs in enumerate(heads)
+                    if regs is not None and all(self.usable(w, r) for r in regs))
+        mask = (1 << config.acct_width) - 1
+        out = {"ready": ready, "error": int(self.error is not None),
+               "error_warp": self.error[0] if self.error else 0,
+               "error_reg": self.error[1] if self.error else 0}
+        for state, count in population.items():
+            out[f"acct__pop_{state}"] = count
+            out[f"acct__cycles_{state}"] = self.cycles[state] & mask
+        for name, count in self.transitions.items():
+            out[f"acct__{name}"] = count & mask
+        return out
+
+    def step(self, inputs: dict) -> dict:
+        ports = self.unpack_sets(inputs)
+        heads = self.unpack_heads(inputs["head"])
+        population = self.population()
+        outputs = self._outputs(heads, population)
+        self._check_reads(ports)
+        claimed = self._apply_sets(ports)
+        woken = self._start_wakeups(heads, claimed)
+        for state, count in population.items():
+            self.cycles[state] += count
+        self._trace = (f"cycle {self.cycle}: pop {population}, sets {sorted(claimed)}, "
+                       f"wakes {woken}, waking {self._waking()}, error {self.error}")
+        self.cycle += 1
+        return outputs
+
+    def _check_reads(self, ports) -> None:
+        if self.error is not None:
+            return
+        for port in ports:
+            if (port["source"] and port["valid"] and self._exists(port)
+                    and self.state[(port["warp"], port["reg"])] is PowerState.OFF):
+                self.error = (port["warp"], port["reg"])
+                return
+
+    def _move(self, key, new: PowerState) -> None:
+        old = self.state[key]
+        if old is not new:
+            self.transitions[f"{_NAME[old]}_{_NAME[new]}"] += 1
+            self.state[key] = new
+
+    def _apply_sets(self, ports) -> set:
+        claimed = set()
+        for port in ports:
+            key = (port["warp"], port["reg"])
+            if not port["valid"] or not self._exists(port) or key in claimed:
+                continue
+            claimed.add(key)
+            new = next_state(port["state"], bool(port["keep_on"]), policy=self.config.policy)
+            self._move(key, new)
+            if new is not PowerState.ON:
+                self.usable_from.pop(key, None)
+        return claimed
+
+    def _start_wakeups(self, heads, claimed) -> list:
+        woken = []
+        for warp, regs in enumerate(heads):
+            for reg in regs or ():
+                key = (warp, reg)
+                old = self.state[key]
+                if key in claimed or old is PowerState.ON:
+                    continue
+                self._move(key, PowerState.ON)
+                self.usable_from[key] = self.cycle + self.config.latency(old)
+                woken.append((key, _NAME[old]))
+        return woken
+
+    def _waking(self) -> list:
+        return sorted(k for k, c in self.usable_from.items() if c > self.cycle)
+
+    def line_trace(self) -> str:
+        return f"power_controller: {self._trace or '-'}"

@@ -1,0 +1,112 @@
+"""Formal harness of ``greener.power_controller`` in a small configuration.
+
+All inputs are free (``AnySeq``), including out-of-range warps/registers, colliding ports
+and the reserved state code 10; a reset is assumed in the first cycle. Asserted:
+
+- ``ready[w]`` is high exactly when ``head[w]`` is valid and every register its valid
+  operands name is usable (ON, wake-up over): never ready with a non-ON operand register;
+- a wake-up ends exactly on time: a register a valid head names while it is not ON, and
+  no set-state port names in that cycle, is usable exactly ``sleep_wakeup`` (from SLEEP)
+  or ``off_wakeup`` (from OFF) cycles later and not before, unless a set-state port names
+  it in between (a shadow counter per register, started from the ports and the state);
+- ``pop_off + pop_sleep + pop_on == warps * regs``, and each equals the number of registers
+  in that state; no register holds code 10; a running timer implies ON.
+"""
+
+from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
+from amaranth.asserts import AnySeq, Initial
+from amaranth.hdl import Assert, Assume
+
+from hw.greener.power_controller import PowerController
+
+__all__ = ["SMALL", "PowerControllerFormal"]
+
+SMALL = {"warps": 2, "regs": 4, "src_ports": 1, "dst_ports": 1, "sleep_wakeup": 2,
+         "off_wakeup": 3, "counter_width": 4}
+"""The proof configuration: 2 warps x 4 registers, 1 source + 1 destination port,
+SLEEP->ON 2 cycles, OFF->ON 3 cycles, 4-bit cycle counters."""
+
+
+def _popcount(bits):
+    return sum(bits[i] for i in range(len(bits)))
+
+
+class PowerControllerFormal(Elaboratable):
+    """The controller with free inputs and the invariants above (``params`` override SMALL)."""
+
+    def __init__(self, **params):
+        self.dut = PowerController(**{**SMALL, **params})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.dut
+        m.d.comb += Assume(ResetSignal() == Initial())
+        for port in (dut.src_set, dut.dst_set, dut.keep_on, dut.head):
+            m.d.comb += port.eq(AnySeq(len(port.as_value())))
+        self._ready(m)
+        self._wakeups(m)
+        self._population(m)
+        return m
+
+    def _ready(self, m):
+        dut, config = self.dut, self.dut.config
+        for w in range(config.warps):
+            waking = Signal(config.regs, name=f"f_waking_{w}")
+            m.d.comb += waking.eq(_any(dut.timer[w]))
+            usable = dut.on[w] & ~waking
+            head = dut.head[w]
+            ok = [~op.valid | (op.reg >= config.regs) | usable.bit_select(op.reg, 1)
+                  for op in (head.operand[i] for i in range(config.operands))]
+            m.d.comb += Assert(dut.ready[w] == (head.valid & Cat(ok).all()))
+            m.d.comb += [Assert((waking & ~dut.on[w]) == 0),
+                         Assert((dut.on[w] & ~dut.live[w]) == 0)]
+
+    def _set_hit(self, w, r):
+        dut = self.dut
+        ports = [dut.src_set[k] for k in range(dut.config.src_ports)]
+        ports += [dut.dst_set[k] for k in range(dut.config.dst_ports)]
+        return Cat(p.valid & (p.warp == w) & (p.reg == r) for p in ports).any()
+
+    def _named(self, w, r):
+        head, config = self.dut.head[w], self.dut.config
+        return head.valid & Cat(op.valid & (op.reg == r) for op in
+                                (head.operand[i] for i in range(config.operands))).any()
+
+    def _wakeups(self, m):
+        """Shadow per register: cycles since its wake-up started, and from which state."""
+        dut, config = self.dut, self.dut.config
+        width = config.off_wakeup.bit_length() + 1
+        for w in range(config.warps):
+            usable = dut.on[w] & ~_any(dut.timer[w])
+            for r in range(config.regs):
+                pending = Signal(name=f"f_pending_{w}_{r}")
+                count = Signal(width, name=f"f_count_{w}_{r}")
+                from_off = Signal(name=f"f_from_off_{w}_{r}")
+                hit = self._set_hit(w, r)
+                latency = Signal(width, name=f"f_latency_{w}_{r}")
+                m.d.comb += latency.eq(Mux(from_off, config.off_wakeup, config.sleep_wakeup))
+                with m.If(pending & ~ResetSignal()):
+                    m.d.comb += Assert(usable[r] == (count == latency))
+                    m.d.comb += Assert(count <= latency)
+                with m.If(pending):
+                    m.d.sync += count.eq(count + 1)
+                    with m.If(hit | (count == latency)):
+                        m.d.sync += pending.eq(0)
+                with m.Elif(self._named(w, r) & ~dut.on[w][r] & ~hit):
+                    m.d.sync += [pending.eq(1), count.eq(1), from_off.eq(~dut.live[w][r])]
+
+    def _population(self, m):
+        dut, config = self.dut, self.dut.config
+        acct = dut.acct
+        m.d.comb += Assert(acct.pop_off + acct.pop_sleep + acct.pop_on == config.registers)
+        on = sum(_popcount(dut.on[w]) for w in range(config.warps))
+        live = sum(_popcount(dut.live[w]) for w in range(config.warps))
+        m.d.comb += [Assert(acct.pop_on == on), Assert(acct.pop_sleep == live - on),
+                     Assert(acct.pop_off == config.registers - live)]
+
+
+def _any(planes):
+    result = planes[0]
+    for plane in planes[1:]:
+        result = result | plane
+    return result
