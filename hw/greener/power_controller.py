@@ -296,6 +296,7 @@ class PowerController(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
+        self._masks = {}
         ports = []
         for index, (port, keep, is_source) in enumerate(self._ports()):
             warp_hot = _one_hot(m, port.warp, config.warps, f"set_warp_{index}")
@@ -379,8 +380,8 @@ class PowerController(wiring.Component):
         ]
         self._timers(m, from_sleep, from_off, set_any & ~set_on)
         width = config.count_width
-        starts = (_count_ones(m, from_sleep, width, "n_wake_sleep"),
-                  _count_ones(m, from_off, width, "n_wake_off"))
+        starts = (_count_ones(m, from_sleep, width, "n_wake_sleep", self._masks),
+                  _count_ones(m, from_off, width, "n_wake_off", self._masks))
         self._sets(m, ports, starts)
 
     def _timers(self, m, from_sleep, from_off, cancel):
@@ -438,7 +439,7 @@ class PowerController(wiring.Component):
                 m.d.comb += bad.eq(port.valid & set_port.in_range & old_off)
                 errors.append((bad, port))
         width = config.count_width
-        counts = {t: [_count_ones(m, Cat(bits), width, f"n_{t}_ports")]
+        counts = {t: [_count_ones(m, Cat(bits), width, f"n_{t}_ports", self._masks)]
                   for t, bits in moves.items()}
         counts["sleep_on"].append(starts[0])
         counts["off_on"].append(starts[1])
@@ -509,18 +510,32 @@ def _one_hot(m, index, width, name):
     return hot
 
 
-def _count_ones(m, vector, width, name, chunk=64):
+def _count_ones(m, vector, width, name, masks, chunk=64):
     """The number of set bits of ``vector``, as a ``width``-bit signal: a SWAR count of
     each ``chunk``-bit piece (small adders: a wide adder's carry chain makes Amaranth's
     combinational-loop check quadratic), then a tree of ``width``-bit adders."""
     if len(vector) <= chunk:
-        return _swar_count(m, vector, width, name)
-    parts = [_swar_count(m, vector[i:i + chunk], width, f"{name}_{i // chunk}")
+        return _swar_count(m, vector, width, name, masks)
+    parts = [_swar_count(m, vector[i:i + chunk], width, f"{name}_{i // chunk}", masks)
              for i in range(0, len(vector), chunk)]
     return _sum(m, parts, width, f"{name}_sum")
 
 
-def _swar_count(m, vector, width, name):
+def _swar_mask(m, size, field, masks):
+    """The SWAR mask of ``field``-bit fields (alternating ``field`` ones and zeros) in a
+    register that keeps its initial value. Amaranth folds an AND with a constant into a
+    per-bit concatenation, which Verilator compiles bit by bit; a register keeps the AND a
+    word operation. Shared by every count of the same size (``masks`` cache)."""
+    key = (size, field)
+    if key not in masks:
+        pattern = int(("0" * field + "1" * field) * (size // (2 * field)), 2)
+        mask = Signal(size, init=pattern, name=f"swar_mask_{size}_{field}")
+        m.d.sync += mask.eq(mask)
+        masks[key] = mask
+    return masks[key]
+
+
+def _swar_count(m, vector, width, name, masks):
     """SWAR popcount: fields of 1, 2, 4, ... bits hold partial counts; each level adds
     neighbouring fields with equal-width AND/shift/add (a few lines of Verilog per level).
     """
@@ -531,8 +546,7 @@ def _swar_count(m, vector, width, name):
     m.d.comb += value.eq(vector)
     field, level = 1, 0
     while field < size:
-        pattern = int(("0" * field + "1" * field) * (size // (2 * field)), 2)
-        mask = Const(pattern, size)
+        mask = _swar_mask(m, size, field, masks)
         low, high = Signal(size, name=f"{name}_lo{level}"), Signal(size, name=f"{name}_hi{level}")
         m.d.comb += [low.eq(value & mask), high.eq((value >> field) & mask)]
         level += 1
