@@ -44,6 +44,10 @@ class Block:
         Parameter overrides the test suite cosimulates, beside the defaults.
     summary : str
         One line for ``gpurf list``.
+    amaranth_defaults : bool
+        Whether the suite runs Amaranth's simulator on the defaults too. ``False`` for
+        blocks whose default configuration the Python simulator steps far slower than
+        the compiled cocotb tiers do (its tier then covers ``test_params`` only).
     """
 
     mechanism: str
@@ -51,6 +55,7 @@ class Block:
     component: type
     test_params: tuple[dict[str, Any], ...] = ()
     summary: str = ""
+    amaranth_defaults: bool = True
     _defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):

@@ -5,6 +5,9 @@ stream) at default parameters: RTL and golden model stepped and compared every c
 Icarus and Verilator figures come from cocotb's ``results.xml`` (simulated time over the
 10 ns clock period, divided by the test's wall time, build excluded); the Amaranth figure
 times :func:`tb.harness.simulate_amaranth` on the same stimulus.
+
+:func:`measure_kernel` times the functional SM model instead: warp instructions per second
+of a workload of ``sim/kernels`` (build of the program and reference check excluded).
 """
 
 import importlib
@@ -17,7 +20,7 @@ from tb.harness import CLOCK_PERIOD_NS, simulate_amaranth
 
 from .runner import available_simulators, run_bench
 
-__all__ = ["Throughput", "measure"]
+__all__ = ["KernelThroughput", "Throughput", "measure", "measure_kernel"]
 
 
 @dataclass(frozen=True)
@@ -59,3 +62,25 @@ def measure(block: Block, *, cycles: int, seed: int) -> list[Throughput]:
     """Throughput of ``block`` on every available simulator and on Amaranth's."""
     runs = [_cocotb(block, sim, cycles, seed) for sim in available_simulators()]
     return [*runs, _amaranth(block, cycles, seed)]
+
+
+@dataclass(frozen=True)
+class KernelThroughput:
+    kernel: str
+    size: str
+    warp_instructions: int
+    seconds: float
+    passed: bool
+
+    @property
+    def warp_instructions_per_second(self) -> float:
+        return self.warp_instructions / self.seconds
+
+
+def measure_kernel(name: str, *, size: str = "test") -> KernelThroughput:
+    """Functional-model throughput of workload ``name`` at ``size``."""
+    from sim.sm import run_kernel
+
+    run = run_kernel(name, size)
+    return KernelThroughput(name, size, run.stats["warp_instructions"], run.stats["seconds"],
+                            run.passed)

@@ -132,22 +132,72 @@ def test(name, pairs, sim, cycles, seed, waves):
 
 
 @cli.command()
-@click.argument("mechanism", required=False)
+@click.argument("mechanism", required=False, metavar="[MECHANISM|KERNEL]")
 @click.option("--cycles", type=click.IntRange(1), default=1000, show_default=True,
               help="Cycles of each randomized stimulus.")
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
               help="Seed of the randomized stimuli.")
-def run(mechanism, cycles, seed):
+@click.option("--size", type=click.Choice(["test", "paper"]), default=None,
+              help="KERNEL only: launch size (default: test).")
+@click.option("--json", "as_json", is_flag=True, help="KERNEL only: print JSON.")
+def run(mechanism, cycles, seed, size, as_json):
     """The main job: generate, cosimulate and synthesize every block (of MECHANISM), then
-    print the report and the papers' hardware-cost comparisons."""
+    print the report and the papers' hardware-cost comparisons.
+
+    With KERNEL (a workload of sim/kernels, e.g. saxpy or fma_subcore/unbalanced), run it
+    on the functional SM model and check its outputs against its numpy reference."""
+    from sim.kernels import workload_names
+
+    if mechanism in workload_names():
+        _run_kernel(mechanism, size or "test", as_json)
+        return
+    if size is not None or as_json:
+        raise BadInput("--size and --json apply to a KERNEL, not to the main job")
     from sim.flow import run_all
 
     blocks = [b for b in all_blocks() if mechanism in (None, b.mechanism)]
     if not blocks:
         known = sorted({b.mechanism for b in all_blocks()})
-        raise BadInput(f"unknown mechanism {mechanism!r}; known: {', '.join(known)}")
+        raise BadInput(f"unknown mechanism {mechanism!r}; known: {', '.join(known)}; "
+                       f"or a kernel: {', '.join(workload_names())}")
     ok = run_all(blocks, cycles=cycles, seed=seed, progress=_progress, echo=click.echo)
     sys.exit(0 if ok else 1)
+
+
+def _run_kernel(name, size, as_json):
+    """``gpurf run KERNEL``: functional run, reference check, table or JSON; exit 1 on a
+    mismatch."""
+    from sim.ptx import PtxError
+    from sim.sm import run_kernel
+    from sim.sm.launch import LaunchError
+
+    try:
+        result = run_kernel(name, size, progress=lambda blocks: _progress(blocks, name, "block"))
+    except (LaunchError, PtxError) as error:
+        raise BadInput(str(error)) from None
+    mismatches = result.mismatches()
+    stats = {**result.stats, "warp_instructions_per_second":
+             result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}
+    if as_json:
+        click.echo(json.dumps({"kernel": name, "size": size, "passed": result.passed,
+                               "outputs": {k: {"elements": int(v.size),
+                                               "mismatches": mismatches[k]}
+                                           for k, v in result.outputs.items()},
+                               "stats": stats}, indent=1))
+    else:
+        click.echo("| output | dtype | elements | mismatches |\n|---|---|---|---|")
+        for k, v in result.outputs.items():
+            click.echo(f"| {k} | {v.dtype} | {v.size:,} | {mismatches[k]:,} |")
+        click.echo(f"\n{stats['warp_instructions']:,} warp instructions, "
+                   f"{stats['thread_instructions']:,} thread instructions "
+                   f"(SIMD efficiency {stats['simd_efficiency']:.1%}), {stats['blocks']} blocks, "
+                   f"{stats['warps']} warps, {stats['barriers']} barriers; "
+                   f"{stats['seconds']:.2f} s, "
+                   f"{stats['warp_instructions_per_second']:,.0f} warp-instructions/s")
+        verdict = "PASS" if result.passed else "FAIL"
+        click.echo(f"{verdict} {name} ({size}): outputs "
+                   f"{'equal' if result.passed else 'differ from'} the numpy reference")
+    sys.exit(0 if result.passed else 1)
 
 
 @cli.command()
@@ -163,15 +213,44 @@ def cost(mechanism):
 
 
 @cli.command()
+@click.argument("kernel", default="hotspot")
+@click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True)
+@click.option("--warps", type=click.IntRange(1, 64), default=64, show_default=True,
+              help="Warps of the kernel replayed (the first blocks').")
+@click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
+              help="GReEneR's W: an access within W instructions keeps a register ON.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def energy(kernel, size, warps, threshold, as_json):
+    """GReEneR vs Sleep-Reg vs always-ON: leakage of KERNEL's register stream through the
+    golden power controller (see sim/greener.py for the stream and the pipeline)."""
+    from sim.greener import compare_policies, energy_table
+
+    try:
+        result = compare_policies(kernel, size, threshold=threshold, warps=warps)
+    except LookupError as error:
+        raise BadInput(str(error).strip("'\"")) from None
+    click.echo(json.dumps(result, indent=2) if as_json else energy_table(result))
+
+
+@cli.command()
 @click.argument("names", nargs=-1)
 @click.option("--cycles", type=click.IntRange(100), default=20000, show_default=True,
               help="Cycles of the measured random stimulus.")
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
+@click.option("--kernel", "kernels", multiple=True, metavar="KERNEL",
+              help="Measure the functional SM model on KERNEL (repeatable; `all` for every "
+                   "workload) instead of the blocks.")
+@click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True,
+              help="Launch size of --kernel runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def bench(names, cycles, seed, as_json):
-    """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator."""
+def bench(names, cycles, seed, kernels, size, as_json):
+    """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator,
+    or with --kernel the functional SM model's warp-instructions/s."""
     from sim.bench import measure
 
+    if kernels:
+        _bench_kernels(names, kernels, size, as_json)
+        return
     blocks = [_block(name) for name in names] or all_blocks()
     runs = [run for block in _progress(blocks, "bench")
             for run in measure(block, cycles=cycles, seed=seed)]
@@ -185,10 +264,33 @@ def bench(names, cycles, seed, as_json):
                    f"{r.cycles_per_second:,.0f} |")
 
 
-def _progress(items, label):
+def _bench_kernels(names, kernels, size, as_json):
+    from sim.bench import measure_kernel
+    from sim.kernels import workload_names
+
+    if names:
+        raise BadInput("give blocks or --kernel, not both")
+    known = workload_names()
+    kernels = known if "all" in kernels else list(kernels)
+    for name in kernels:
+        if name not in known:
+            raise BadInput(f"unknown kernel {name!r}; known: {', '.join(known)}")
+    runs = [measure_kernel(k, size=size) for k in _progress(kernels, "bench", "kernel")]
+    if as_json:
+        click.echo(json.dumps([{**vars(r), "warp_instructions_per_second":
+                                r.warp_instructions_per_second} for r in runs], indent=1))
+        return
+    click.echo("| kernel | size | warp instructions | seconds | warp-instructions/s | "
+               "reference |\n|---|---|---|---|---|---|")
+    for r in runs:
+        click.echo(f"| {r.kernel} | {r.size} | {r.warp_instructions:,} | {r.seconds:.2f} | "
+                   f"{r.warp_instructions_per_second:,.0f} | {'PASS' if r.passed else 'FAIL'} |")
+
+
+def _progress(items, label, unit="block"):
     from tqdm import tqdm
 
-    return tqdm(items, desc=label, unit="block", file=sys.stderr, leave=False,
+    return tqdm(items, desc=label, unit=unit, file=sys.stderr, leave=False,
                 disable=not sys.stderr.isatty())
 
 

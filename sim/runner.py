@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from hw.registry import Block
-from tb.harness import BenchConfig
+from tb.harness import BenchConfig, port_map
 
 from .toolchain import SIMULATORS, activate, missing_simulator
 from .verilog import build_dir, write_verilog
@@ -47,7 +47,22 @@ class CosimResult:
         return self.tests > 0 and self.failed == 0
 
 
-_VERILATOR_ARGS = ("-Wno-fatal", "--x-assign", "0", "--x-initial", "0")
+_VERILATOR_ARGS = ("-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "--no-public-flat-rw")
+"""cocotb's runner makes every signal VPI-writable (``--public-flat-rw``), which keeps every
+Amaranth-named wire alive and multiplies the C++ Verilator compiles; the benches only touch
+the top-level ports, so only those are made public (:func:`_public_ports`)."""
+
+
+def _public_ports(block: Block, params: dict[str, Any], work: Path) -> Path:
+    """A Verilator configuration file making the top-level ports (and only them) VPI
+    read-writable for cocotb."""
+    names = ["clk", "rst", *port_map(block.build(params))]
+    lines = ["`verilator_config"]
+    lines += [f'public_flat_rw -module "{block.toplevel}" -var "{name}"' for name in names]
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "public_ports.vlt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = "icarus",
@@ -68,7 +83,9 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     source = write_verilog(block, params, root)
     work = build_dir(block, params, root) / (f"{sim}-waves" if waves else sim)
     runner = get_runner(sim)
-    extra = {"build_args": list(_VERILATOR_ARGS)} if sim == "verilator" else {}
+    extra = {}
+    if sim == "verilator":
+        extra["build_args"] = [*_VERILATOR_ARGS, str(_public_ports(block, params, work))]
     try:
         runner.build(sources=[source], hdl_toplevel=block.toplevel, build_dir=work,
                      waves=waves, timescale=("1ns", "1ps"), log_file=work / "build.log",

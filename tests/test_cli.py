@@ -70,7 +70,12 @@ def test_test_command_passes_a_bench(capsys):
     (["synth", "all", "-p", "slots=4"], r"^gpurf: --param applies to one block, not to `all`$"),
     (["test", "subcore.warp_selector", "--sim", "modelsim"], r"^gpurf: Invalid value for '--sim'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
-    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: greener, subcore$"),
+    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*subcore; "
+                             r"or a kernel: divergent, .*saxpy, sobel, vecadd$"),
+    (["run", "subcore", "--size", "paper"],
+     r"^gpurf: --size and --json apply to a KERNEL, not to the main job$"),
+    (["run", "saxpy", "--size", "huge"], r"^gpurf: Invalid value for '--size'"),
+    (["bench", "--kernel", "nope"], r"^gpurf: unknown kernel 'nope'; known: divergent, "),
     (["frobnicate"], r"^gpurf: No such command 'frobnicate'\.$"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
@@ -80,6 +85,29 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert len(err.strip().splitlines()) == 1, err
     assert re.search(message, err.strip()), err
     assert "Traceback" not in err
+
+
+def test_run_kernel_checks_it_against_its_reference(capsys):
+    code, out, _ = run_cli(capsys, "run", "saxpy")
+    assert code == 0
+    assert re.search(r"^\| y \| float32 \| 3,000 \| 0 \|$", out, re.MULTILINE)
+    assert re.search(r"^PASS saxpy \(test\): outputs equal the numpy reference$", out, re.MULTILINE)
+
+
+def test_run_kernel_json_has_outputs_and_statistics(capsys):
+    code, out, _ = run_cli(capsys, "run", "fma_subcore/unbalanced", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["passed"] and report["outputs"]["out"] == {"elements": 1024, "mismatches": 0}
+    assert report["stats"]["barriers"] == 1 and report["stats"]["warps"] == 32
+    assert report["stats"]["warp_instructions"] > 1000
+
+
+def test_bench_kernel_reports_warp_instructions_per_second(capsys):
+    code, out, _ = run_cli(capsys, "bench", "--kernel", "vecadd")
+    assert code == 0
+    assert re.search(r"^\| vecadd \| test \| 2,090 \| [\d.]+ \| [\d,]+ \| PASS \|$", out,
+                     re.MULTILINE)
 
 
 @pytest.mark.parametrize("command", ["list", "generate", "synth", "test", "run"])

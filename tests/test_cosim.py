@@ -28,7 +28,7 @@ def test_cocotb(block, params, sim, seed, cycles, tmp_path_factory):
                                 f"(seed {seed}); see {result.results_xml.parent}")
 
 
-@pytest.mark.parametrize(("block", "params"), block_configs())
+@pytest.mark.parametrize(("block", "params"), block_configs(amaranth=True))
 def test_amaranth_sim(block, params, seed):
     stimuli = importlib.import_module(block.tb_module).STIMULI
     assert stimuli, f"{block.tb_module} declares no stimuli"

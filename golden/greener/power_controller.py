@@ -13,7 +13,7 @@ from amaranth.lib import data
 from hw.greener.layouts import PowerState
 from hw.greener.power_controller import STATES, TRANSITIONS, PowerControllerConfig
 
-__all__ = ["FieldMap", "PowerController", "decode_state", "next_state"]
+__all__ = ["FieldMap", "Ports", "PowerController", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
 
@@ -52,6 +52,45 @@ class FieldMap:
                 raise ValueError(f"field {path} is {width} bits wide, not enough for {value}")
             bits |= value << offset
         return bits
+
+
+class Ports:
+    """Packs the controller's input ports from plain Python values (field offsets from the
+    config's layouts); ``params`` are complete (``Block.resolve``)."""
+
+    def __init__(self, params):
+        self.config = config = PowerControllerConfig(**params)
+        self.warps, self.regs = config.warps, config.regs
+        self.src, self.dst = config.src_ports, config.dst_ports
+        self.maps = {"src_set": FieldMap(config.src_layout), "dst_set": FieldMap(config.dst_layout),
+                     "keep_on": FieldMap(config.keep_on_layout),
+                     "head": FieldMap(config.heads_layout)}
+
+    def sets(self, name, entries):
+        """A packed set-state port array from ``[(warp, reg, state), ...]`` (None = idle)."""
+        values = {}
+        for k, entry in enumerate(entries):
+            if entry is not None:
+                warp, reg, state = entry
+                values.update({(k, "valid"): 1, (k, "warp"): warp, (k, "reg"): reg,
+                               (k, "state"): state})
+        return self.maps[name].pack(values)
+
+    def heads(self, heads):
+        """Packed ``head`` from ``{warp: [regs named: sources then destinations]}``; a list
+        entry ``None`` leaves that operand slot invalid."""
+        values = {}
+        for w, regs in heads.items():
+            values[(w, "valid")] = 1
+            for i, reg in enumerate(regs):
+                if reg is not None:
+                    values.update({(w, "operand", i, "valid"): 1, (w, "operand", i, "reg"): reg})
+        return self.maps["head"].pack(values)
+
+    def inputs(self, *, src=(), dst=(), heads=None, keep_src=0, keep_dst=0):
+        return {"src_set": self.sets("src_set", src), "dst_set": self.sets("dst_set", dst),
+                "keep_on": self.maps["keep_on"].pack({("src",): keep_src, ("dst",): keep_dst}),
+                "head": self.heads(heads or {})}
 
 
 def decode_state(code: int) -> PowerState:

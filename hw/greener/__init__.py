@@ -6,6 +6,7 @@ Paper: ``shared/papers/greener-rf-leakage.md``; reading: ``shared/spec/greener.m
 from hw.registry import Block
 
 from .correction_table import CorrectionTable
+from .power_controller import PowerController
 from .scoreboard_ext import ScoreboardExt
 
 BLOCKS: tuple[Block, ...] = (
@@ -21,4 +22,12 @@ BLOCKS: tuple[Block, ...] = (
                        {"warps": 2, "regs": 2, "sources": 1, "dests": 1, "check_ports": 1,
                         "release_ports": 1}),
           summary="RAR/WAR source reservations until the new power state is applied"),
+    Block("greener", "power_controller", PowerController,
+          test_params=({"warps": 3, "regs": 5, "src_ports": 2, "dst_ports": 1,
+                        "sleep_wakeup": 2, "off_wakeup": 4, "counter_width": 6},
+                       {"warps": 2, "regs": 4, "src_ports": 1, "dst_ports": 2,
+                        "policy": "sleep_reg", "counter_width": 4}),
+          summary="ON/SLEEP/OFF state per warp register, wake-up timers, operands ready, "
+                  "leakage accounting",
+          amaranth_defaults=False),
 )

@@ -68,13 +68,9 @@ class PowerControllerConfig:
 
     @property
     def stride(self) -> int:
-        """Bits per warp row of the flat state vectors: ``2**reg_width`` (padding beyond
-        ``regs`` stays 0, i.e. never set, never woken)."""
+        """Bits per warp row of the state: ``2**reg_width`` (padding beyond ``regs`` stays
+        0: never set, never woken)."""
         return 1 << self.reg_width
-
-    @property
-    def flat_size(self) -> int:
-        return self.warps * self.stride
 
     @property
     def registers(self) -> int:
@@ -259,14 +255,14 @@ class PowerController(wiring.Component):
             "error_reg": Out(config.reg_width),
             "acct": Out(accounting_signature(config)),
         })
-        size, stride = config.flat_size, config.stride
-        self.on_flat = Signal(size, name="on")
-        self.live_flat = Signal(size, name="live")
-        self.timer_flat = [Signal(size, name=f"timer_b{k}") for k in range(config.timer_width)]
-        self.on = [self.on_flat[w * stride:w * stride + regs] for w in range(warps)]
-        self.live = [self.live_flat[w * stride:w * stride + regs] for w in range(warps)]
-        self.timer = [[plane[w * stride:w * stride + regs] for plane in self.timer_flat]
-                      for w in range(warps)]
+        stride = config.stride
+        self.on_rows = [Signal(stride, name=f"on_{w}") for w in range(warps)]
+        self.live_rows = [Signal(stride, name=f"live_{w}") for w in range(warps)]
+        self.timer_rows = [[Signal(stride, name=f"timer_{w}_b{k}")
+                            for k in range(config.timer_width)] for w in range(warps)]
+        self.on = [row[:regs] for row in self.on_rows]
+        self.live = [row[:regs] for row in self.live_rows]
+        self.timer = [[plane[:regs] for plane in planes] for planes in self.timer_rows]
 
     def _ports(self):
         """``(port, keep_on bit, is_source)`` for every set-state port, in priority order."""
@@ -318,86 +314,83 @@ class PowerController(wiring.Component):
         self._state(m, ports)
         return m
 
-    def _place(self, m, mask, warp_hot, name):
-        """A warp row ``mask`` put in row ``warp`` (one-hot ``warp_hot``) of a flat vector:
-        one ``Mux`` per row (compact Verilog; a variable wide shift is not)."""
+    def _named(self, m, w):
+        """Row of the registers warp ``w``'s valid head names (one shift per operand)."""
         config = self.config
-        row = Signal(config.stride, name=f"{name}_row")
-        placed = Signal(config.flat_size, name=name)
-        m.d.comb += [row.eq(mask),
-                     placed.eq(Cat(Mux(warp_hot[w], row, 0) for w in range(config.warps)))]
-        return placed
-
-    def _named(self, m):
-        """Flat vector of the registers the valid heads name (per warp: one shift each)."""
-        config = self.config
-        rows = []
-        for w in range(config.warps):
-            head = self.head[w]
-            named = Const(0, config.regs)
-            for i in range(config.operands):
-                operand = head.operand[i]
-                named = named | self._decode(m, operand.reg, head.valid & operand.valid,
-                                             f"named_{w}_{i}")
-            row = Signal(config.stride, name=f"named_{w}")
-            m.d.comb += row.eq(named)
-            rows.append(row)
-        flat = Signal(config.flat_size, name="named")
-        m.d.comb += flat.eq(Cat(rows))
-        return flat
+        head = self.head[w]
+        named = Const(0, config.regs)
+        for i in range(config.operands):
+            operand = head.operand[i]
+            named = named | self._decode(m, operand.reg, head.valid & operand.valid,
+                                         f"named_{w}_{i}")
+        row = Signal(config.stride, name=f"named_{w}")
+        m.d.comb += row.eq(named)
+        return row
 
     def _state(self, m, ports):
-        """Set-state, wake-up starts, timers and ``ready``, as flat word-wide operations."""
+        """Per warp row: set-state, wake-up starts, timers and ``ready``; then the counts of
+        wake-up starts over all rows."""
         config = self.config
-        size, stride = config.flat_size, config.stride
-        on, live = self.on_flat, self.live_flat
-        set_live, set_low, set_any, set_on, named, busy, usable, start, from_sleep, from_off = (
-            Signal(size, name=label) for label in (
-                "set_live", "set_low", "set_any", "set_on", "named_all", "waking", "usable",
-                "start", "wake_sleep", "wake_off"))
-        m.d.comb += [
-            set_live.eq(_any_planes([self._place(m, p.to_live, p.warp_hot, f"place_live_{i}")
-                                     for i, p in enumerate(ports)])),
-            set_low.eq(_any_planes([self._place(m, p.to_low, p.warp_hot, f"place_low_{i}")
-                                    for i, p in enumerate(ports)])),
-            set_any.eq(set_live | set_low),
-            set_on.eq(set_live & ~set_low),
-            named.eq(self._named(m)),
-            busy.eq(_any_planes(self.timer_flat)),
-            usable.eq(on & ~busy),
-            start.eq(named & ~on & ~set_any),
-            from_sleep.eq(start & live),
-            from_off.eq(start & ~live),
-        ]
-        blocked = Signal(size, name="blocked")
-        m.d.comb += blocked.eq(named & ~usable)
+        rows = {"sleep": [], "off": []}
         for w in range(config.warps):
-            m.d.comb += self.ready[w].eq(self.head[w].valid
-                                         & ~blocked[w * stride:(w + 1) * stride].any())
-        m.d.sync += [
-            on.eq((set_any & set_on) | (~set_any & (on | start))),
-            live.eq((set_any & set_live) | (~set_any & (live | start))),
-        ]
-        self._timers(m, from_sleep, from_off, set_any & ~set_on)
-        width = config.count_width
-        starts = (_count_ones(m, from_sleep, width, "n_wake_sleep", self._masks),
-                  _count_ones(m, from_off, width, "n_wake_off", self._masks))
+            from_sleep, from_off = self._row(m, w, ports)
+            rows["sleep"].append(from_sleep)
+            rows["off"].append(from_off)
+        starts = tuple(_count_rows(m, rows[kind], config.count_width, f"n_wake_{kind}",
+                                   self._masks) for kind in ("sleep", "off"))
         self._sets(m, ports, starts)
 
-    def _timers(self, m, from_sleep, from_off, cancel):
-        """Count every running timer down; load started ones with ``latency - 1``; clear
-        timers whose register a set-state port moves out of ON."""
-        config, size = self.config, self.config.flat_size
-        borrow = Signal(size, name="borrow_0")
-        m.d.comb += borrow.eq(_any_planes(self.timer_flat))
-        for k, plane in enumerate(self.timer_flat):
-            load = Const(0, size)
+    def _row(self, m, w, ports):
+        """Row ``w`` (one word per operation); returns its wake-up starts from SLEEP and
+        from OFF."""
+        config = self.config
+        stride = config.stride
+        on, live = self.on_rows[w], self.live_rows[w]
+        signals = {label: Signal(stride, name=f"{label}_{w}") for label in (
+            "set_live", "set_low", "set_any", "set_on", "waking", "usable", "start",
+            "wake_sleep", "wake_off")}
+        s = signals
+        placed = {label: [] for label in ("to_live", "to_low")}
+        for index, port in enumerate(ports):
+            for label in placed:
+                row = Signal(stride, name=f"{label}_{w}_{index}")
+                m.d.comb += row.eq(Mux(port.warp_hot[w], getattr(port, label), 0))
+                placed[label].append(row)
+        named = self._named(m, w)
+        m.d.comb += [
+            s["set_live"].eq(_any_planes(placed["to_live"])),
+            s["set_low"].eq(_any_planes(placed["to_low"])),
+            s["set_any"].eq(s["set_live"] | s["set_low"]),
+            s["set_on"].eq(s["set_live"] & ~s["set_low"]),
+            s["waking"].eq(_any_planes(self.timer_rows[w])),
+            s["usable"].eq(on & ~s["waking"]),
+            s["start"].eq(named & ~on & ~s["set_any"]),
+            s["wake_sleep"].eq(s["start"] & live),
+            s["wake_off"].eq(s["start"] & ~live),
+            self.ready[w].eq(self.head[w].valid & ~(named & ~s["usable"]).any()),
+        ]
+        m.d.sync += [
+            on.eq((s["set_any"] & s["set_on"]) | (~s["set_any"] & (on | s["start"]))),
+            live.eq((s["set_any"] & s["set_live"]) | (~s["set_any"] & (live | s["start"]))),
+        ]
+        self._timers(m, w, s["wake_sleep"], s["wake_off"], s["set_any"] & ~s["set_on"])
+        return s["wake_sleep"], s["wake_off"]
+
+    def _timers(self, m, w, from_sleep, from_off, cancel):
+        """Count every running timer of row ``w`` down; load started ones with
+        ``latency - 1``; clear timers whose register a set-state port moves out of ON."""
+        config, stride = self.config, self.config.stride
+        planes = self.timer_rows[w]
+        borrow = Signal(stride, name=f"borrow_{w}_0")
+        m.d.comb += borrow.eq(_any_planes(planes))
+        for k, plane in enumerate(planes):
+            load = Const(0, stride)
             if (config.sleep_wakeup - 1) >> k & 1:
                 load = load | from_sleep
             if (config.off_wakeup - 1) >> k & 1:
                 load = load | from_off
             m.d.sync += plane.eq(((plane ^ borrow) & ~cancel) | load)
-            next_borrow = Signal(size, name=f"borrow_{k + 1}")
+            next_borrow = Signal(stride, name=f"borrow_{w}_{k + 1}")
             m.d.comb += next_borrow.eq(borrow & ~plane)
             borrow = next_borrow
 
@@ -510,6 +503,29 @@ def _one_hot(m, index, width, name):
     return hot
 
 
+def _count_rows(m, rows, width, name, masks):
+    """The number of set bits over equal-width ``rows``, as a ``width``-bit signal.
+
+    Each row gets the first SWAR levels, up to fields wide enough to hold the sum over all
+    rows; the rows' field vectors are then added word by word, and the SWAR finishes once
+    on the sum. Without such a field width (narrow rows), each row is counted fully and
+    the counts are added.
+    """
+    size = 1
+    while size < max(len(rows[0]), width, 2):
+        size *= 2
+    field = 1
+    while field <= size and len(rows) * field >= 1 << field:
+        field *= 2
+    if field > size:
+        return _sum(m, [_swar_count(m, row, width, f"{name}_{w}", masks)
+                        for w, row in enumerate(rows)], width, f"{name}_sum")
+    partial = [_swar_count(m, row, size, f"{name}_{w}", masks, stop=field)
+               for w, row in enumerate(rows)]
+    total = _sum(m, partial, size, f"{name}_fields")
+    return _swar_count(m, total, width, name, masks, start=field)
+
+
 def _count_ones(m, vector, width, name, masks, chunk=64):
     """The number of set bits of ``vector``, as a ``width``-bit signal: a SWAR count of
     each ``chunk``-bit piece (small adders: a wide adder's carry chain makes Amaranth's
@@ -522,30 +538,30 @@ def _count_ones(m, vector, width, name, masks, chunk=64):
 
 
 def _swar_mask(m, size, field, masks):
-    """The SWAR mask of ``field``-bit fields (alternating ``field`` ones and zeros) in a
-    register that keeps its initial value. Amaranth folds an AND with a constant into a
-    per-bit concatenation, which Verilator compiles bit by bit; a register keeps the AND a
-    word operation. Shared by every count of the same size (``masks`` cache)."""
+    """The SWAR mask of ``field``-bit fields (alternating ``field`` ones and zeros), one
+    named signal per size and field width, shared by every count (``masks`` cache)."""
     key = (size, field)
     if key not in masks:
         pattern = int(("0" * field + "1" * field) * (size // (2 * field)), 2)
-        mask = Signal(size, init=pattern, name=f"swar_mask_{size}_{field}")
-        m.d.sync += mask.eq(mask)
+        mask = Signal(size, name=f"swar_mask_{size}_{field}")
+        m.d.comb += mask.eq(pattern)
         masks[key] = mask
     return masks[key]
 
 
-def _swar_count(m, vector, width, name, masks):
+def _swar_count(m, vector, width, name, masks, *, start=1, stop=None):
     """SWAR popcount: fields of 1, 2, 4, ... bits hold partial counts; each level adds
     neighbouring fields with equal-width AND/shift/add (a few lines of Verilog per level).
-    """
+    ``start``/``stop``: the field width the input holds / the output is to hold (default:
+    single bits / the whole word, i.e. the count)."""
     size = 1
     while size < max(len(vector), width, 2):
         size *= 2
+    stop = stop or size
     value = Signal(size, name=f"{name}_l0")
     m.d.comb += value.eq(vector)
-    field, level = 1, 0
-    while field < size:
+    field, level = start, 0
+    while field < stop:
         mask = _swar_mask(m, size, field, masks)
         low, high = Signal(size, name=f"{name}_lo{level}"), Signal(size, name=f"{name}_hi{level}")
         m.d.comb += [low.eq(value & mask), high.eq((value >> field) & mask)]

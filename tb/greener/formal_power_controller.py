@@ -62,10 +62,19 @@ class PowerControllerFormal(Elaboratable):
                          Assert((dut.on[w] & ~dut.live[w]) == 0)]
 
     def _set_hit(self, w, r):
-        dut = self.dut
-        ports = [dut.src_set[k] for k in range(dut.config.src_ports)]
-        ports += [dut.dst_set[k] for k in range(dut.config.dst_ports)]
-        return Cat(p.valid & (p.warp == w) & (p.reg == r) for p in ports).any()
+        """``(hit, lowers)``: a set-state port names register ``(w, r)``, and the first such
+        port (priority order) moves it out of ON (keep_on and the reserved code 10 keep it
+        ON; under Sleep-Reg every set lowers)."""
+        dut, config = self.dut, self.dut.config
+        ports = [(dut.src_set[k], dut.keep_on.src[k]) for k in range(config.src_ports)]
+        ports += [(dut.dst_set[k], dut.keep_on.dst[k]) for k in range(config.dst_ports)]
+        lowers = 0
+        for port, keep in reversed(ports):
+            names = port.valid & (port.warp == w) & (port.reg == r)
+            to_low = 1 if config.policy == "sleep_reg" else ~keep & ~port.state[1]
+            lowers = Mux(names, to_low, lowers)
+        hit = Cat(p.valid & (p.warp == w) & (p.reg == r) for p, _ in ports).any()
+        return hit, lowers
 
     def _named(self, w, r):
         head, config = self.dut.head[w], self.dut.config
@@ -82,15 +91,20 @@ class PowerControllerFormal(Elaboratable):
                 pending = Signal(name=f"f_pending_{w}_{r}")
                 count = Signal(width, name=f"f_count_{w}_{r}")
                 from_off = Signal(name=f"f_from_off_{w}_{r}")
-                hit = self._set_hit(w, r)
+                hit, lowers = self._set_hit(w, r)
                 latency = Signal(width, name=f"f_latency_{w}_{r}")
                 m.d.comb += latency.eq(Mux(from_off, config.off_wakeup, config.sleep_wakeup))
+                timer = Cat(plane[r] for plane in dut.timer[w])
                 with m.If(pending & ~ResetSignal()):
                     m.d.comb += Assert(usable[r] == (count == latency))
                     m.d.comb += Assert(count <= latency)
+                    m.d.comb += Assert(timer == latency - count)
+                    m.d.comb += Assert(dut.on[w][r])
+                with m.Elif(~ResetSignal()):
+                    m.d.comb += Assert(timer == 0)
                 with m.If(pending):
                     m.d.sync += count.eq(count + 1)
-                    with m.If(hit | (count == latency)):
+                    with m.If(lowers | (count == latency)):
                         m.d.sync += pending.eq(0)
                 with m.Elif(self._named(w, r) & ~dut.on[w][r] & ~hit):
                     m.d.sync += [pending.eq(1), count.eq(1), from_off.eq(~dut.live[w][r])]

@@ -1,0 +1,35 @@
+"""The project's workloads: CUDA source, committed PTX and launch description per kernel.
+
+Each folder ``sim/kernels/<name>/`` holds ``kernel.cu``, ``kernel.ptx`` (``nvcc -ptx
+-arch=sm_80 kernel.cu``, CUDA 13.0) and ``launch.toml`` (:mod:`sim.sm.launch`). A workload
+is named by its folder, or ``<folder>/<variant>`` for launch files with variants (the FMA
+microbenchmark's ``fma_subcore/balanced`` and ``fma_subcore/unbalanced``).
+"""
+
+from pathlib import Path
+
+__all__ = ["KERNELS_DIR", "kernel_dir", "kernel_names", "workload_names"]
+
+KERNELS_DIR = Path(__file__).resolve().parent
+
+
+def kernel_names() -> list[str]:
+    """Every kernel folder, sorted."""
+    return sorted(p.parent.name for p in KERNELS_DIR.glob("*/launch.toml"))
+
+
+def kernel_dir(name: str) -> Path:
+    """The folder of kernel ``name`` (without a variant)."""
+    return KERNELS_DIR / name
+
+
+def workload_names() -> list[str]:
+    """Every runnable workload: kernels, and ``kernel/variant`` for each variant."""
+    import tomllib
+
+    names = []
+    for kernel in kernel_names():
+        names.append(kernel)
+        data = tomllib.loads((KERNELS_DIR / kernel / "launch.toml").read_text())
+        names.extend(f"{kernel}/{v}" for v in data.get("variants", {}))
+    return names

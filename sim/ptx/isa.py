@@ -1,0 +1,95 @@
+"""The PTX subset gpurf accepts: opcodes, their modifiers in order, operand counts.
+
+Each opcode is described by a tuple of modifier slots, matched left to right against the
+components after the opcode (``ld.global.nc.f32`` -> ``global``, ``nc``, ``f32``); a slot is
+``(what, choices, required)``. :func:`check` returns ``None`` for an accepted instruction and
+otherwise a message saying what was expected, which the parser turns into an error naming
+file and line. Anything not described here (textures, atomics, vectors, calls, local
+memory, ...) is outside the subset and rejected, never skipped.
+"""
+
+__all__ = ["OPCODES", "UNSUPPORTED", "check"]
+
+UNSUPPORTED = "unsupported instruction"
+
+INT = ("u16", "s16", "u32", "s32", "u64", "s64")
+BITS = ("b16", "b32", "b64")
+FLOAT = ("f32", "f64")
+DATA = ("b8", "u8", "s8", *BITS, *INT, "f16", *FLOAT)
+ROUND = ("rn", "rz", "rm", "rp")
+INT_ROUND = ("rni", "rzi", "rmi", "rpi")
+CMP = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+       "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
+
+
+def _opt(what, *choices):
+    return (what, choices, False)
+
+
+def _req(what, *choices):
+    return (what, choices, True)
+
+
+_ARITH = (_opt("rounding", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+          _req("type", *INT, *FLOAT))
+
+OPCODES: dict[str, tuple[int, tuple]] = {
+    "ld": (2, (_req("state space", "param", "global", "shared"),
+               _opt("cache operator", "nc", "ca", "cg", "cs", "lu", "cv"),
+               _req("type", *DATA))),
+    "st": (2, (_req("state space", "global", "shared"),
+               _opt("cache operator", "wb", "cg", "cs", "wt"), _req("type", *DATA))),
+    "mov": (2, (_req("type", "pred", *DATA),)),
+    "cvta": (2, (_req("'to'", "to"), _req("state space", "global"), _req("type", "u64"))),
+    "cvt": (2, (_opt("rounding", *ROUND, *INT_ROUND), _opt("ftz", "ftz"), _opt("sat", "sat"),
+                _req("destination type", *DATA), _req("source type", *DATA))),
+    "add": (3, _ARITH),
+    "sub": (3, _ARITH),
+    "mul": (3, (_opt("mode", "lo", "hi", "wide", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+                _req("type", *INT, *FLOAT))),
+    "mad": (4, (_opt("mode", "lo", "hi", "wide", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+                _req("type", *INT, *FLOAT))),
+    "fma": (4, (_req("rounding", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+                _req("type", *FLOAT))),
+    "div": (3, (_opt("rounding", "rn", "full", "approx"), _opt("ftz", "ftz"),
+                _req("type", *INT, *FLOAT))),
+    "rem": (3, (_req("type", *INT),)),
+    "min": (3, (_opt("ftz", "ftz"), _req("type", *INT, *FLOAT))),
+    "max": (3, (_opt("ftz", "ftz"), _req("type", *INT, *FLOAT))),
+    "abs": (2, (_opt("ftz", "ftz"), _req("type", "s16", "s32", "s64", *FLOAT))),
+    "neg": (2, (_opt("ftz", "ftz"), _req("type", "s16", "s32", "s64", *FLOAT))),
+    "not": (2, (_req("type", "pred", *BITS),)),
+    "and": (3, (_req("type", "pred", *BITS),)),
+    "or": (3, (_req("type", "pred", *BITS),)),
+    "xor": (3, (_req("type", "pred", *BITS),)),
+    "shl": (3, (_req("type", *BITS),)),
+    "shr": (3, (_req("type", *BITS, *INT),)),
+    "setp": (3, (_req("comparison", *CMP), _opt("ftz", "ftz"),
+                 _req("type", *BITS, *INT, *FLOAT))),
+    "selp": (4, (_req("type", *BITS, *INT, *FLOAT),)),
+    "bra": (1, (_opt("uniform", "uni"),)),
+    "bar": (1, (_req("'sync'", "sync"),)),
+    "ret": (0, (_opt("uniform", "uni"),)),
+    "exit": (0, ()),
+}
+
+
+def check(base: str, mods: tuple[str, ...], operand_count: int) -> str | None:
+    """``None`` if ``base.mods`` with ``operand_count`` operands is in the subset, else
+    what is wrong, e.g. ``"expected a type (u16, s16, ...) after 'add', found '.x'"``."""
+    if base not in OPCODES:
+        return UNSUPPORTED
+    count, slots = OPCODES[base]
+    position = 0
+    for what, choices, required in slots:
+        if position < len(mods) and mods[position] in choices:
+            position += 1
+        elif required:
+            found = f"'.{mods[position]}'" if position < len(mods) else "nothing"
+            listed = ", ".join(choices[:8]) + (", ..." if len(choices) > 8 else "")
+            return f"expected a {what} ({listed}) after '{base}', found {found}"
+    if position < len(mods):
+        return f"unsupported modifier '.{mods[position]}'"
+    if operand_count != count:
+        return f"expected {count} operands, found {operand_count}"
+    return None

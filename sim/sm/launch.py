@@ -1,0 +1,254 @@
+"""Launch descriptions (``sim/kernels/<name>/launch.toml``) and the data they generate.
+
+A launch file names the PTX entry, the numpy reference (a function of
+:mod:`sim.kernels.reference`), a seed, size variables per size (``[sizes.test]``,
+``[sizes.paper]``) and optionally per variant (``[variants.<name>]``, overriding size
+variables), the grid and block (``[launch]``), the kernel parameters in order
+(``[[params]]``: ``name`` and either ``buffer`` or ``type`` + ``value``) and the buffers
+(``[buffers.<name>]``: ``dtype``, ``shape``, ``init`` = ``uniform`` (with ``range``) or
+``zeros``, ``output``). Numbers may be expressions over the size variables
+(``"cdiv(n, block)"``; operators ``+ - * // %``, functions ``cdiv``, ``min``, ``max``).
+Outputs must equal the reference exactly unless ``rtol`` is given.
+
+Every mistake raises :class:`LaunchError` whose message starts with ``file:line:`` and says
+what was expected.
+"""
+
+import ast
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Launch", "LaunchError", "LaunchSpec", "load_launch"]
+
+DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "uint32", "int32", "float32",
+          "uint64", "int64", "float64")
+PARAM_TYPES = {"u8": "uint8", "s8": "int8", "u16": "uint16", "s16": "int16", "u32": "uint32",
+               "s32": "int32", "f32": "float32", "u64": "uint64", "s64": "int64",
+               "f64": "float64"}
+_TOP = {"entry", "reference", "seed", "description", "rtol", "sizes", "variants", "launch",
+        "params", "buffers"}
+_BUFFER_KEYS = {"dtype", "shape", "init", "range", "output"}
+_FUNCS = {"cdiv": lambda a, b: -(-a // b), "min": min, "max": max}
+
+
+class LaunchError(ValueError):
+    """A malformed launch description; the message starts with ``file:line:``."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A launch made concrete for one size and variant: dimensions, variables, buffers
+    (the generated inputs; outputs start as generated too) and parameter values."""
+
+    entry: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    variables: dict
+    buffers: dict[str, np.ndarray]
+    outputs: tuple[str, ...]
+    params: list[tuple[str, str, object]]
+    reference: str
+    rtol: float
+
+
+class LaunchSpec:
+    """A parsed, validated ``launch.toml``."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.text = self.path.read_text()
+        try:
+            self.data = tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as error:
+            line = getattr(error, "lineno", None) or _toml_line(str(error))
+            raise LaunchError(f"{self.path}:{line}: invalid TOML: {error}") from None
+        self._validate()
+
+    # -- errors --------------------------------------------------------------------------
+    def error(self, table: tuple, key: str | None, message: str) -> LaunchError:
+        return LaunchError(f"{self.path}:{_line_of(self.text, table, key)}: {message}")
+
+    def _need(self, mapping, table, key, kinds, what):
+        if key not in mapping:
+            raise self.error(table, None, f"missing '{key}' (expected {what})")
+        value = mapping[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise self.error(table, key, f"'{key}' must be {what}, not {value!r}")
+        return value
+
+    # -- validation ----------------------------------------------------------------------
+    def _validate(self):
+        d = self.data
+        for key in d:
+            if key not in _TOP:
+                raise self.error((), key, f"unknown key '{key}' (expected one of "
+                                          f"{', '.join(sorted(_TOP))})")
+        self.entry = self._need(d, (), "entry", (str,), "the .entry name, a string")
+        self.reference = self._need(d, (), "reference", (str,), "a function name of "
+                                    "sim.kernels.reference")
+        self.seed = self._need(d, (), "seed", (int,), "an integer seed")
+        self.rtol = float(d.get("rtol", 0.0))
+        sizes = self._need(d, (), "sizes", (dict,), "a table [sizes.test] and [sizes.paper]")
+        for size in ("test", "paper"):
+            if size not in sizes:
+                raise self.error(("sizes",), None, f"missing [sizes.{size}]")
+        variants = d.get("variants", {})
+        self.variants = tuple(variants) or ("default",)
+        launch = self._need(d, (), "launch", (dict,), "a table [launch] with grid and block")
+        for key in ("grid", "block"):
+            dims = self._need(launch, ("launch",), key, (list,), "a list of 3 dimensions")
+            if len(dims) != 3:
+                raise self.error(("launch",), key, f"'{key}' must have 3 dimensions, "
+                                                   f"not {len(dims)}")
+        self.params = self._need(d, (), "params", (list,), "[[params]] tables")
+        self.buffers = d.get("buffers", {})
+        for name, buf in self.buffers.items():
+            table = ("buffers", name)
+            for key in buf:
+                if key not in _BUFFER_KEYS:
+                    raise self.error(table, key, f"unknown buffer key '{key}' (expected one "
+                                                 f"of {', '.join(sorted(_BUFFER_KEYS))})")
+            dtype = self._need(buf, table, "dtype", (str,), f"one of {', '.join(DTYPES)}")
+            if dtype not in DTYPES:
+                raise self.error(table, "dtype", f"dtype must be one of {', '.join(DTYPES)}, "
+                                                 f"not {dtype!r}")
+            self._need(buf, table, "shape", (list,), "a list of dimensions")
+            init = buf.get("init", "zeros")
+            if init not in ("uniform", "zeros"):
+                raise self.error(table, "init", f"init must be 'uniform' or 'zeros', "
+                                                f"not {init!r}")
+            if init == "uniform":
+                bounds = self._need(buf, table, "range", (list,), "[low, high]")
+                if len(bounds) != 2:
+                    raise self.error(table, "range", "range must be [low, high]")
+        for i, param in enumerate(self.params):
+            table = ("params", i)
+            if not isinstance(param, dict) or "name" not in param:
+                raise self.error(table, None, "each [[params]] needs a 'name'")
+            if "buffer" in param:
+                if param["buffer"] not in self.buffers:
+                    raise self.error(table, "buffer", f"unknown buffer {param['buffer']!r} "
+                                     f"(expected one of {', '.join(self.buffers)})")
+            else:
+                ptype = self._need(param, table, "type", (str,),
+                                   f"one of {', '.join(PARAM_TYPES)}")
+                if ptype not in PARAM_TYPES:
+                    raise self.error(table, "type", f"type must be one of "
+                                     f"{', '.join(PARAM_TYPES)}, not {ptype!r}")
+                if "value" not in param:
+                    raise self.error(table, None, "missing 'value' (expected a number or "
+                                                  "an expression)")
+
+    # -- evaluation ----------------------------------------------------------------------
+    def variables(self, size: str, variant: str | None = None) -> dict:
+        if size not in ("test", "paper"):
+            raise LaunchError(f"{self.path}: unknown size {size!r} (expected test or paper)")
+        variant = variant or self.variants[0]
+        if variant not in self.variants:
+            raise LaunchError(f"{self.path}: unknown variant {variant!r} (expected one of "
+                              f"{', '.join(self.variants)})")
+        values = dict(self.data["sizes"][size])
+        values.update(self.data.get("variants", {}).get(variant, {}))
+        return values
+
+    def evaluate(self, value, variables, table, key):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise self.error(table, key, f"'{key}' must be a number or an expression, "
+                                         f"not {value!r}")
+        if not isinstance(value, str):
+            return value
+        try:
+            return _eval(ast.parse(value, mode="eval").body, variables)
+        except (SyntaxError, TypeError, ValueError, ZeroDivisionError) as why:
+            raise self.error(table, key, f"cannot evaluate {value!r}: {why}") from None
+
+    def make(self, size: str = "test", variant: str | None = None) -> Launch:
+        """The concrete launch for ``size`` and ``variant``, with generated buffers."""
+        var = self.variables(size, variant)
+        dims = {k: tuple(int(self.evaluate(v, var, ("launch",), k))
+                         for v in self.data["launch"][k]) for k in ("grid", "block")}
+        rng = np.random.default_rng(self.seed)
+        buffers = {}
+        for name, buf in self.buffers.items():
+            table = ("buffers", name)
+            shape = tuple(int(self.evaluate(s, var, table, "shape")) for s in buf["shape"])
+            dtype = np.dtype(buf["dtype"])
+            if buf.get("init", "zeros") == "zeros":
+                buffers[name] = np.zeros(shape, dtype)
+                continue
+            low, high = (self.evaluate(b, var, table, "range") for b in buf["range"])
+            if dtype.kind == "f":
+                buffers[name] = rng.uniform(low, high, shape).astype(dtype)
+            else:
+                buffers[name] = rng.integers(int(low), int(high), shape, endpoint=True,
+                                             dtype=dtype)
+        params = []
+        for i, param in enumerate(self.params):
+            if "buffer" in param:
+                params.append((param["name"], "ptr", param["buffer"]))
+            else:
+                value = self.evaluate(param["value"], var, ("params", i), "value")
+                params.append((param["name"], param["type"], value))
+        outputs = tuple(n for n, b in self.buffers.items() if b.get("output", False))
+        return Launch(self.entry, dims["grid"], dims["block"], var, buffers, outputs, params,
+                      self.reference, self.rtol)
+
+
+def _eval(node, variables):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in variables:
+            raise ValueError(f"unknown variable {node.id!r} (size variables: "
+                             f"{', '.join(variables)})")
+        return variables[node.id]
+    if isinstance(node, ast.BinOp):
+        ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+               ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
+               ast.Mod: lambda a, b: a % b}
+        if type(node.op) in ops:
+            return ops[type(node.op)](_eval(node.left, variables), _eval(node.right, variables))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand, variables)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS and not node.keywords):
+        return _FUNCS[node.func.id](*(_eval(a, variables) for a in node.args))
+    raise ValueError("only numbers, size variables, + - * // % and cdiv/min/max are allowed")
+
+
+def _toml_line(message: str) -> int:
+    import re
+
+    match = re.search(r"line (\d+)", message)
+    return int(match.group(1)) if match else 1
+
+
+def _line_of(text: str, table: tuple, key: str | None) -> int:
+    """The line of ``key`` in ``table`` (e.g. ``("buffers", "x")`` or ``("params", 2)``),
+    or of the table's header when ``key`` is ``None`` or absent; 1 if nothing matches."""
+    header_line, current, counts = None, (), {}
+    wanted = tuple(str(t) for t in table)
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("[[") and line.endswith("]]"):
+            name = line[2:-2].strip()
+            index = counts.get(name, -1) + 1
+            counts[name] = index
+            current = (*name.split("."), str(index))
+        elif line.startswith("[") and line.endswith("]"):
+            current = tuple(line[1:-1].strip().split("."))
+        else:
+            if current == wanted and key is not None and line.split("=")[0].strip() == key:
+                return number
+            continue
+        if current == wanted:
+            header_line = number
+    return header_line or 1
+
+
+def load_launch(path: str | Path) -> LaunchSpec:
+    """Parse and validate the launch description at ``path``."""
+    return LaunchSpec(Path(path))

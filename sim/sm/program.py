@@ -1,0 +1,54 @@
+"""A kernel prepared for execution: compiled instructions, branch targets, reconvergence.
+
+:class:`Program` is built once per kernel and shared by every warp that runs it. It fixes
+each virtual register's slot (:attr:`Program.slots`) and width, compiles every instruction
+into a numpy closure (:mod:`sim.sm.semantics`), and resolves, for every branch, its target
+and its reconvergence point: the first instruction of the immediate post-dominator of the
+branch's block (:meth:`sim.ptx.cfg.CFG.reconvergence_pc`).
+"""
+
+from functools import cached_property
+
+from sim.ptx.cfg import build_cfg
+from sim.ptx.ir import Kernel
+
+from .semantics import Context, compile_instruction
+
+__all__ = ["ALU", "BAR", "BRA", "EXIT", "Program"]
+
+ALU, BRA, EXIT, BAR = range(4)
+"""Instruction kinds: computed by a closure, branch, ``ret``/``exit``, barrier."""
+
+
+class Program:
+    """``kernel`` compiled for :class:`~sim.sm.warp.Warp` (raises
+    :class:`~sim.ptx.parser.PtxError` for instructions the model does not implement)."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.cfg = build_cfg(kernel)
+        names = sorted(kernel.regs, key=lambda n: (kernel.regs[n].width, n))
+        self.slots = {name: i for i, name in enumerate(names)}
+        self.widths = {name: kernel.regs[name].width for name in names}
+        ctx = Context(kernel.file, self.slots, self.widths,
+                      {v.name: v.offset for v in kernel.shared},
+                      {p.name: (p.offset, p.type) for p in kernel.params})
+        code = kernel.instructions
+        self.code = code
+        self.ops = [compile_instruction(ins, ctx) for ins in code]
+        self.kinds = [_kind(ins.base) for ins in code]
+        self.guards = [None if ins.guard is None else self.slots[ins.guard] for ins in code]
+        self.targets = [kernel.labels[ins.operands[0].name] if ins.is_branch else None
+                        for ins in code]
+        self.reconverge = [self.cfg.reconvergence_pc(i) if ins.is_branch else None
+                           for i, ins in enumerate(code)]
+        self.end = len(code)
+
+    @cached_property
+    def register_widths(self) -> list[int]:
+        """Width in bits of the register in each slot."""
+        return [self.widths[name] for name in self.slots]
+
+
+def _kind(base: str) -> int:
+    return {"bra": BRA, "ret": EXIT, "exit": EXIT, "bar": BAR}.get(base, ALU)

@@ -1,0 +1,171 @@
+"""Run a workload functionally and check it against its numpy reference.
+
+:func:`run_kernel` loads ``sim/kernels/<name>/`` (committed PTX + launch description),
+generates the inputs, runs every thread block on the functional model (blocks one after
+another: they share nothing but global memory, and the kernels do not communicate through
+it), reads the output buffers back and computes the reference outputs.
+"""
+
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from sim.kernels import kernel_dir, kernel_names, reference
+from sim.ptx.ir import Kernel, type_width
+from sim.ptx.parser import load_ptx
+
+from .launch import PARAM_TYPES, Launch, LaunchError, LaunchSpec, load_launch
+from .memory import GlobalMemory
+from .batch import run_block
+from .program import Program
+from .warp import ThreadBlock
+
+__all__ = ["KernelRun", "LaunchError", "UnknownKernelError", "check_params", "load_workload",
+           "pack_params", "run_kernel"]
+
+
+class UnknownKernelError(LookupError):
+    """A workload name that is not in ``sim/kernels``."""
+
+
+@dataclass
+class KernelRun:
+    """The result of :func:`run_kernel`.
+
+    Attributes
+    ----------
+    name, size : str
+    outputs, expected, inputs : dict of numpy.ndarray
+        Output buffers after the run, the reference's outputs, the generated inputs.
+    stats : dict
+        ``warp_instructions``, ``thread_instructions``, ``simd_efficiency`` (thread
+        instructions / (32 x warp instructions)), ``blocks``, ``warps``, ``barriers``,
+        ``seconds`` (wall time of the run).
+    rtol : float
+        Relative tolerance of the comparison (0: bit-exact).
+    """
+
+    name: str
+    size: str
+    outputs: dict
+    expected: dict
+    inputs: dict
+    stats: dict = field(default_factory=dict)
+    rtol: float = 0.0
+
+    def mismatches(self) -> dict[str, int]:
+        """Elements of each output that differ from the reference."""
+        result = {}
+        for name, want in self.expected.items():
+            got = self.outputs[name]
+            if self.rtol:
+                same = np.isclose(got, want, rtol=self.rtol, atol=0, equal_nan=True)
+            else:
+                same = (got.view(np.uint8).reshape((*got.shape, -1))
+                        == want.astype(got.dtype).view(np.uint8).reshape((*got.shape, -1))
+                        ).all(axis=-1)
+            result[name] = int(np.count_nonzero(~same))
+        return result
+
+    @property
+    def passed(self) -> bool:
+        return not any(self.mismatches().values())
+
+
+@cache
+def _program(ptx_path: str, entry: str, mtime: float) -> Program:
+    module = load_ptx(ptx_path)
+    if entry not in module.kernels:
+        raise LookupError(entry)
+    return Program(module.kernels[entry])
+
+
+def load_workload(name: str) -> tuple[LaunchSpec, Program, str | None]:
+    """The launch description, compiled program and variant of workload ``name``."""
+    folder, _, variant = name.partition("/")
+    if folder not in kernel_names():
+        raise UnknownKernelError(f"unknown kernel {name!r}; known: {', '.join(kernel_names())}")
+    spec = load_launch(kernel_dir(folder) / "launch.toml")
+    if variant and variant not in spec.variants:
+        raise UnknownKernelError(f"unknown variant {variant!r} of {folder}; known: "
+                            f"{', '.join(spec.variants)}")
+    ptx = Path(kernel_dir(folder) / "kernel.ptx")
+    try:
+        program = _program(str(ptx), spec.entry, ptx.stat().st_mtime)
+    except LookupError:
+        raise spec.error((), "entry", f"entry {spec.entry!r} is not in {ptx}") from None
+    check_params(spec, program.kernel)
+    return spec, program, variant or None
+
+
+def check_params(spec: LaunchSpec, kernel: Kernel) -> None:
+    """The launch's ``[[params]]`` match the kernel's ``.param`` list in count and width."""
+    if len(spec.params) != len(kernel.params):
+        raise spec.error(("params", 0), None, f"{len(spec.params)} [[params]] given, the "
+                         f"kernel {kernel.name} takes {len(kernel.params)}")
+    for i, (param, ptx) in enumerate(zip(spec.params, kernel.params, strict=True)):
+        width = 64 if "buffer" in param else type_width(param["type"])
+        if width != type_width(ptx.type):
+            raise spec.error(("params", i), "type" if "type" in param else "buffer",
+                             f"parameter {param['name']!r} has {width} bits, the kernel's "
+                             f".param {ptx.name} is .{ptx.type}")
+
+
+def pack_params(launch: Launch, kernel: Kernel, memory: GlobalMemory) -> bytes:
+    """The kernel's parameter buffer: values at the ``.param`` offsets."""
+    raw = bytearray(kernel.param_bytes)
+    for (_, ptype, value), ptx in zip(launch.params, kernel.params, strict=True):
+        if ptype == "ptr":
+            data = np.uint64(memory.addresses[value]).tobytes()
+        else:
+            data = np.array(value).astype(PARAM_TYPES[ptype]).tobytes()
+        raw[ptx.offset:ptx.offset + len(data)] = data
+    return bytes(raw)
+
+
+def _blocks(grid):
+    gx, gy, gz = grid
+    return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+
+
+def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None) -> KernelRun:
+    """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
+
+    ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step)`` is
+    called after every warp instruction (warp by warp; without it, warps at the same
+    instruction run together, :func:`sim.sm.batch.run_block`).
+    """
+    spec, program, variant = load_workload(name)
+    launch = spec.make(size, variant)
+    inputs = {k: v.copy() for k, v in launch.buffers.items()}
+    memory = GlobalMemory(launch.buffers)
+    params = pack_params(launch, program.kernel, memory)
+    blocks = _blocks(launch.grid)
+    stats = {"warp_instructions": 0, "thread_instructions": 0, "blocks": len(blocks),
+             "warps": 0, "barriers": 0}
+    start = time.perf_counter()
+    for block_id in (progress(blocks) if progress else blocks):
+        block = ThreadBlock(program, block_id, launch.block, launch.grid, memory, params)
+        if on_step is None:
+            run_block(block)
+        else:
+            block.run(on_step)
+        stats["warps"] += len(block.warps)
+        stats["barriers"] += block.barriers
+        stats["warp_instructions"] += sum(w.instructions for w in block.warps)
+        stats["thread_instructions"] += sum(w.thread_instructions for w in block.warps)
+    stats["seconds"] = time.perf_counter() - start
+    stats["simd_efficiency"] = (stats["thread_instructions"]
+                                / max(1, 32 * stats["warp_instructions"]))
+    outputs = {k: memory.read(k) for k in launch.outputs}
+    func = getattr(reference, launch.reference, None)
+    if func is None:
+        raise spec.error((), "reference", f"no function {launch.reference!r} in "
+                         "sim.kernels.reference")
+    scalars = {**launch.variables, **{n: v for n, t, v in launch.params if t != "ptr"}}
+    expected = func({k: v.copy() for k, v in inputs.items()}, scalars)
+    return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
+
