@@ -6,8 +6,9 @@ Icarus and Verilator figures come from cocotb's ``results.xml`` (simulated time 
 10 ns clock period, divided by the test's wall time, build excluded); the Amaranth figure
 times :func:`tb.harness.simulate_amaranth` on the same stimulus.
 
-:func:`measure_kernel` times the functional SM model instead: warp instructions per second
-of a workload of ``sim/kernels`` (build of the program and reference check excluded).
+:func:`measure_kernel` times the SM model instead: warp instructions per second of a workload
+of ``sim/kernels``, functional only and on the timing model (build of the program and
+reference check excluded).
 """
 
 import importlib
@@ -71,16 +72,27 @@ class KernelThroughput:
     warp_instructions: int
     seconds: float
     passed: bool
+    timing_seconds: float = 0.0
+    timing_cpu_seconds: float = 0.0
+    cycles: int = 0
 
     @property
     def warp_instructions_per_second(self) -> float:
         return self.warp_instructions / self.seconds
 
+    @property
+    def timing_warp_instructions_per_second(self) -> float:
+        return self.warp_instructions / self.timing_seconds if self.timing_seconds else 0.0
+
 
 def measure_kernel(name: str, *, size: str = "test") -> KernelThroughput:
-    """Functional-model throughput of workload ``name`` at ``size``."""
+    """Throughput of workload ``name`` at ``size``: functional only, then on the timing
+    model with the default configuration (wall and process CPU seconds)."""
     from sim.sm import run_kernel
+    from sim.sm.config import SMConfig
 
     run = run_kernel(name, size)
+    timed = run_kernel(name, size, timing=SMConfig())
     return KernelThroughput(name, size, run.stats["warp_instructions"], run.stats["seconds"],
-                            run.passed)
+                            run.passed and timed.passed, timed.stats["seconds"],
+                            timed.stats["cpu_seconds"], timed.stats["timing"].cycles)

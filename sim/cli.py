@@ -140,7 +140,18 @@ def test(name, pairs, sim, cycles, seed, waves):
 @click.option("--size", type=click.Choice(["test", "paper"]), default=None,
               help="KERNEL only: launch size (default: test).")
 @click.option("--json", "as_json", is_flag=True, help="KERNEL only: print JSON.")
-def run(mechanism, cycles, seed, size, as_json):
+@click.option("--timing/--no-timing", default=None,
+              help="KERNEL only: run on the timing model (default) or functionally only.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="KERNEL only: a TOML file of timing parameters (see docs/sm.md).")
+@click.option("--param", "-p", "pairs", multiple=True, metavar="KEY=VALUE",
+              help="KERNEL only: set a timing parameter (repeatable).")
+@click.option("--assign", type=click.Choice(["rr", "srr", "shuffle"]), default=None,
+              help="KERNEL only: sub-core assignment policy.")
+@click.option("--scheduler", type=click.Choice(["gto", "lrr", "two_level", "rba"]),
+              default=None, help="KERNEL only: warp scheduler.")
+def run(mechanism, cycles, seed, size, as_json, timing, config_file, pairs, assign,
+        scheduler):
     """The main job: generate, cosimulate and synthesize every block (of MECHANISM), then
     print the report and the papers' hardware-cost comparisons.
 
@@ -148,11 +159,20 @@ def run(mechanism, cycles, seed, size, as_json):
     on the functional SM model and check its outputs against its numpy reference."""
     from sim.kernels import workload_names
 
+    timing_options = (timing, config_file, pairs or None, assign, scheduler)
     if mechanism in workload_names():
-        _run_kernel(mechanism, size or "test", as_json)
+        config = None
+        if timing is not False:
+            config = _timing_config(config_file, pairs, assign=assign, scheduler=scheduler)
+        elif any(o is not None for o in timing_options[1:]):
+            raise BadInput("--config, --param, --assign and --scheduler need --timing")
+        _run_kernel(mechanism, size or "test", as_json, config)
         return
     if size is not None or as_json:
         raise BadInput("--size and --json apply to a KERNEL, not to the main job")
+    if any(o is not None for o in timing_options):
+        raise BadInput("--timing, --config, --param, --assign and --scheduler apply to a "
+                       "KERNEL, not to the main job")
     from sim.flow import run_all
 
     blocks = [b for b in all_blocks() if mechanism in (None, b.mechanism)]
@@ -164,20 +184,33 @@ def run(mechanism, cycles, seed, size, as_json):
     sys.exit(0 if ok else 1)
 
 
-def _run_kernel(name, size, as_json):
-    """``gpurf run KERNEL``: functional run, reference check, table or JSON; exit 1 on a
-    mismatch."""
+def _timing_config(config_file, pairs, **overrides):
+    from sim.sm.config import ConfigError, load_config
+
+    try:
+        return load_config(config_file, pairs, **overrides)
+    except ConfigError as error:
+        raise BadInput(str(error)) from None
+
+
+def _run_kernel(name, size, as_json, config=None):
+    """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
+    table or JSON; exit 1 on a mismatch."""
     from sim.ptx import PtxError
     from sim.sm import run_kernel
     from sim.sm.launch import LaunchError
 
     try:
-        result = run_kernel(name, size, progress=lambda blocks: _progress(blocks, name, "block"))
+        result = run_kernel(name, size, progress=lambda blocks: _progress(blocks, name, "block"),
+                            timing=config)
     except (LaunchError, PtxError) as error:
         raise BadInput(str(error)) from None
     mismatches = result.mismatches()
     stats = {**result.stats, "warp_instructions_per_second":
              result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}
+    timing = stats.pop("timing", None)
+    if timing is not None:
+        stats["timing"] = timing.as_dict()
     if as_json:
         click.echo(json.dumps({"kernel": name, "size": size, "passed": result.passed,
                                "outputs": {k: {"elements": int(v.size),
@@ -194,6 +227,8 @@ def _run_kernel(name, size, as_json):
                    f"{stats['warps']} warps, {stats['barriers']} barriers; "
                    f"{stats['seconds']:.2f} s, "
                    f"{stats['warp_instructions_per_second']:,.0f} warp-instructions/s")
+        if timing is not None:
+            click.echo(f"\n{timing.table()}\n")
         verdict = "PASS" if result.passed else "FAIL"
         click.echo(f"{verdict} {name} ({size}): outputs "
                    f"{'equal' if result.passed else 'differ from'} the numpy reference")
@@ -238,14 +273,14 @@ def energy(kernel, size, warps, threshold, as_json):
               help="Cycles of the measured random stimulus.")
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
 @click.option("--kernel", "kernels", multiple=True, metavar="KERNEL",
-              help="Measure the functional SM model on KERNEL (repeatable; `all` for every "
-                   "workload) instead of the blocks.")
+              help="Measure the SM model (functional, then timing) on KERNEL (repeatable; "
+                   "`all` for every workload) instead of the blocks.")
 @click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True,
               help="Launch size of --kernel runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def bench(names, cycles, seed, kernels, size, as_json):
     """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator,
-    or with --kernel the functional SM model's warp-instructions/s."""
+    or with --kernel the SM model's warp-instructions/s, functional only and with timing."""
     from sim.bench import measure
 
     if kernels:
@@ -278,13 +313,19 @@ def _bench_kernels(names, kernels, size, as_json):
     runs = [measure_kernel(k, size=size) for k in _progress(kernels, "bench", "kernel")]
     if as_json:
         click.echo(json.dumps([{**vars(r), "warp_instructions_per_second":
-                                r.warp_instructions_per_second} for r in runs], indent=1))
+                                r.warp_instructions_per_second,
+                                "timing_warp_instructions_per_second":
+                                r.timing_warp_instructions_per_second} for r in runs], indent=1))
         return
     click.echo("| kernel | size | warp instructions | seconds | warp-instructions/s | "
-               "reference |\n|---|---|---|---|---|---|")
+               "timing seconds (CPU) | timing warp-instructions/s (per CPU s) | cycles | "
+               "reference |\n|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         click.echo(f"| {r.kernel} | {r.size} | {r.warp_instructions:,} | {r.seconds:.2f} | "
-                   f"{r.warp_instructions_per_second:,.0f} | {'PASS' if r.passed else 'FAIL'} |")
+                   f"{r.warp_instructions_per_second:,.0f} | {r.timing_seconds:.2f} "
+                   f"({r.timing_cpu_seconds:.2f}) | {r.timing_warp_instructions_per_second:,.0f} "
+                   f"({r.warp_instructions / r.timing_cpu_seconds:,.0f}) | {r.cycles:,} | "
+                   f"{'PASS' if r.passed else 'FAIL'} |")
 
 
 def _progress(items, label, unit="block"):

@@ -106,8 +106,8 @@ def test_run_kernel_json_has_outputs_and_statistics(capsys):
 def test_bench_kernel_reports_warp_instructions_per_second(capsys):
     code, out, _ = run_cli(capsys, "bench", "--kernel", "vecadd")
     assert code == 0
-    assert re.search(r"^\| vecadd \| test \| 2,090 \| [\d.]+ \| [\d,]+ \| PASS \|$", out,
-                     re.MULTILINE)
+    assert re.search(r"^\| vecadd \| test \| 2,090 \| [\d.]+ \| [\d,]+ \| [\d.]+ \([\d.]+\) \| "
+                     r"[\d,]+ \([\d,]+\) \| [\d,]+ \| PASS \|$", out, re.MULTILINE)
 
 
 @pytest.mark.parametrize("command", ["list", "generate", "synth", "test", "run"])

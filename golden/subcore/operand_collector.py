@@ -74,7 +74,28 @@ class OperandCollector:
         return view.warp, {i: view.operand[i].reg for i in range(self.config.operands)
                            if view.operand[i].valid}
 
-    def _offer(self) -> int | None:
+    def free_unit(self) -> int | None:
+        """The CU an issue this cycle would take: the lowest-numbered one free at the start
+        of the cycle (``issue__ready`` is ``free_unit() is not None``)."""
+        return next((cu for cu, unit in enumerate(self.units) if unit is None), None)
+
+    def grants(self) -> dict[int, tuple[int, int]]:
+        """This cycle's grants: per bank with requests, its queue head ``(cu, operand)``."""
+        return {bank: queue[0] for bank, queue in enumerate(self.queues) if queue}
+
+    def queue_lengths(self) -> list[int]:
+        """Per bank, the requests not yet granted at the start of the cycle."""
+        return [len(queue) for queue in self.queues]
+
+    @property
+    def idle(self) -> bool:
+        """No CU is busy (so no request is queued or in flight): a cycle changes nothing but
+        the cycle counter, which only timestamps reads in flight."""
+        return not self.order
+
+    def offer(self) -> int | None:
+        """The CU offered on ``dispatch`` this cycle: the one held from the previous cycle,
+        else the earliest allocated CU whose operands are all ready."""
         if self.held is not None:
             return self.held
         return next((c for c in self.order if self.units[c].complete), None)
@@ -108,32 +129,49 @@ class OperandCollector:
         }).as_value().value
 
     def step(self, inputs: dict) -> dict:
-        free = next((cu for cu, unit in enumerate(self.units) if unit is None), None)
-        grants = {bank: queue[0] for bank, queue in enumerate(self.queues) if queue}
-        offer = self._offer()
+        grants, offer = self.grants(), self.offer()
         outputs = self._outputs(grants, offer)
         self._trace = self._describe(grants, offer)
-        self._capture(inputs)
+        issue = self.unpack_issue(inputs["issue__payload"]) if inputs["issue__valid"] else None
+        self.advance(grants, offer, bool(inputs["dispatch__ready"]), issue,
+                     [inputs[f"read__{bank}__data"] for bank in range(self.config.banks)])
+        return outputs
+
+    def advance(self, grants, offer, dispatch_ready: bool, issue, read_data=None) -> int | None:
+        """Take the clock edge of a cycle whose decisions were ``grants()`` and ``offer()``.
+
+        ``issue`` is ``(warp, {operand index: reg})`` or ``None``; ``read_data[bank]`` the
+        bank's data port this cycle (``None``: zeros, for models that do not carry data).
+        Returns the CU the issue was allocated to (``None`` if none was free or no issue).
+        This is the whole state update of :meth:`step`, callable without packed ports.
+        """
+        free = self.free_unit()
+        self._capture(read_data)
         for bank, (cu, index) in grants.items():
             self.queues[bank].popleft()
             self.in_flight.append((self.cycle + self.config.read_latency, bank, cu, index))
-        if offer is not None and inputs["dispatch__ready"]:
+        if offer is not None and dispatch_ready:
             self.units[offer] = None
             self.order.remove(offer)
             self.held = None
         else:
             self.held = offer
-        if inputs["issue__valid"] and free is not None:
-            self._allocate(free, *self.unpack_issue(inputs["issue__payload"]))
+        allocated = None
+        if issue is not None and free is not None:
+            self._allocate(free, *issue)
+            allocated = free
         self.cycle += 1
-        return outputs
+        return allocated
 
-    def _capture(self, inputs: dict) -> None:
+    def _capture(self, read_data) -> None:
+        if not self.in_flight:
+            return
         due = [entry for entry in self.in_flight if entry[0] == self.cycle]
         for entry in due:
             _, bank, cu, index = entry
             operand = self.units[cu].operands[index]
-            operand.data, operand.ready = inputs[f"read__{bank}__data"], True
+            operand.data = 0 if read_data is None else read_data[bank]
+            operand.ready = True
             self.in_flight.remove(entry)
 
     def _allocate(self, cu: int, warp: int, regs: dict[int, int]) -> None:

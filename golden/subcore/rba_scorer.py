@@ -61,8 +61,14 @@ class RbaScorer:
         return [rba_score(ops, queue_len, score_max=self.config.score_max) for ops in slots]
 
     def step(self, inputs):
-        slots = self.unpack_slots(inputs["slot"])
-        queue_len = self.unpack_queues(inputs["queue_len"])
+        scores = self.advance(self.unpack_slots(inputs["slot"]),
+                              self.unpack_queues(inputs["queue_len"]))
+        return {"score": self.pack_scores(scores)}
+
+    def advance(self, slots, queue_len):
+        """This cycle's scores for per-slot ``(valid, bank)`` operand lists ``slots`` and
+        bank queue lengths ``queue_len`` (plain lists), then the clock edge: the whole
+        behaviour of :meth:`step` without packed ports."""
         if self.config.score_latency == 0:
             scores = self._scores(slots, queue_len)
         else:
@@ -70,7 +76,7 @@ class RbaScorer:
             self._queues.append(queue_len)
             self._previous = slots
         self._last = scores
-        return {"score": self.pack_scores(scores)}
+        return scores
 
     def line_trace(self):
         if self._last is None:

@@ -3,11 +3,14 @@
 ``run_kernel(name, size="test")`` runs a workload of ``sim/kernels`` and returns a
 :class:`KernelRun` (outputs, reference outputs, statistics). For step-by-step driving
 (a timing model), build :class:`ThreadBlock` objects and call :meth:`Warp.step`.
+``run_kernel(name, size, timing=SMConfig())`` runs it on the timing model
+(:mod:`sim.sm.timing`, configured by :mod:`sim.sm.config`).
 """
 
+from .config import SMConfig, load_config
 from .program import Program
 from .run import KernelRun, UnknownKernelError, run_kernel
 from .warp import ExecutionError, Step, ThreadBlock, Warp
 
-__all__ = ["ExecutionError", "KernelRun", "Program", "Step", "ThreadBlock", "UnknownKernelError",
-           "Warp", "run_kernel"]
+__all__ = ["ExecutionError", "KernelRun", "Program", "SMConfig", "Step", "ThreadBlock",
+           "UnknownKernelError", "Warp", "load_config", "run_kernel"]

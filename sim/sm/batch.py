@@ -15,6 +15,7 @@ needs to replay each warp: its dynamic instruction sequence and, per global or s
 access, the L1 requests it makes (:mod:`sim.sm.timing` replays them cycle by cycle).
 """
 
+import itertools
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -98,7 +99,7 @@ def _selector(indices):
     if len(indices) == 1:
         return slice(indices[0], indices[0] + 1)
     step = indices[1] - indices[0]
-    if all(b - a == step for a, b in zip(indices, indices[1:])):
+    if all(b - a == step for a, b in itertools.pairwise(indices)):
         return slice(indices[0], indices[-1] + 1, step)
     return np.array(indices)
 

@@ -17,9 +17,9 @@ from sim.kernels import kernel_dir, kernel_names, reference
 from sim.ptx.ir import Kernel, type_width
 from sim.ptx.parser import load_ptx
 
+from .batch import run_block
 from .launch import PARAM_TYPES, Launch, LaunchError, LaunchSpec, load_launch
 from .memory import GlobalMemory
-from .batch import run_block
 from .program import Program
 from .warp import ThreadBlock
 
@@ -43,7 +43,8 @@ class KernelRun:
     stats : dict
         ``warp_instructions``, ``thread_instructions``, ``simd_efficiency`` (thread
         instructions / (32 x warp instructions)), ``blocks``, ``warps``, ``barriers``,
-        ``seconds`` (wall time of the run).
+        ``seconds`` (wall time of the run), ``cpu_seconds`` (its process CPU time), and
+        with timing ``timing`` (:class:`~sim.sm.stats.TimingStats`).
     rtol : float
         Relative tolerance of the comparison (0: bit-exact).
     """
@@ -131,12 +132,16 @@ def _blocks(grid):
     return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
 
 
-def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None) -> KernelRun:
+def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
+               timing=None) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step)`` is
     called after every warp instruction (warp by warp; without it, warps at the same
-    instruction run together, :func:`sim.sm.batch.run_block`).
+    instruction run together, :func:`sim.sm.batch.run_block`). With ``timing`` (an
+    :class:`~sim.sm.config.SMConfig`) the blocks run on the timing model
+    (:class:`~sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
+    :class:`~sim.sm.stats.TimingStats`; the outputs are the same either way.
     """
     spec, program, variant = load_workload(name)
     launch = spec.make(size, variant)
@@ -146,18 +151,33 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None) ->
     blocks = _blocks(launch.grid)
     stats = {"warp_instructions": 0, "thread_instructions": 0, "blocks": len(blocks),
              "warps": 0, "barriers": 0}
-    start = time.perf_counter()
-    for block_id in (progress(blocks) if progress else blocks):
-        block = ThreadBlock(program, block_id, launch.block, launch.grid, memory, params)
-        if on_step is None:
-            run_block(block)
-        else:
-            block.run(on_step)
+
+    def make_block(block_id):
+        return ThreadBlock(program, block_id, launch.block, launch.grid, memory, params)
+
+    def count(block):
         stats["warps"] += len(block.warps)
         stats["barriers"] += block.barriers
         stats["warp_instructions"] += sum(w.instructions for w in block.warps)
         stats["thread_instructions"] += sum(w.thread_instructions for w in block.warps)
+
+    start, cpu = time.perf_counter(), time.process_time()
+    ordered = progress(blocks) if progress else blocks
+    if timing is not None:
+        from .timing import TimingSM
+
+        sm = TimingSM(program, timing, make_block)
+        stats["timing"] = sm.run_blocks(ordered, len(blocks), on_block=count)
+    else:
+        for block_id in ordered:
+            block = make_block(block_id)
+            if on_step is None:
+                run_block(block)
+            else:
+                block.run(on_step)
+            count(block)
     stats["seconds"] = time.perf_counter() - start
+    stats["cpu_seconds"] = time.process_time() - cpu
     stats["simd_efficiency"] = (stats["thread_instructions"]
                                 / max(1, 32 * stats["warp_instructions"]))
     outputs = {k: memory.read(k) for k in launch.outputs}
@@ -168,4 +188,3 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None) ->
     scalars = {**launch.variables, **{n: v for n, t, v in launch.params if t != "ptr"}}
     expected = func({k: v.copy() for k, v in inputs.items()}, scalars)
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
-

@@ -2,8 +2,9 @@
 
 :func:`compile_instruction` turns an :class:`~sim.ptx.ir.Instruction` into
 ``fn(warp, mask)`` that reads its source registers as 32-lane arrays, computes all lanes at
-once (a group of k warps, :class:`sim.sm.batch.WarpGroup`, passes ``(k, 32)`` arrays), and writes the destination only in lanes where ``mask`` is set. Memory instructions
-return ``(space, addresses)`` of the active lanes, others ``None``. Control instructions
+once (a group of k warps, :class:`sim.sm.batch.WarpGroup`, passes ``(k, 32)`` arrays), and
+writes the destination only in lanes where ``mask`` is set. Memory instructions return
+``(space, addresses)`` of the active lanes, others ``None``. Control instructions
 (``bra``, ``ret``, ``exit``, ``bar``) are handled by the warp itself.
 
 Registers hold raw bits (``uint16``/``uint32``/``uint64``, ``bool`` for predicates); an

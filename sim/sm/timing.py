@@ -1,0 +1,664 @@
+"""Timing model of an SM partitioned into sub-cores, built from the golden sub-core blocks.
+
+The SM (:class:`TimingSM`) admits thread blocks in order while warp slots, registers and
+shared memory allow; each admitted block runs functionally at once
+(:func:`sim.sm.batch.run_block`, recording every warp's instruction stream and L1
+requests) and its warps are then replayed cycle by cycle. Functional results therefore
+never depend on timing, as in the trace-driven simulator the sub-core paper used
+(Accel-Sim); the kernels do not communicate through memory between barriers.
+
+Per cycle, per sub-core:
+
+1. The golden :class:`~golden.subcore.operand_collector.OperandCollector` decides this
+   cycle's bank grants and the collector unit (CU) it offers for dispatch; the offer is
+   taken when the instruction's functional unit is free.
+2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
+   pending in the scoreboard, no branch in flight), if a CU is free: GTO and RBA through
+   the golden :func:`~golden.subcore.warp_selector.select_warp` (RBA with scores from the
+   golden :class:`~golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
+   LRR and two-level (Narasiman et al., MICRO 2011: an active set of
+   ``two_level_active`` warps, a warp leaving it on a global load or a barrier) here.
+3. The collector takes the clock edge with the issue (:meth:`OperandCollector.advance`,
+   the same state update its port model's ``step`` performs).
+
+Warps go to sub-cores through the golden
+:class:`~golden.subcore.subcore_assigner.SubcoreAssigner` (its table written with the
+``rr``, ``srr`` or ``shuffle`` policy bytes of :mod:`golden.subcore.assignment`), counting
+warps since the kernel's launch. Registers map to banks through the register allocator
+(:mod:`sim.ptx.regalloc`): a 64-bit value is read as its first 32-bit register; predicates
+are not register-file reads.
+
+At dispatch an instruction's completion is known: ALU results after the unit's latency,
+memory requests queue for the L1, which serves one request per cycle in order (so their
+service times and hits are computed at dispatch), a branch releases its warp, a barrier
+arrival is counted, an exit retires the warp. A block's warp slots are freed when its last
+warp has retired. Cycles in which no sub-core can act are skipped to the next event.
+"""
+
+import copy
+import heapq
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from golden.subcore.assignment import shuffle_table, srr_table
+from golden.subcore.operand_collector import OperandCollector, bank_of
+from golden.subcore.rba_scorer import RbaScorer
+from golden.subcore.subcore_assigner import SubcoreAssigner
+from golden.subcore.warp_selector import select_warp
+from hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
+from sim.ptx.regalloc import allocate_registers
+
+from .batch import new_traces, run_block
+from .config import SMConfig
+from .program import ALU, BAR, BRA, EXIT, Program
+from .stats import STALLS, TimingStats
+from .warp import ExecutionError, ThreadBlock
+
+__all__ = ["UNITS", "TimingSM"]
+
+INF = float("inf")
+UNITS = ("int", "fp32", "sfu", "mem", "branch")
+INT, FP32, SFU, MEM, BRANCH = range(len(UNITS))
+_NOT_READY = {"valid": 0, "ready": 0, "age": 0, "score": 0}
+
+
+def unit_of(ins) -> int:
+    """The functional unit class of an instruction."""
+    if ins.base in ("ld", "st"):
+        return MEM
+    if ins.base in ("bra", "ret", "exit", "bar"):
+        return BRANCH
+    types = [m for m in ins.mods if m[:1] in "fubs" and m[1:].isdigit()]
+    if ins.base in ("div", "rem") or "f64" in types:
+        return SFU
+    return FP32 if any(t in ("f32", "f16") for t in types) else INT
+
+
+@dataclass(frozen=True)
+class StaticInfo:
+    """Per instruction of a program: what the timing model needs, computed once."""
+
+    unit: tuple
+    kind: tuple
+    space: tuple
+    needs: tuple
+    """Register slots that must not be pending to issue (sources, guard, destinations)."""
+    dests: tuple
+    reads: tuple
+    """Physical registers read from the register file (32-bit view, predicates excluded)."""
+    long_latency: tuple
+    registers: int
+    issue: tuple = ()
+    """Per instruction: ``{operand index: register}`` of its reads as the collector takes
+    them (capped at the configured operands by :meth:`TimingSM.__init__`)."""
+
+
+@cache
+def static_info(program: Program) -> StaticInfo:
+    kernel, slots = program.kernel, program.slots
+    alloc = allocate_registers(kernel)
+    unit, needs, dests, reads, space, long = [], [], [], [], [], []
+    for ins in program.code:
+        unit.append(unit_of(ins))
+        needs.append(tuple(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))))
+        dests.append(tuple(slots[n] for n in ins.dests))
+        phys = [alloc.physical.get(n, 0) for n in ins.sources if kernel.regs[n].width > 1]
+        reads.append(tuple(dict.fromkeys(phys)))
+        space.append(ins.space)
+        long.append(ins.base == "ld" and ins.space == "global")
+    return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
+                      tuple(dests), tuple(reads), tuple(long), alloc.registers)
+
+
+class _Warp:
+    """A warp being replayed: its trace, position, scoreboard and state."""
+
+    __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
+                 "requests", "rpos", "slot", "sub", "wake")
+
+    def __init__(self, block, index, trace):
+        self.block = block
+        self.index = index
+        self.pcs = trace.pcs
+        self.requests = trace.requests
+        self.pos = 0
+        self.rpos = 0
+        self.pending = {}
+        """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        self.hold = 0
+        """Cycle a branch or barrier in flight releases the warp (INF: not yet known)."""
+        self.wake = 0
+        """Earliest cycle the next instruction may issue (INF: finished or blocked)."""
+        self.done_at = None
+        self.at_bar = False
+        self.slot = self.sub = None
+
+    def update_wake(self, needs):
+        if self.pos >= len(self.pcs):
+            self.wake = INF
+            return
+        t = self.hold
+        pending = self.pending
+        for s in needs[self.pcs[self.pos]]:
+            r = pending.get(s, 0)
+            if r > t:
+                t = r
+        self.wake = t
+
+
+class _Block:
+    __slots__ = ("arrived", "exited", "id", "last", "live", "warps")
+
+    def __init__(self, block_id, warps):
+        self.id = block_id
+        self.warps = warps
+        self.live = len(warps)
+        """Warps that have not dispatched their exit."""
+        self.arrived = []
+        self.exited = 0
+        self.last = 0
+
+
+class _L1:
+    """The SM's L1: LRU sets of 128-byte lines, one request per cycle in FIFO order."""
+
+    def __init__(self, config: SMConfig):
+        lines = config.l1_bytes // 128
+        self.ways = config.l1_ways
+        self.sets = [OrderedDict() for _ in range(max(1, lines // config.l1_ways))]
+        self.enabled = lines > 0
+        self.free = 0
+        self.hits = self.misses = self.requests = self.wait = 0
+
+    def serve(self, now: int) -> int:
+        """The cycle the next request is served (one per cycle, after ``now``)."""
+        t = max(now + 1, self.free)
+        self.wait += t - now - 1
+        self.free = t + 1
+        self.requests += 1
+        return t
+
+    def lookup(self, line: int, allocate: bool) -> bool:
+        if not self.enabled:
+            self.misses += 1
+            return False
+        entries = self.sets[line % len(self.sets)]
+        if line in entries:
+            entries.move_to_end(line)
+            self.hits += 1
+            return True
+        self.misses += 1
+        if allocate:
+            entries[line] = True
+            if len(entries) > self.ways:
+                entries.popitem(last=False)
+        return False
+
+
+class _SubCore:
+    """One sub-core: warp slots, scheduler state, the golden collector (and scorer)."""
+
+    def __init__(self, sm: "TimingSM", index: int):
+        config = sm.config
+        self.sm = sm
+        self.index = index
+        self.slots: list[_Warp | None] = [None] * config.slots
+        self.order: list[int] = []
+        self.age: dict[int, int] = {}
+        self.table = [_NOT_READY] * config.slots
+        self.live: list[_Warp] = []
+        """Warps in slots that have instructions left to issue."""
+        self.oc = OperandCollector(cus=config.cus, banks=config.banks,
+                                   operands=config.operands, lanes=32, data_width=32,
+                                   slots=config.slots, reg_bits=8,
+                                   read_latency=config.read_latency,
+                                   bank_map=config.bank_map)
+        self.scorer = None
+        if config.scheduler == "rba":
+            self.scorer = RbaScorer(slots=config.slots, operands=config.operands,
+                                    banks=config.banks, cus=config.cus,
+                                    score_width=config.score_width,
+                                    score_latency=config.score_latency)
+        self.lag = 0
+        """Cycles the scorer has not seen (idle collector, constant inputs)."""
+        self.cu_warp: list = [None] * config.cus
+        self.unit_free = [0] * len(UNITS)
+        self.interval = [-(-32 // w) for w in (config.int_width, config.fp32_width,
+                                              config.sfu_width, config.lsu_width, 32)]
+        self.greedy = None
+        self.last = -1
+        self.active: list[int] = []
+        self.issued = 0
+        self.stalls = dict.fromkeys(STALLS, 0)
+        self.reason = "no_warp"
+        self.conflicts = 0
+        self.reads = 0
+        self.dispatch_stalls = 0
+
+    # -- slots -------------------------------------------------------------------------
+    def place(self, warp: _Warp, slot: int) -> None:
+        self.catch_up()
+        warp.slot, warp.sub = slot, self
+        self.slots[slot] = warp
+        self.order.append(slot)
+        self.live.append(warp)
+        self._ages()
+
+    def free(self, warp: _Warp) -> None:
+        self.catch_up()
+        self.slots[warp.slot] = None
+        self.order.remove(warp.slot)
+        if warp.slot in self.active:
+            self.active.remove(warp.slot)
+        self._ages()
+
+    def _ages(self):
+        """Ages (rank in assignment order, larger = older) and the selector's slot table:
+        valid slots with ``ready`` cleared (set per cycle for the ready warps)."""
+        n = len(self.order)
+        self.age = {slot: n - 1 - k for k, slot in enumerate(self.order)}
+        self.table = [_NOT_READY if w is None else
+                      {"valid": 1, "ready": 0, "age": self.age[s], "score": 0}
+                      for s, w in enumerate(self.slots)]
+
+    # -- RBA scores --------------------------------------------------------------------
+    def _operands(self, warp: _Warp | None):
+        """``(valid, bank)`` of the next instruction's register operands, as the scorer
+        sees a slot."""
+        config = self.sm.config
+        ops = [(0, 0)] * config.operands
+        if warp is None or warp.pos >= len(warp.pcs):
+            return ops
+        for k, reg in enumerate(self.sm.info.reads[warp.pcs[warp.pos]][:config.operands]):
+            ops[k] = (1, bank_of(reg, warp.slot, banks=config.banks,
+                                 bank_map=config.bank_map))
+        return ops
+
+    def _scores(self, queue_len):
+        return self.scorer.advance([self._operands(w) for w in self.slots], queue_len)
+
+    def catch_up(self) -> None:
+        """Feed the scorer the idle cycles it missed (zero queues, unchanged slots)."""
+        if self.scorer is not None and self.lag:
+            zeros = [0] * self.sm.config.banks
+            for _ in range(min(self.lag, self.sm.config.score_latency + 1)):
+                self._scores(zeros)
+        self.lag = 0
+
+    # -- one cycle ---------------------------------------------------------------------
+    def cycle(self, now: int) -> bool:
+        """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
+        oc = self.oc
+        if oc.idle:
+            ready = [w for w in self.live if w.wake <= now]
+            if not ready:
+                self.lag += 1
+                self.reason = self._stall_reason()
+                self.stalls[self.reason] += 1
+                return False
+            free = oc.free_unit()
+        else:
+            free = oc.free_unit()
+            ready = [w for w in self.live if w.wake <= now] if free is not None else None
+        if self.lag:
+            self.catch_up()
+        sm = self.sm
+        grants, offer = oc.grants(), oc.offer()
+        queue_len = oc.queue_lengths()
+        for n in queue_len:
+            if n > 1:
+                self.conflicts += n - 1
+        self.reads += len(grants)
+        dispatch = False
+        if offer is not None:
+            unit = sm.info.unit[self.cu_warp[offer][1]]
+            dispatch = self.unit_free[unit] <= now
+            if not dispatch:
+                self.dispatch_stalls += 1
+        scores = self._scores(queue_len) if self.scorer is not None else None
+        chosen = self._select(ready, scores) if ready else None
+        issue = None
+        if chosen is not None:
+            pc = chosen.pcs[chosen.pos]
+            issue = (chosen.slot, sm.issue_regs[pc])
+        dispatched = self.cu_warp[offer] if dispatch else None
+        allocated = oc.advance(grants, offer, dispatch, issue)
+        if dispatched is not None:
+            self.cu_warp[offer] = None
+            sm.dispatch(self, dispatched[0], dispatched[1], now)
+        if chosen is not None:
+            self.cu_warp[allocated] = (chosen, pc)
+            self._issued(chosen, pc, now)
+        else:
+            if ready is None:
+                ready = any(w.wake <= now for w in self.live)
+            self.reason = "collector_full" if ready else self._stall_reason()
+            self.stalls[self.reason] += 1
+        return True
+
+    def _stall_reason(self) -> str:
+        if not self.live:
+            return "no_warp"
+        if all(w.at_bar for w in self.live):
+            return "barrier"
+        return "scoreboard"
+
+    def _issued(self, warp: _Warp, pc: int, now: int) -> None:
+        info = self.sm.info
+        self.issued += 1
+        self.greedy = self.last = warp.slot
+        warp.pos += 1
+        for d in info.dests[pc]:
+            warp.pending[d] = INF
+        kind = info.kind[pc]
+        if kind != ALU:
+            warp.hold = INF
+            warp.at_bar = kind == BAR
+        if warp.pos >= len(warp.pcs):
+            self.live.remove(warp)
+        leaves = info.long_latency[pc] or kind == BAR or warp.pos >= len(warp.pcs)
+        if self.sm.config.scheduler == "two_level" and leaves and warp.slot in self.active:
+            self.active.remove(warp.slot)
+        warp.update_wake(info.needs)
+
+    # -- schedulers --------------------------------------------------------------------
+    def _select(self, ready, scores):
+        policy = self.sm.config.scheduler
+        if policy in ("gto", "rba"):
+            table = self.table
+            for w in ready:
+                entry = table[w.slot]
+                entry["ready"] = 1
+                if scores:
+                    entry["score"] = scores[w.slot]
+            slot = select_warp(table, policy=policy, greedy=self.greedy,
+                               rba_greedy=self.sm.config.rba_greedy)
+            for w in ready:
+                table[w.slot]["ready"] = 0
+            return self.slots[slot]
+        if policy == "two_level":
+            self._fill_active()
+            ready = [w for w in ready if w.slot in self.active] or ready
+        n, last = len(self.slots), self.last
+        return min(ready, key=lambda w: (w.slot - last - 1) % n)
+
+    def _fill_active(self):
+        size = self.sm.config.two_level_active
+        if len(self.active) >= size:
+            return
+        for slot in self.order:
+            w = self.slots[slot]
+            if slot not in self.active and w in self.live and w.hold != INF:
+                self.active.append(slot)
+                if len(self.active) >= size:
+                    return
+
+
+@dataclass
+class _Run:
+    blocks: object
+    """Iterator over the block ids still to admit."""
+    total: int
+    on_block: object = None
+    admitted: int = 0
+    done: int = 0
+    next: ThreadBlock | None = None
+    events: list = field(default_factory=list)
+
+
+class TimingSM:
+    """An SM running the blocks of one launch of ``program`` (see the module docstring).
+
+    Parameters
+    ----------
+    program : Program
+    config : SMConfig
+    make_block : callable
+        ``make_block(block_id) -> ThreadBlock`` (shares the launch's global memory).
+    """
+
+    def __init__(self, program: Program, config: SMConfig, make_block):
+        self.program = program
+        self.config = config
+        self.info = static_info(program)
+        self.issue_regs = [dict(enumerate(reads[:config.operands]))
+                           for reads in self.info.reads]
+        self.make_block = make_block
+        self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
+        self.l1 = _L1(config)
+        self.assigner = SubcoreAssigner(subcores=max(2, config.subcores),
+                                        depth=config.hash_depth)
+        self.pipe = config.pipeline
+        self.latency = [self._after(config.int_latency), self._after(config.fp32_latency),
+                        self._after(config.sfu_latency), 0,
+                        self._after(config.branch_latency)]
+        self.used_warps = self.used_blocks = self.used_regs = self.used_shared = 0
+        self.now = 0
+
+    def _after(self, latency: int) -> int:
+        """Cycles a unit adds after dispatch (see :mod:`sim.sm.config`)."""
+        return max(1, latency - self.pipe)
+
+    # -- assignment --------------------------------------------------------------------
+    def _launch(self) -> None:
+        config = self.config
+        hashed = config.assign != "rr"
+        self.mode = MODE_HASHED if hashed else MODE_ROUND_ROBIN
+        self._assign_step({"launch": 1})
+        if hashed:
+            table = (srr_table(depth=config.hash_depth) if config.assign == "srr" else
+                     shuffle_table(config.shuffle_seed, depth=config.hash_depth))
+            for index, byte in enumerate(table):
+                self._assign_step({"table_we": 1, "table_index": index, "table_data": byte})
+
+    def _assign_step(self, inputs, assigner=None):
+        ports = {"warp": 0, "launch": 0, "mode": self.mode, "table_we": 0, "table_index": 0,
+                 "table_data": 0, **inputs}
+        return (assigner or self.assigner).step(ports)
+
+    def _assignment(self, warps: int, assigner=None) -> list[int]:
+        picks = [self._assign_step({"warp": 1}, assigner)["subcore"] for _ in range(warps)]
+        if self.config.subcores == 1:
+            return [0] * warps
+        return picks
+
+    # -- blocks ------------------------------------------------------------------------
+    def _fits(self, warps: int) -> list[int] | None:
+        """The sub-cores the next ``warps`` warps would take, if the block fits now."""
+        config, info = self.config, self.info
+        regs = info.registers * 32 * warps
+        shared = self.program.kernel.shared_bytes
+        if (self.used_blocks + 1 > config.max_blocks or self.used_warps + warps >
+                config.max_warps or self.used_regs + regs > config.registers
+                or self.used_shared + shared > config.shared_bytes):
+            return None
+        picks = self._assignment(warps, copy.deepcopy(self.assigner))
+        for sub in self.subcores:
+            if picks.count(sub.index) > sub.slots.count(None):
+                return None
+        return picks
+
+    def _admit(self, run: _Run, now: int) -> None:
+        while run.admitted < run.total:
+            if run.next is None:
+                run.next = self.make_block(next(run.blocks))
+            block = run.next
+            if self._fits(block.warp_count) is None:
+                if self.used_blocks == 0:
+                    raise ExecutionError(f"a block of {block.warp_count} warps does not fit "
+                                         f"the SM ({self.config.max_warps} warps, "
+                                         f"{self.config.registers} registers)")
+                return
+            traces = new_traces(block)
+            run_block(block, traces)
+            if run.on_block is not None:
+                run.on_block(block)
+            picks = self._assignment(block.warp_count)
+            warps = [_Warp(None, i, t) for i, t in enumerate(traces)]
+            record = _Block(block.block_id, warps)
+            for warp, sub in zip(warps, picks, strict=True):
+                warp.block = record
+                subcore = self.subcores[sub]
+                subcore.place(warp, subcore.slots.index(None))
+                warp.wake = now
+                warp.update_wake(self.info.needs)
+            self.used_blocks += 1
+            self.used_warps += block.warp_count
+            self.used_regs += self.info.registers * 32 * block.warp_count
+            self.used_shared += self.program.kernel.shared_bytes
+            run.admitted += 1
+            run.next = None
+            for warp in warps:
+                if not warp.pcs:
+                    warp.sub.live.remove(warp)
+                    self._exit(warp, now)
+
+    def _retire(self, record: _Block) -> None:
+        for warp in record.warps:
+            warp.sub.free(warp)
+        self.used_blocks -= 1
+        self.used_warps -= len(record.warps)
+        self.used_regs -= self.info.registers * 32 * len(record.warps)
+        self.used_shared -= self.program.kernel.shared_bytes
+
+    # -- dispatch ----------------------------------------------------------------------
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> None:
+        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``."""
+        info = self.info
+        unit = info.unit[pc]
+        sub.unit_free[unit] = now + sub.interval[unit]
+        kind = info.kind[pc]
+        done = self._memory(warp, pc, now) if unit == MEM else now + self.latency[unit]
+        if kind == ALU:
+            for d in info.dests[pc]:
+                warp.pending[d] = done
+        elif kind == BRA:
+            warp.hold = done
+        elif kind == BAR:
+            self._arrive(warp, done)
+        elif kind == EXIT:
+            self._exit(warp, done)
+        if warp.done_at is not None and warp.pending:
+            self._retire_warp(warp)
+        warp.update_wake(info.needs)
+
+    def _memory(self, warp: _Warp, pc: int, now: int) -> int:
+        space = self.info.space[pc]
+        config, l1 = self.config, self.l1
+        if space == "param":
+            return now + self._after(config.const_latency)
+        requests = warp.requests[warp.rpos]
+        warp.rpos += 1
+        if space == "shared":
+            done = now
+            for _ in range(requests):
+                done = l1.serve(now)
+            return done + self._after(config.shared_latency)
+        load = self.program.code[pc].base == "ld"
+        done = now
+        for line in requests:
+            t = l1.serve(now)
+            hit = l1.lookup(line, allocate=load)
+            done = max(done, t + self._after(config.l1_hit_latency if hit
+                                             else config.l1_miss_latency))
+        return done
+
+    def _arrive(self, warp: _Warp, when: int) -> None:
+        record = warp.block
+        record.arrived.append(warp)
+        record.last = max(record.last, when)
+        self._release(record)
+
+    def _release(self, record: _Block) -> None:
+        if record.arrived and len(record.arrived) >= record.live:
+            for w in record.arrived:
+                w.hold = record.last
+                w.at_bar = False
+                w.update_wake(self.info.needs)
+            record.arrived = []
+            record.last = 0
+
+    def _exit(self, warp: _Warp, when: int) -> None:
+        record = warp.block
+        record.live -= 1
+        warp.done_at = when
+        self._release(record)
+        self._retire_warp(warp)
+
+    def _retire_warp(self, warp: _Warp) -> None:
+        """Retire a warp whose exit has dispatched once its last register write is known
+        (the collector may dispatch an exit before an earlier instruction still reading
+        its operands)."""
+        if warp.pending and max(warp.pending.values()) == INF:
+            return
+        warp.done_at = max(warp.done_at, *warp.pending.values())
+        warp.pending = {}
+        record = warp.block
+        record.exited += 1
+        if record.exited == len(record.warps):
+            finish = max(w.done_at for w in record.warps)
+            heapq.heappush(self.run.events, (finish, record.id, record))
+
+    # -- the run -----------------------------------------------------------------------
+    def run_blocks(self, blocks, total: int, on_block=None) -> TimingStats:
+        """Run the ``total`` blocks whose ids ``blocks`` yields in launch order (it may be
+        a progress bar: it advances as blocks are admitted); ``on_block(block)`` is called
+        after each block's functional run. Returns the statistics."""
+        self.run = run = _Run(iter(blocks), total, on_block)
+        self._launch()
+        start = time.perf_counter()
+        now = 0
+        self._admit(run, now)
+        subcores = self.subcores
+        with np.errstate(all="ignore"):
+            while run.done < run.total:
+                events = run.events
+                while events and events[0][0] <= now:
+                    _, _, record = heapq.heappop(events)
+                    self._retire(record)
+                    run.done += 1
+                    self._admit(run, now)
+                if run.done == run.total:
+                    break
+                busy = False
+                for sub in subcores:
+                    if sub.cycle(now):
+                        busy = True
+                if busy:
+                    now += 1
+                    continue
+                now = self._skip(now, run)
+        self.now = now
+        return self._stats(time.perf_counter() - start)
+
+    def _skip(self, now: int, run: _Run) -> int:
+        """The next cycle anything can happen in, accounting the idle cycles between."""
+        wakes = [w.wake for sub in self.subcores for w in sub.live if now < w.wake < INF]
+        candidates = [*wakes, *(e[0] for e in run.events[:1])]
+        if not candidates:
+            if run.done >= run.total:
+                return now + 1
+            raise ExecutionError(f"{self.program.kernel.file}: the timing model is "
+                                 f"stuck at cycle {now}")
+        nxt = max(now + 1, int(min(candidates)))
+        for sub in self.subcores:
+            skipped = nxt - now - 1
+            sub.stalls[sub.reason] += skipped
+            sub.lag += skipped
+        return nxt
+
+    def _stats(self, seconds: float) -> TimingStats:
+        subs = self.subcores
+        stalls = {reason: sum(s.stalls[reason] for s in subs) for reason in STALLS}
+        return TimingStats(
+            cycles=self.now, issued=[s.issued for s in subs],
+            bank_conflicts=sum(s.conflicts for s in subs),
+            register_reads=sum(s.reads for s in subs),
+            dispatch_stalls=sum(s.dispatch_stalls for s in subs), stalls=stalls,
+            l1_requests=self.l1.requests, l1_hits=self.l1.hits, l1_misses=self.l1.misses,
+            l1_queue_cycles=self.l1.wait, seconds=seconds,
+            config={k: v for k, v in vars(self.config).items()})
