@@ -44,6 +44,10 @@ class Block:
         Parameter overrides the test suite cosimulates, beside the defaults.
     summary : str
         One line for ``gpurf list``.
+    synth_params : dict, optional
+        Overrides the main job and ``gpurf synth all`` synthesize the block with (shown in
+        the table's design column), for blocks whose default netlist takes ABC far too long
+        to map; ``gpurf synth <block>`` still synthesizes the defaults.
     amaranth_defaults : bool
         Whether the suite runs Amaranth's simulator on the defaults too. ``False`` for
         blocks whose default configuration the Python simulator steps far slower than
@@ -55,6 +59,7 @@ class Block:
     component: type
     test_params: tuple[dict[str, Any], ...] = ()
     summary: str = ""
+    synth_params: dict[str, Any] | None = None
     amaranth_defaults: bool = True
     _defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 

@@ -90,7 +90,7 @@ def synth(name, pairs, as_json):
     if name == "all":
         if pairs:
             raise BadInput("--param applies to one block, not to `all`")
-        targets = [(block, {}) for block in all_blocks()]
+        targets = [(block, block.synth_params or {}) for block in all_blocks()]
     else:
         block = _block(name)
         targets = [(block, _params(block, pairs))]

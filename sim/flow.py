@@ -29,7 +29,7 @@ def run_all(blocks: Sequence[Block], *, cycles: int, seed: int, progress: Callab
         write_verilog(block)
         results = [run_bench(block, sim=sim, cycles=cycles, seed=seed) for sim in sims]
         verdicts.append((block, results))
-        reports.append(synthesize(block))
+        reports.append(synthesize(block, block.synth_params))
     echo(f"## Cosimulation against the golden models (seed {seed}, {cycles} cycles)\n")
     echo("| block | " + " | ".join(sims) + " |")
     echo("|---|" + "---|" * len(sims))

@@ -11,7 +11,7 @@ longest flip-flop-to-flip-flop path in gate levels (``ltp -noff``) after mapping
 import json
 import re
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,8 @@ class SynthReport:
     ff_bits: int
     logic_depth: int
     memories: dict[str, int] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """The parameters that differ from the block's defaults."""
 
     @property
     def sram_transistors(self) -> int:
@@ -91,8 +93,10 @@ def synthesize(block: Block, params: dict[str, Any] | None = None,
     """Synthesize a registered block with ``params`` in its build folder."""
     full = block.resolve(params)
     folder = build_dir(block, full, root) / "synth"
-    return synthesize_design(block.build(full), name=block.qualname, top=block.toplevel,
-                             folder=folder, params=full)
+    report = synthesize_design(block.build(full), name=block.qualname, top=block.toplevel,
+                               folder=folder, params=full)
+    overrides = {k: v for k, v in full.items() if v != block.defaults[k]}
+    return replace(report, overrides=overrides)
 
 
 def synthesize_design(design, *, name: str, top: str, folder: Path,

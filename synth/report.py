@@ -14,7 +14,10 @@ def markdown_table(reports: Sequence[SynthReport]) -> str:
     """One row per report, in the order given."""
     rows = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
     for r in reports:
-        cells = (r.design, r.cells, r.logic_transistors, r.ff_bits, r.memory_bits,
+        design = r.design
+        if r.overrides:
+            design += " (" + ", ".join(f"{k}={v}" for k, v in r.overrides.items()) + ")"
+        cells = (design, r.cells, r.logic_transistors, r.ff_bits, r.memory_bits,
                  r.sram_transistors, r.transistors, r.logic_depth)
         rows.append("| " + " | ".join(f"{c:,}" if isinstance(c, int) else c for c in cells)
                     + " |")

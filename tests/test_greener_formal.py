@@ -4,6 +4,7 @@ import pytest
 
 from sim.formal import missing_solver, prove
 from tb.greener.formal_correction_table import CorrectionTableFormal
+from tb.greener.formal_power_controller import PowerControllerFormal
 from tb.greener.formal_scoreboard_ext import ScoreboardExtFormal
 
 pytestmark = pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
@@ -37,4 +38,20 @@ def test_scoreboard_ext_reservations_until_release(params):
     no slot is lost."""
     name = "scoreboard_ext_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(ScoreboardExtFormal(**params), name=name, depth=8, mode="prove")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.parametrize("params", [
+    {"regs": 2},
+    {"regs": 2, "policy": "sleep_reg"},
+], ids=["greener", "sleep_reg"])
+def test_power_controller_ready_wakeup_and_population(params):
+    """k-induction, depth 6, on ``formal_power_controller.SMALL`` with 2 registers per warp:
+    2 warps x 2 registers, 1 source + 1 destination port, SLEEP->ON 2 and OFF->ON 3
+    cycles, every input free. A warp is ready exactly when every register its head names
+    is ON with its wake-up over (so never with a non-ON operand); a wake-up ends exactly
+    ``latency`` cycles after it starts unless a set moves the register out of ON; the
+    populations sum to ``warps x regs`` and equal the state counts."""
+    name = "power_controller_" + "_".join(f"{k}{v}" for k, v in params.items())
+    result = prove(PowerControllerFormal(**params), name=name, depth=6, mode="prove")
     assert result.passed, result.log_tail

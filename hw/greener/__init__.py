@@ -29,5 +29,6 @@ BLOCKS: tuple[Block, ...] = (
                         "policy": "sleep_reg", "counter_width": 4}),
           summary="ON/SLEEP/OFF state per warp register, wake-up timers, operands ready, "
                   "leakage accounting",
+          synth_params={"warps": 2},
           amaranth_defaults=False),
 )

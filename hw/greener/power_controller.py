@@ -292,7 +292,7 @@ class PowerController(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        self._masks = {}
+        self._rows = {}
         ports = []
         for index, (port, keep, is_source) in enumerate(self._ports()):
             warp_hot = _one_hot(m, port.warp, config.warps, f"set_warp_{index}")
@@ -329,20 +329,43 @@ class PowerController(wiring.Component):
 
     def _state(self, m, ports):
         """Per warp row: set-state, wake-up starts, timers and ``ready``; then the counts of
-        wake-up starts over all rows."""
+        wake-up starts, one bit per head operand that starts one (from SLEEP / from OFF)."""
         config = self.config
-        rows = {"sleep": [], "off": []}
+        starts = {"sleep": [], "off": []}
         for w in range(config.warps):
-            from_sleep, from_off = self._row(m, w, ports)
-            rows["sleep"].append(from_sleep)
-            rows["off"].append(from_off)
-        starts = tuple(_count_rows(m, rows[kind], config.count_width, f"n_wake_{kind}",
-                                   self._masks) for kind in ("sleep", "off"))
-        self._sets(m, ports, starts)
+            self._row(m, w, ports)
+            for kind, bits in zip(("sleep", "off"), self._operand_starts(m, w), strict=True):
+                starts[kind].extend(bits)
+        counts = tuple(_popcount(m, starts[kind], config.count_width, f"n_wake_{kind}")
+                       for kind in ("sleep", "off"))
+        self._sets(m, ports, counts)
+
+    def _operand_starts(self, m, w):
+        """Per operand of warp ``w``'s head: it starts a wake-up from SLEEP / from OFF (the
+        register is named, not ON, not set this cycle, and no lower operand names it).
+        Counting these bits, not the rows' start masks, keeps the counters' adders
+        ``warps x operands`` bits wide instead of ``warps x regs``."""
+        config, head = self.config, self.head[w]
+        rows = {label: self._rows[w][label] for label in ("on", "live", "set_any")}
+        from_sleep, from_off = [], []
+        for i in range(config.operands):
+            operand = head.operand[i]
+            state = {label: _bit(m, row, operand.reg, f"op_{label}_{w}_{i}")
+                     for label, row in rows.items()}
+            earlier = [head.operand[j].valid & (head.operand[j].reg == operand.reg)
+                       for j in range(i)]
+            in_range = 1 if config.regs == config.stride else operand.reg < config.regs
+            start = Signal(name=f"op_start_{w}_{i}")
+            m.d.comb += start.eq(head.valid & operand.valid & in_range
+                                 & ~state["on"] & ~state["set_any"]
+                                 & ~(Cat(earlier).any() if earlier else 0))
+            from_sleep.append(start & state["live"])
+            from_off.append(start & ~state["live"])
+        return from_sleep, from_off
 
     def _row(self, m, w, ports):
-        """Row ``w`` (one word per operation); returns its wake-up starts from SLEEP and
-        from OFF."""
+        """Row ``w``: one word-wide operation per step (set-state, wake-up starts, timers,
+        ``ready``)."""
         config = self.config
         stride = config.stride
         on, live = self.on_rows[w], self.live_rows[w]
@@ -374,7 +397,7 @@ class PowerController(wiring.Component):
             live.eq((s["set_any"] & s["set_live"]) | (~s["set_any"] & (live | s["start"]))),
         ]
         self._timers(m, w, s["wake_sleep"], s["wake_off"], s["set_any"] & ~s["set_on"])
-        return s["wake_sleep"], s["wake_off"]
+        self._rows[w] = {"on": on, "live": live, "set_any": s["set_any"]}
 
     def _timers(self, m, w, from_sleep, from_off, cancel):
         """Count every running timer of row ``w`` down; load started ones with
@@ -432,8 +455,7 @@ class PowerController(wiring.Component):
                 m.d.comb += bad.eq(port.valid & set_port.in_range & old_off)
                 errors.append((bad, port))
         width = config.count_width
-        counts = {t: [_count_ones(m, Cat(bits), width, f"n_{t}_ports", self._masks)]
-                  for t, bits in moves.items()}
+        counts = {t: [_popcount(m, bits, width, f"n_{t}_ports")] for t, bits in moves.items()}
         counts["sleep_on"].append(starts[0])
         counts["off_on"].append(starts[1])
         counts = {t: _sum(m, values, width, f"n_{t}") for t, values in counts.items()}
@@ -503,74 +525,19 @@ def _one_hot(m, index, width, name):
     return hot
 
 
-def _count_rows(m, rows, width, name, masks):
-    """The number of set bits over equal-width ``rows``, as a ``width``-bit signal.
-
-    Each row gets the first SWAR levels, up to fields wide enough to hold the sum over all
-    rows; the rows' field vectors are then added word by word, and the SWAR finishes once
-    on the sum. Without such a field width (narrow rows), each row is counted fully and
-    the counts are added.
-    """
-    size = 1
-    while size < max(len(rows[0]), width, 2):
-        size *= 2
-    field = 1
-    while field <= size and len(rows) * field >= 1 << field:
-        field *= 2
-    if field > size:
-        return _sum(m, [_swar_count(m, row, width, f"{name}_{w}", masks)
-                        for w, row in enumerate(rows)], width, f"{name}_sum")
-    partial = [_swar_count(m, row, size, f"{name}_{w}", masks, stop=field)
-               for w, row in enumerate(rows)]
-    total = _sum(m, partial, size, f"{name}_fields")
-    return _swar_count(m, total, width, name, masks, start=field)
-
-
-def _count_ones(m, vector, width, name, masks, chunk=64):
-    """The number of set bits of ``vector``, as a ``width``-bit signal: a SWAR count of
-    each ``chunk``-bit piece (small adders: a wide adder's carry chain makes Amaranth's
-    combinational-loop check quadratic), then a tree of ``width``-bit adders."""
-    if len(vector) <= chunk:
-        return _swar_count(m, vector, width, name, masks)
-    parts = [_swar_count(m, vector[i:i + chunk], width, f"{name}_{i // chunk}", masks)
-             for i in range(0, len(vector), chunk)]
-    return _sum(m, parts, width, f"{name}_sum")
-
-
-def _swar_mask(m, size, field, masks):
-    """The SWAR mask of ``field``-bit fields (alternating ``field`` ones and zeros), one
-    named signal per size and field width, shared by every count (``masks`` cache)."""
-    key = (size, field)
-    if key not in masks:
-        pattern = int(("0" * field + "1" * field) * (size // (2 * field)), 2)
-        mask = Signal(size, name=f"swar_mask_{size}_{field}")
-        m.d.comb += mask.eq(pattern)
-        masks[key] = mask
-    return masks[key]
-
-
-def _swar_count(m, vector, width, name, masks, *, start=1, stop=None):
-    """SWAR popcount: fields of 1, 2, 4, ... bits hold partial counts; each level adds
-    neighbouring fields with equal-width AND/shift/add (a few lines of Verilog per level).
-    ``start``/``stop``: the field width the input holds / the output is to hold (default:
-    single bits / the whole word, i.e. the count)."""
-    size = 1
-    while size < max(len(vector), width, 2):
-        size *= 2
-    stop = stop or size
-    value = Signal(size, name=f"{name}_l0")
-    m.d.comb += value.eq(vector)
-    field, level = start, 0
-    while field < stop:
-        mask = _swar_mask(m, size, field, masks)
-        low, high = Signal(size, name=f"{name}_lo{level}"), Signal(size, name=f"{name}_hi{level}")
-        m.d.comb += [low.eq(value & mask), high.eq((value >> field) & mask)]
-        level += 1
-        value_next = Signal(size, name=f"{name}_l{level}")
-        m.d.comb += value_next.eq(low + high)
-        value, field = value_next, field * 2
+def _popcount(m, bits, width, name):
+    """The number of set ``bits`` as a ``width``-bit signal: a balanced tree of adders
+    each one bit wider than its operands (:func:`_add`), about one full adder per bit."""
+    level, depth = [(bit, 1) for bit in bits], 0
+    while len(level) > 1:
+        paired = []
+        for i in range(0, len(level) - 1, 2):
+            (a, wa), (b, wb) = level[i], level[i + 1]
+            size = min(max(wa, wb) + 1, width)
+            paired.append((_add(m, a, b, size, f"{name}_l{depth}_{i // 2}"), size))
+        level, depth = paired + level[len(level) - len(level) % 2:], depth + 1
     count = Signal(width, name=name)
-    m.d.comb += count.eq(value[:width])
+    m.d.comb += count.eq(level[0][0] if level else 0)
     return count
 
 
@@ -619,13 +586,12 @@ def _add(m, a, b, width, name, *, subtract=False):
 
 
 def _sum(m, values, width, name):
-    """Sum of equal-width (``width``-bit) ``values`` modulo ``2**width``: a balanced tree."""
+    """Sum of ``values`` modulo ``2**width``: a balanced tree of :func:`_add` (gates, so
+    an operand the policy makes constant folds away without a width-mismatched ``+``)."""
     level, depth = list(values), 0
     while len(level) > 1:
         nxt = []
         for i in range(0, len(level) - 1, 2):
-            partial = Signal(width, name=f"{name}_l{depth}_{i // 2}")
-            m.d.comb += partial.eq(level[i] + level[i + 1])
-            nxt.append(partial)
+            nxt.append(_add(m, level[i], level[i + 1], width, f"{name}_l{depth}_{i // 2}"))
         level, depth = nxt + level[len(level) - len(level) % 2:], depth + 1
     return level[0]

@@ -9,6 +9,10 @@ and the reserved state code 10; a reset is assumed in the first cycle. Asserted:
   no set-state port names in that cycle, is usable exactly ``sleep_wakeup`` (from SLEEP)
   or ``off_wakeup`` (from OFF) cycles later and not before, unless a set-state port names
   it in between (a shadow counter per register, started from the ports and the state);
+- under GReEneR, a set whose ``keep_on`` bit is high (the correction table found another
+  in-flight instruction using the register) leaves the register ON: with the correction
+  table's own proof (its answer is exactly "another in-flight PC of the warp uses it"),
+  a register kept ON by the table is never set to SLEEP/OFF while the entry exists;
 - ``pop_off + pop_sleep + pop_on == warps * regs``, and each equals the number of registers
   in that state; no register holds code 10; a running timer implies ON.
 """
@@ -62,19 +66,20 @@ class PowerControllerFormal(Elaboratable):
                          Assert((dut.on[w] & ~dut.live[w]) == 0)]
 
     def _set_hit(self, w, r):
-        """``(hit, lowers)``: a set-state port names register ``(w, r)``, and the first such
-        port (priority order) moves it out of ON (keep_on and the reserved code 10 keep it
-        ON; under Sleep-Reg every set lowers)."""
+        """``(hit, lowers, keeps)``: a set-state port names register ``(w, r)``; the first
+        such port (priority order) moves it out of ON (keep_on and the reserved code 10 keep
+        it ON; under Sleep-Reg every set lowers); that port carries ``keep_on``."""
         dut, config = self.dut, self.dut.config
         ports = [(dut.src_set[k], dut.keep_on.src[k]) for k in range(config.src_ports)]
         ports += [(dut.dst_set[k], dut.keep_on.dst[k]) for k in range(config.dst_ports)]
-        lowers = 0
+        lowers, keeps = 0, 0
         for port, keep in reversed(ports):
             names = port.valid & (port.warp == w) & (port.reg == r)
             to_low = 1 if config.policy == "sleep_reg" else ~keep & ~port.state[1]
             lowers = Mux(names, to_low, lowers)
+            keeps = Mux(names, keep, keeps)
         hit = Cat(p.valid & (p.warp == w) & (p.reg == r) for p, _ in ports).any()
-        return hit, lowers
+        return hit, lowers, keeps
 
     def _named(self, w, r):
         head, config = self.dut.head[w], self.dut.config
@@ -91,7 +96,12 @@ class PowerControllerFormal(Elaboratable):
                 pending = Signal(name=f"f_pending_{w}_{r}")
                 count = Signal(width, name=f"f_count_{w}_{r}")
                 from_off = Signal(name=f"f_from_off_{w}_{r}")
-                hit, lowers = self._set_hit(w, r)
+                hit, lowers, keeps = self._set_hit(w, r)
+                if config.policy == "greener":
+                    kept = Signal(name=f"f_kept_{w}_{r}")
+                    m.d.sync += kept.eq(keeps)
+                    with m.If(kept & ~ResetSignal()):
+                        m.d.comb += Assert(dut.on[w][r])
                 latency = Signal(width, name=f"f_latency_{w}_{r}")
                 m.d.comb += latency.eq(Mux(from_off, config.off_wakeup, config.sleep_wakeup))
                 timer = Cat(plane[r] for plane in dut.timer[w])
