@@ -254,14 +254,17 @@ def cost(mechanism):
               help="Warps of the kernel replayed (the first blocks').")
 @click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
               help="GReEneR's W: an access within W instructions keeps a register ON.")
+@click.option("--states", type=click.Choice(["compiler", "oracle"]), default="compiler",
+              show_default=True, help="GReEneR states from the compiler pass or an oracle.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def energy(kernel, size, warps, threshold, as_json):
+def energy(kernel, size, warps, threshold, states, as_json):
     """GReEneR vs Sleep-Reg vs always-ON: leakage of KERNEL's register stream through the
     golden power controller (see sim/greener.py for the stream and the pipeline)."""
     from sim.greener import compare_policies, energy_table
 
     try:
-        result = compare_policies(kernel, size, threshold=threshold, warps=warps)
+        result = compare_policies(kernel, size, threshold=threshold, warps=warps,
+                                  states=states)
     except LookupError as error:
         raise BadInput(str(error).strip("'\"")) from None
     click.echo(json.dumps(result, indent=2) if as_json else energy_table(result))

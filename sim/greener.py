@@ -17,12 +17,17 @@ controller's 64 warp slots, are replayed through a small in-order pipeline aroun
 - ``keep_on`` is the correction table's answer: another in-flight or decoded instruction of
   the warp (a different one) names the register (paper 3.3).
 
-Power states per operand (GReEneR): the Table 1 rule applied to the warp's own dynamic
-stream, an oracle for the compiler's ``Dist`` analysis (paper 3.1): ON when the register's
-next access comes within ``threshold`` instructions (a source whose own instruction writes
-it is accessed again at distance 0), else SLEEP when that next access reads it (the value is
-live), else OFF (the next access overwrites it, or there is none). Two sources and one
-destination are encoded, further operands get SLEEP (paper 3.2). Sleep-Reg: the controller's
+Power states per operand (GReEneR), two sources:
+
+- ``"compiler"`` (default): the states the GReEneR compiler pass
+  (:mod:`golden.greener.power_pass`: ``Dist``, liveness, Table 1, threshold ``W``; two
+  sources and one destination encoded, further operands SLEEP) put in each instruction;
+- ``"oracle"``: the Table 1 rule on the warp's own dynamic future — ON when the register's
+  next access comes within ``threshold`` instructions (a source its own instruction writes
+  is accessed again at distance 0), else SLEEP when that next access reads it, else OFF —
+  the best a compiler could do on this path.
+
+Sleep-Reg: the controller's
 ``policy="sleep_reg"`` (every accessed register to SLEEP). Always-ON: the same stream with
 every state ON; its leakage is every register ON for its whole run (the paper's Baseline).
 """
@@ -59,17 +64,22 @@ def _physical(allocation, vreg) -> list[int]:
     return list(range(first, first + allocation.units[vreg]))
 
 
-def kernel_stream(name: str, size: str = "test", *,
-                  warps: int = MAX_WARPS) -> tuple[list[list[WarpInstruction]], int]:
+def kernel_stream(name: str, size: str = "test", *, warps: int = MAX_WARPS,
+                  threshold: int | None = None) -> tuple[list[list[WarpInstruction]], int]:
     """Per warp (first blocks, at most ``warps``) its dynamic stream, and the registers per
-    thread the kernel was allocated."""
-    if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_WARPS:
-        raise ValueError(f"warps must be an integer in 1..{MAX_WARPS}, not {warps!r}")
+    thread the kernel was allocated. With ``threshold``, every operand carries the state
+    the GReEneR compiler pass (:func:`golden.greener.power_pass.power_pass`, ``W =
+    threshold``) encoded in its instruction; without, the states are left empty (see
+    :func:`oracle_states`)."""
+    from golden.greener.power_pass import power_pass
     from sim.ptx.regalloc import allocate_registers
     from sim.sm.run import load_workload, run_kernel
 
+    if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_WARPS:
+        raise ValueError(f"warps must be an integer in 1..{MAX_WARPS}, not {warps!r}")
     _, program, _ = load_workload(name)
     allocation = allocate_registers(program.kernel)
+    power = power_pass(program.kernel, threshold) if threshold is not None else None
     streams: dict[tuple[int, int], list] = {}
     block = [-1]
 
@@ -79,14 +89,34 @@ def kernel_stream(name: str, size: str = "test", *,
             yield item
 
     def record(step):
-        regs = [r for v in step.sources if v in allocation.units for r in _physical(allocation, v)]
-        outs = [r for v in step.dests if v in allocation.units for r in _physical(allocation, v)]
-        streams.setdefault((block[0], step.warp), []).append(WarpInstruction(regs, outs))
+        if power is not None:
+            instr = _annotated(power.operands[step.pc])
+        else:
+            instr = WarpInstruction(
+                [r for v in step.sources if v in allocation.units
+                 for r in _physical(allocation, v)],
+                [r for v in step.dests if v in allocation.units
+                 for r in _physical(allocation, v)])
+        streams.setdefault((block[0], step.warp), []).append(instr)
 
     run = run_kernel(name, size, progress=blocks, on_step=record)
     if not run.passed:
         raise RuntimeError(f"{name} ({size}) does not match its numpy reference")
     return [streams[key] for key in sorted(streams)][:warps], allocation.registers
+
+
+def _annotated(operands) -> WarpInstruction:
+    """A warp instruction from the pass's operands: physical ``R<n>`` registers (predicates
+    are not in the register file) with their encoded-or-SLEEP states."""
+    instr = WarpInstruction([], [])
+    for op in operands:
+        regs, states = (instr.dsts, instr.dst_states) if op.role == "dst" else (
+            instr.srcs, instr.src_states)
+        for key in op.keys:
+            if key.startswith("R"):
+                regs.append(int(key[1:]))
+                states.append(op.state.value)
+    return instr
 
 
 def oracle_states(stream: list[WarpInstruction], threshold: int) -> None:
@@ -216,13 +246,20 @@ def replay(streams, regs, policy, *, writeback_latency=4, all_on=False) -> Polic
 
 
 def compare_policies(name: str = "hotspot", size: str = "test", *, threshold: int = 3,
-                     writeback_latency: int = 4, warps: int = MAX_WARPS) -> dict:
+                     writeback_latency: int = 4, warps: int = MAX_WARPS,
+                     states: str = "compiler") -> dict:
     """Replay the kernel's stream under always-ON, GReEneR and Sleep-Reg; return cycles,
-    counters and the leakage energy over the spec's leakage ranges. (With ``warps=1`` the
-    controller still has its minimum of 2 warps; the idle one stays OFF throughout.)"""
-    streams, regs = kernel_stream(name, size, warps=warps)
-    for stream in streams:
-        oracle_states(stream, threshold)
+    counters and the leakage energy over the spec's leakage ranges. ``states``:
+    ``"compiler"`` (the GReEneR pass's encoded states) or ``"oracle"`` (Table 1 on each
+    warp's own dynamic future, :func:`oracle_states`). (With ``warps=1`` the controller
+    still has its minimum of 2 warps; the idle one stays OFF throughout.)"""
+    if states not in ("compiler", "oracle"):
+        raise ValueError(f"states must be one of compiler, oracle, not {states!r}")
+    compiled = threshold if states == "compiler" else None
+    streams, regs = kernel_stream(name, size, warps=warps, threshold=compiled)
+    if states == "oracle":
+        for stream in streams:
+            oracle_states(stream, threshold)
     runs = [replay(streams, regs, "greener", writeback_latency=writeback_latency, all_on=True),
             replay(streams, regs, "greener", writeback_latency=writeback_latency),
             replay(streams, regs, "sleep_reg", writeback_latency=writeback_latency)]
@@ -239,7 +276,7 @@ def compare_policies(name: str = "hotspot", size: str = "test", *, threshold: in
     rows["always_on"].update(leakage_best=reference, leakage_worst=reference,
                              transition_joules=0.0)
     return {"kernel": name, "size": size, "warps": len(streams), "regs": regs,
-            "threshold": threshold, "runs": rows}
+            "threshold": threshold, "states": states, "runs": rows}
 
 
 def energy_table(result: dict) -> str:
@@ -248,7 +285,8 @@ def energy_table(result: dict) -> str:
     runs = result["runs"]
     base = runs["always_on"]["leakage_best"]
     lines = [f"Kernel {result['kernel']} ({result['size']}), {result['warps']} warps x "
-             f"{result['regs']} registers, W = {result['threshold']}; leakage in ON "
+             f"{result['regs']} registers, W = {result['threshold']}, {result['states']} "
+             "states; leakage in ON "
              "register-cycles at (SLEEP, OFF) = (0.1, 0) and (0.5, 0.05) of ON.", "",
              "| policy | cycles | leakage (best) | leakage (worst) | reduction | "
              "transitions (nJ) |", "|---|---|---|---|---|---|"]

@@ -69,6 +69,8 @@ def test_test_command_passes_a_bench(capsys):
      r"^gpurf: subcore\.warp_selector: parameter 'slots' is not of the form KEY=VALUE$"),
     (["synth", "all", "-p", "slots=4"], r"^gpurf: --param applies to one block, not to `all`$"),
     (["test", "subcore.warp_selector", "--sim", "modelsim"], r"^gpurf: Invalid value for '--sim'"),
+    (["energy", "nokernel"], r"^gpurf: unknown kernel 'nokernel'; known: divergent, .*vecadd$"),
+    (["energy", "vecadd", "--warps", "65"], r"^gpurf: Invalid value for '--warps'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
     (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*subcore; "
                              r"or a kernel: divergent, .*saxpy, sobel, vecadd$"),
@@ -101,6 +103,14 @@ def test_run_kernel_json_has_outputs_and_statistics(capsys):
     assert report["passed"] and report["outputs"]["out"] == {"elements": 1024, "mismatches": 0}
     assert report["stats"]["barriers"] == 1 and report["stats"]["warps"] == 32
     assert report["stats"]["warp_instructions"] > 1000
+
+
+def test_energy_compares_the_three_policies(capsys):
+    code, out, _ = run_cli(capsys, "energy", "vecadd", "--warps", "2", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert set(result["runs"]) == {"always_on", "greener", "sleep_reg"}
+    assert result["states"] == "compiler" and result["threshold"] == 3
 
 
 def test_bench_kernel_reports_warp_instructions_per_second(capsys):

@@ -28,9 +28,11 @@ def test_oracle_states_follow_table_1():
     assert stream[7].src_states == [OFF, OFF]
 
 
-@pytest.mark.parametrize("warps", [1, 4])
-def test_kernel_stream_replays_under_every_policy(warps):
-    result = compare_policies("vecadd", "test", warps=warps)
+@pytest.mark.parametrize(("warps", "states"), [(1, "compiler"), (4, "compiler"), (4, "oracle")])
+def test_kernel_stream_replays_under_every_policy(warps, states):
+    """No OFF register is read under either source of states (the replay raises), the
+    counters add up, and both policies leak less than always-ON."""
+    result = compare_policies("vecadd", "test", warps=warps, states=states)
     runs = result["runs"]
     registers = max(2, result["warps"]) * result["regs"]  # the controller has >= 2 warps
     assert set(runs) == {"always_on", "greener", "sleep_reg"}
@@ -45,6 +47,8 @@ def test_kernel_stream_replays_under_every_policy(warps):
     assert runs["sleep_reg"]["counters"]["on_off"] == 0  # Sleep-Reg never turns a register OFF
 
 
-def test_bad_warp_count():
+def test_bad_arguments():
     with pytest.raises(ValueError, match=r"^warps must be an integer in 1\.\.64, not 0$"):
         compare_policies("vecadd", warps=0)
+    with pytest.raises(ValueError, match=r"^states must be one of compiler, oracle, not 'x'$"):
+        compare_policies("vecadd", states="x")
