@@ -14,6 +14,11 @@ functional model (:func:`sim.sm.run_kernel`) runs the workload warp by warp with
 - then every register the annotation names becomes poison in all 32 lanes (the power
   domain / storage is the whole warp register).
 
+A pass whose state is richer than one mask per instruction (RegLess: a region entry
+poisons every register it does not preload; an eviction keeps the line's lanes for a later
+preload) gives :attr:`Enforcement.before` / :attr:`Enforcement.after` hooks, called around
+the checks of every instruction with the warp's poison masks and a per-warp scratch dict.
+
 Registers start clean. The run must also still match its numpy reference
 (:attr:`sim.sm.KernelRun.passed`); the poison check is the stronger statement, since the
 model keeps the true values and so cannot be fooled by a lucky stale value.
@@ -24,7 +29,7 @@ from dataclasses import dataclass, field
 
 from sim.sm import ExecutionError, KernelRun, run_kernel
 
-__all__ = ["Enforcement", "PoisonReadError", "run_enforced"]
+__all__ = ["ALL_LANES", "Enforcement", "PoisonReadError", "run_enforced"]
 
 ALL_LANES = (1 << 32) - 1
 
@@ -45,11 +50,18 @@ class Enforcement:
         Per pc, the physical registers that hold poison after the instruction executes.
     name : str
         The pass, for messages.
+    before, after : callable or None
+        ``hook(poison, scratch, step)`` called before the source check / after
+        ``poison_after`` is applied; ``poison`` is the warp's dict register -> poisoned lanes
+        (may be changed), ``scratch`` a dict for the pass' own per-warp state. Both are
+        reset at every thread block.
     """
 
     keys: dict
     poison_after: Sequence
     name: str = "pass"
+    before: Callable | None = None
+    after: Callable | None = None
 
 
 @dataclass
@@ -59,17 +71,21 @@ class _Tracker:
     on_step: Callable | None
     block: tuple = ()
     poison: dict = field(default_factory=dict)
+    scratch: dict = field(default_factory=dict)
     checked: int = 0
 
     def blocks(self, ids):
         for block_id in ids:
             self.block = block_id
-            self.poison = {}
+            self.poison, self.scratch = {}, {}
             yield block_id
 
     def __call__(self, step):
         keys = self.enforcement.keys
         poison = self.poison.setdefault(step.warp, {})
+        scratch = self.scratch.setdefault(step.warp, {})
+        if self.enforcement.before is not None:
+            self.enforcement.before(poison, scratch, step)
         lanes = step.active
         ins = step.instruction
         for vreg in step.sources:
@@ -87,6 +103,8 @@ class _Tracker:
                     poison[key] &= ~lanes
         for key in self.enforcement.poison_after[step.pc]:
             poison[key] = ALL_LANES
+        if self.enforcement.after is not None:
+            self.enforcement.after(poison, scratch, step)
         if self.on_step is not None:
             self.on_step(self.block, step)
 

@@ -1,0 +1,1 @@
+"""Golden models and compiler passes of RegLess (regions, lifetimes, preloads)."""
