@@ -48,6 +48,10 @@ class Block:
         Overrides the main job and ``gpurf synth all`` synthesize the block with (shown in
         the table's design column), for blocks whose default netlist takes ABC far too long
         to map; ``gpurf synth <block>`` still synthesizes the defaults.
+    icarus_defaults : bool
+        Whether the suite cosimulates the defaults on Icarus too. ``False`` for blocks
+        whose default width Icarus steps too slowly for the suite (minutes per hundred
+        cycles); Verilator still runs the defaults and Icarus the ``test_params``.
     amaranth_defaults : bool
         Whether the suite runs Amaranth's simulator on the defaults too. ``False`` for
         blocks whose default configuration the Python simulator steps far slower than
@@ -60,6 +64,7 @@ class Block:
     test_params: tuple[dict[str, Any], ...] = ()
     summary: str = ""
     synth_params: dict[str, Any] | None = None
+    icarus_defaults: bool = True
     amaranth_defaults: bool = True
     _defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 

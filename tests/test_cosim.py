@@ -21,6 +21,9 @@ def test_cocotb(block, params, sim, seed, cycles, tmp_path_factory):
     reason = missing_simulator(sim)
     if reason:
         pytest.skip(reason)
+    if sim == "icarus" and not params and not block.icarus_defaults:
+        pytest.skip(f"{block.qualname} defaults are cosimulated on Verilator only "
+                    "(icarus_defaults=False); Icarus runs its test_params")
     result = run_bench(block, params, sim=sim, seed=seed, cycles=cycles)
     stimuli = importlib.import_module(block.tb_module).STIMULI
     assert result.tests == len(stimuli), f"{block.tb_module}: {result.tests} cocotb tests ran"

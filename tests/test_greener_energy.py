@@ -4,14 +4,14 @@ without an OFF read under every policy."""
 
 import pytest
 
-from sim.greener import ON, OFF, SLEEP, WarpInstruction, compare_policies, oracle_states
+from sim.greener import OFF, ON, SLEEP, WarpInstruction, compare_policies, oracle_states
 
 
 def test_oracle_states_follow_table_1():
     """r1 written, read 2 later (ON), then read 5 later (SLEEP: live, beyond W = 3), then
     dead (OFF); r2 read and overwritten by the next instruction (ON: Table 1 keeps a
-    register ON whenever its next access is within W, live or not); a source its own instruction writes stays
-    ON; a third source is not encoded (SLEEP)."""
+    register ON whenever its next access is within W, live or not); a source its own
+    instruction writes stays ON; a third source is not encoded (SLEEP)."""
     stream = [WarpInstruction([], [1]),            # 0: r1 =
               WarpInstruction([2], [3]),           # 1: r3 = f(r2)
               WarpInstruction([1], [2]),           # 2: r2 = f(r1)
