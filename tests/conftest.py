@@ -33,3 +33,13 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     return f"gpurf seed: {config._gpurf_seed} (repeat with --seed {config._gpurf_seed})"
+
+
+def pytest_collection_modifyitems(config, items):
+    """``slow_formal`` proofs run only when asked for (``-m slow_formal``)."""
+    if "slow_formal" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="long proof: run with -m slow_formal")
+    for item in items:
+        if "slow_formal" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,1 @@
+"""Golden models of the static data compression register file blocks."""

@@ -1,0 +1,126 @@
+"""Golden model of ``compression.value_truncator`` (paper 3.2.6, Fig. 5): fp32 -> narrow
+float, then the operand's data slices scattered to their slices of ``r0``/``r1``.
+
+Public functions (the round-trip tests of the other blocks use them): :func:`narrow`,
+:func:`scatter`, :func:`truncate`, :func:`check_entry`, :func:`operand_slices`.
+"""
+
+from collections.abc import Mapping
+
+from hw.compression.formats import FP32, FloatFormat
+from hw.compression.layouts import (
+    SLICES,
+    indirection_entry_layout,
+    register_write_layout,
+    slice_layout,
+)
+from hw.compression.value_truncator import ValueTruncatorConfig
+
+from .formats import FieldCodec, decode, encode, encode_nan, pack
+
+__all__ = ["ValueTruncator", "check_entry", "narrow", "operand_slices", "scatter", "truncate"]
+
+_SLICES = FieldCodec(slice_layout())
+_ENTRY = FieldCodec(indirection_entry_layout())
+
+
+def narrow(bits: int, fmt: FloatFormat) -> int:
+    """The ``fmt`` bits of the fp32 ``bits``: round to nearest, ties to even; overflow to
+    infinity; tiny values to subnormal or zero; a NaN keeps its sign and the top bits of
+    its payload, lowest bit set if they are all zero, not quieted (numpy's float16 rule)."""
+    value = decode(bits, FP32)
+    if value.kind == "nan":
+        return encode_nan(value.sign, value.payload, FP32, fmt)
+    if value.kind == "inf":
+        return pack(fmt, value.sign, fmt.max_exponent, 0)
+    return encode(value.sign, value.significand, value.scale, fmt)
+
+
+def operand_slices(m0: int, m1: int) -> int:
+    """Data slices of an operand with masks ``m0``, ``m1``: ``popcount(m0) + popcount(m1)``."""
+    return m0.bit_count() + m1.bit_count()
+
+
+def scatter(value: int, m0: int, m1: int) -> tuple[int, int]:
+    """The thread-register contents written to ``r0`` and ``r1``: data slice ``k`` of
+    ``value`` (its bits ``4k+3:4k``) goes to the ``k``-th set bit of ``m0`` in increasing
+    slice order, then the remaining ones to the set bits of ``m1`` (spec, Fig. 3). Slices
+    outside the masks are 0 (they are not written)."""
+    data = _SLICES.unpack(value)
+    targets = [(0, s) for s in range(SLICES) if (m0 >> s) & 1]
+    targets += [(1, s) for s in range(SLICES) if (m1 >> s) & 1]
+    parts = ([0] * SLICES, [0] * SLICES)
+    for k, (part, s) in enumerate(targets):
+        parts[part][s] = data[k]
+    return _SLICES.pack(parts[0]), _SLICES.pack(parts[1])
+
+
+def truncate(operand: int, m0: int, m1: int, fmt: FloatFormat | None = None
+             ) -> tuple[int, int]:
+    """One thread's writeback: ``operand`` (fp32 when ``fmt`` is given, else an integer
+    whose low ``4 x slices`` bits are kept) narrowed to ``fmt`` and scattered by
+    :func:`scatter`. Returns the ``r0`` and ``r1`` thread-register contents."""
+    value = operand if fmt is None else narrow(operand, fmt)
+    return scatter(value, m0, m1)
+
+
+def check_entry(entry: Mapping[str, int], *, is_float: bool,
+                config: ValueTruncatorConfig | None = None) -> FloatFormat | None:
+    """The input protocol of a truncation; raises ``ValueError`` if it is broken, else
+    returns the float format (``None`` for an integer).
+
+    ``m0`` is non-zero; the operand has at most 8 data slices; when ``r0 == r1`` the masks
+    do not overlap (one register's slices are not written twice); a float has a format
+    (Table 3 of ``4 x slices`` bits, or the configured fixed format's slice count).
+    """
+    r0, m0, r1, m1 = entry["r0"], entry["m0"], entry["r1"], entry["m1"]
+    slices = operand_slices(m0, m1)
+    if m0 == 0:
+        raise ValueError("indirection entry with m0 = 0: the operand has no slice in r0")
+    if slices > SLICES:
+        raise ValueError(f"masks m0={m0:#04x} m1={m1:#04x} give {slices} slices, more than "
+                         f"{SLICES}")
+    if r0 == r1 and m0 & m1:
+        raise ValueError(f"masks m0={m0:#04x} m1={m1:#04x} overlap in register r{r0}")
+    if not is_float:
+        return None
+    config = config or ValueTruncatorConfig(lanes=1, width=0, exponent=0, mantissa=0)
+    fmt = config.format_for(slices)
+    if fmt is None:
+        raise ValueError(f"a float of {slices} slices has no format "
+                         f"({', '.join(map(str, config.formats))})")
+    return fmt
+
+
+class ValueTruncator:
+    """Port-level model: per lane, :func:`truncate` with the entry's masks; the two writes
+    carry the entry's registers and masks. Combinational. A broken input protocol (see
+    :func:`check_entry`) raises ``ValueError``."""
+
+    def __init__(self, **params):
+        self.config = config = ValueTruncatorConfig(**params)
+        self._lanes = FieldCodec(config.register_layout)
+        self._write = FieldCodec(register_write_layout(lanes=config.lanes))
+        self._writes = FieldCodec(config.writes_layout)
+        self._trace = "-"
+
+    def reset(self):
+        self._trace = "-"
+
+    def step(self, inputs: dict) -> dict:
+        entry = _ENTRY.unpack(inputs["entry"])
+        is_float = bool(inputs["is_float"])
+        fmt = check_entry(entry, is_float=is_float, config=self.config)
+        lanes = self._lanes.unpack(inputs["operand"])
+        parts = [truncate(lanes[lane], entry["m0"], entry["m1"], fmt)
+                 for lane in range(self.config.lanes)]
+        writes = [self._write.pack({"reg": entry[f"r{p}"], "mask": entry[f"m{p}"],
+                                    "data": self._lanes.pack([part[p] for part in parts])})
+                  for p in (0, 1)]
+        self._trace = (f"{fmt or 'int'} r0={entry['r0']} m0={entry['m0']:08b} "
+                       f"r1={entry['r1']} m1={entry['m1']:08b} lane0 {lanes[0]:#010x} -> "
+                       f"{parts[0][0]:#010x} {parts[0][1]:#010x}")
+        return {"write": self._writes.pack(writes)}
+
+    def line_trace(self) -> str:
+        return f"value_truncator: {self._trace}"

@@ -1,0 +1,36 @@
+"""Static data compression register file: indirection tables, value extractor, value
+converter, value truncator, extended collector unit.
+
+Paper: ``shared/papers/static-data-compression-rf.md``; reading: ``shared/spec/compression.md``.
+"""
+
+from hw.registry import Block
+
+from .collector_ext import CollectorExt
+from .indirection_table import DESTINATION, IndirectionTable
+from .value_converter import ValueConverter
+from .value_extractor import ValueExtractor
+from .value_truncator import ValueTruncator
+
+BLOCKS = (
+    Block("compression", "collector_ext", CollectorExt,
+          test_params=({"operands": 2, "lanes": 2}, {"operands": 1, "lanes": 1}),
+          summary="collector-unit extension: per-operand fields, OR merge, split sign fill"),
+    Block("compression", "indirection_table", IndirectionTable,
+          test_params=({**DESTINATION, "tag_width": 4},
+                       {"entries": 16, "banks": 4, "ports": 3, "buffer": 2, "tag_width": 3},
+                       {"entries": 8, "banks": 1, "ports": 2, "tag_width": 2}),
+          summary="banked table of {r0, m0, r1, m1} entries with arbiter and conflict buffer"),
+    Block("compression", "value_extractor", ValueExtractor,
+          test_params=({"lanes": 2},),
+          summary="warp of thread value extractors: slice alignment and padding of one part"),
+    Block("compression", "value_converter", ValueConverter,
+          test_params=({"lanes": 2}, {"lanes": 2, "exponent": 4, "mantissa": 4}),
+          summary="warp of thread value converters: narrow float (Table 3) -> fp32, exact",
+          amaranth_defaults=False),
+    Block("compression", "value_truncator", ValueTruncator,
+          test_params=({"lanes": 2}, {"lanes": 2, "exponent": 4, "mantissa": 4}),
+          summary="warp of thread value truncators: fp32 -> narrow float (RNE), slice "
+                  "scatter and write masks",
+          icarus_defaults=False, amaranth_defaults=False),
+)

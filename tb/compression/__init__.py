@@ -1,0 +1,1 @@
+"""Benches of the static data compression register file blocks."""

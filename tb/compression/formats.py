@@ -1,0 +1,130 @@
+"""Stimulus helpers of the float blocks: edge encodings of a format, fp32 values at the
+edges of narrowing into it (ties, overflow, underflow, NaN payloads), and legal indirection
+entries. Python floats compute the edge values; packing goes through the layouts."""
+
+import struct
+from functools import cache
+
+from hw.compression.formats import FP32, FloatFormat
+from hw.compression.layouts import SLICES, indirection_entry_layout
+
+__all__ = ["FP32_SPECIALS", "fp32_edges", "narrow_edges", "pack_entry", "random_entry",
+           "random_fp32", "random_narrow"]
+
+FP32_SPECIALS = (
+    0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF,
+    0x7F800000, 0xFF800000, 0x7F800001, 0xFF800001, 0x7FC00000, 0xFFC00000, 0x7FFFFFFF,
+    0x7F801FFF, 0x7F802000, 0x7FBFFFFF, 0x3F800000, 0xBF800000,
+)
+"""fp32 zeros, subnormals, extremes, infinities and NaNs (signalling, quiet, payloads that
+vanish or survive in narrow formats)."""
+
+
+def _code(fmt: FloatFormat, sign: int, exponent: int, mantissa: int) -> int:
+    return fmt.layout.const({"sign": sign, "exponent": exponent,
+                             "mantissa": mantissa}).as_value().value
+
+
+@cache
+def narrow_edges(fmt: FloatFormat) -> tuple[int, ...]:
+    """Encodings of ``fmt`` at its edges, both signs: zero, smallest and largest
+    subnormal, smallest normal, one, largest finite, infinity, NaNs (payload 1, quiet bit,
+    all ones)."""
+    top, ones = fmt.max_exponent, (1 << fmt.mantissa) - 1
+    fields = [(0, 0), (0, 1), (0, ones), (1, 0), (1, 1), (fmt.bias, 0), (fmt.bias, ones),
+              (top - 1, 0), (top - 1, ones), (top, 0), (top, 1), (top, 1 << (fmt.mantissa - 1)),
+              (top, ones)]
+    return tuple(_code(fmt, sign, e, mant) for sign in (0, 1) for e, mant in fields)
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def _narrow_value(fmt: FloatFormat, exponent: int, mantissa: int) -> float:
+    """The value of a positive finite ``fmt`` float, as a Python float (exact)."""
+    if exponent == 0:
+        return mantissa * 2.0 ** (1 - fmt.bias - fmt.mantissa)
+    return (1 + mantissa / (1 << fmt.mantissa)) * 2.0 ** (exponent - fmt.bias)
+
+
+@cache
+def fp32_edges(fmt: FloatFormat) -> tuple[int, ...]:
+    """fp32 values where narrowing into ``fmt`` is delicate, both signs: the midpoints
+    (ties) between neighbouring ``fmt`` values at zero, in the subnormals, across the
+    subnormal/normal border, at one (even and odd neighbours) and at the top (where the
+    tie overflows to infinity), each also one fp32 step below and above; values one and two
+    binades above the largest finite value; and :data:`FP32_SPECIALS`."""
+    top, ones = fmt.max_exponent, (1 << fmt.mantissa) - 1
+    pairs = [((0, 0), (0, 1)), ((0, 1), (0, 2)), ((0, ones), (1, 0)), ((1, 0), (1, 1)),
+             ((fmt.bias, 0), (fmt.bias, 1)), ((fmt.bias, 1), (fmt.bias, 2)),
+             ((top - 1, ones - 1), (top - 1, ones))]
+    points = []
+    for low, high in pairs:
+        points.append((_narrow_value(fmt, *low) + _narrow_value(fmt, *high)) / 2)
+    largest = _narrow_value(fmt, top - 1, ones)
+    points.append(largest + (largest - _narrow_value(fmt, top - 1, ones - 1)) / 2)
+    points += [2 * largest, 3 * largest, 4 * largest]
+    edges = set(FP32_SPECIALS)
+    if fmt.mantissa < FP32.mantissa and fmt.exponent < FP32.exponent:
+        for point in points:
+            bits = _f32_bits(point)
+            edges.update({bits - 1, bits, bits + 1})
+    return tuple(sorted(edges | {b | 0x80000000 for b in edges if b < 0x80000000}))
+
+
+def random_narrow(rng, fmt: FloatFormat, *, garbage: bool = True) -> int:
+    """A ``fmt`` encoding in a 32-bit lane: an edge (1 in 4) or random fields, with random
+    bits above the format when ``garbage`` (the converter ignores them)."""
+    code = (rng.choice(narrow_edges(fmt)) if rng.random() < 0.25
+            else rng.randrange(1 << fmt.width))
+    if garbage and fmt.width < 32 and rng.random() < 0.5:
+        code |= rng.randrange(1 << (32 - fmt.width)) << fmt.width
+    return code
+
+
+def random_fp32(rng, fmt: FloatFormat | None) -> int:
+    """An fp32 bit pattern for narrowing into ``fmt``: an edge (1 in 8), any pattern (1 in
+    8), else a value whose exponent lies around ``fmt``'s range (from below its smallest
+    subnormal to above its largest finite), a third of them exact ties."""
+    draw = rng.random()
+    if fmt is None or draw < 0.125:
+        return rng.randrange(1 << 32)
+    if draw < 0.25:
+        return rng.choice(fp32_edges(fmt))
+    low = FP32.bias + 1 - fmt.bias - fmt.mantissa - 3
+    high = FP32.bias + fmt.max_exponent - fmt.bias + 1
+    exponent = min(max(rng.randrange(low, high + 1), 0), FP32.max_exponent)
+    mantissa = rng.randrange(1 << FP32.mantissa)
+    drop = FP32.mantissa - fmt.mantissa
+    if drop and rng.random() < 1 / 3:
+        mantissa = (mantissa >> drop << drop) | (1 << (drop - 1))
+    return _code(FP32, rng.randrange(2), exponent, mantissa)
+
+
+def random_entry(rng, slices: int, *, split: bool | None = None) -> dict[str, int]:
+    """A legal indirection entry of ``slices`` (1..8) data slices at random places: split
+    over two registers (``split``, random when ``None``; only if ``slices >= 2``) or not;
+    when split, sometimes ``r1 == r0`` with disjoint masks."""
+    if split is None:
+        split = slices >= 2 and rng.random() < 0.5
+    first = rng.randrange(1, slices) if split else slices
+    r0 = rng.randrange(256)
+    m0 = _random_mask(rng, first, 0)
+    if not split:
+        return {"r0": r0, "m0": m0, "r1": rng.randrange(256), "m1": 0}
+    same = rng.random() < 0.2
+    r1 = r0 if same else rng.choice([r for r in range(256) if r != r0])
+    m1 = _random_mask(rng, slices - first, m0 if same else 0)
+    return {"r0": r0, "m0": m0, "r1": r1, "m1": m1}
+
+
+def _random_mask(rng, count: int, taken: int) -> int:
+    free = [s for s in range(SLICES) if not (taken >> s) & 1]
+    return sum(1 << s for s in rng.sample(free, count))
+
+
+def pack_entry(entry: dict[str, int]) -> int:
+    """The packed ``{r0, m0, r1, m1}`` entry."""
+    return indirection_entry_layout().const(entry).as_value().value
+

@@ -1,0 +1,76 @@
+# amaranth: UnusedElaboratable=no
+"""``compression.collector_ext``: parameters, the paper's 35 bits per operand, the merge
+function and the input protocol of the golden model."""
+
+import pytest
+
+from golden.compression.collector_ext import merge_parts
+from hw.compression.collector_ext import CollectorExt, CollectorExtConfig
+from hw.registry import get_block
+
+RANGES = {"operands": (1, 4), "lanes": (1, 32)}
+
+
+def golden(**params):
+    return get_block("compression.collector_ext").golden(params)
+
+
+BUILDS = pytest.mark.parametrize("build", [CollectorExt, golden], ids=["hw", "golden"])
+
+
+@BUILDS
+@pytest.mark.parametrize(("name", "value"),
+                         [(n, v) for n, (lo, hi) in RANGES.items() for v in (lo - 1, hi + 1)])
+def test_out_of_range(build, name, value):
+    low, high = RANGES[name]
+    with pytest.raises(ValueError, match=rf"^{name} must be an integer in {low}\.\.{high}, "
+                                         rf"not {value}$"):
+        build(**{name: value})
+
+
+@BUILDS
+@pytest.mark.parametrize("name", sorted(RANGES))
+def test_not_an_integer(build, name):
+    low, high = RANGES[name]
+    with pytest.raises(TypeError, match=rf"^{name} must be an integer in {low}\.\.{high}, "
+                                        r"not '2'$"):
+        build(**{name: "2"})
+
+
+def test_default_widths():
+    config = CollectorExtConfig(**get_block("compression.collector_ext").defaults)
+    assert config == CollectorExtConfig(operands=3, lanes=32)
+    assert config.field_bits == 35, "paper 3.2.4 / 6.4: 35 bits per operand"
+    assert config.operand_bits == 2
+    assert config.fetch_layout.size == 2 + 1024
+    assert config.data_layout.size == 3 * 1024
+
+
+def test_merge_parts():
+    entry = {"r0": 1, "m0": 0b1000_0000, "r1": 2, "m1": 0b0100_1100}
+    assert merge_parts([[0x000A]], entry, signed=True) == [0x000A]
+    assert merge_parts([[0x000A], [0xDCB0]], entry, signed=False) == [0xDCBA]
+    assert merge_parts([[0x000A], [0xDCB0]], entry, signed=True) == [0xFFFF_DCBA]
+    assert merge_parts([[0x000A], [0x7CB0]], entry, signed=True) == [0x7CBA]
+
+
+def _step(model, **inputs):
+    full = {"allocate": 0, "instr": 0, "locate_valid": 0, "locate": 0, "fetch_valid": 0,
+            "fetch": 0, **inputs}
+    return model.step(full)
+
+
+def test_golden_protocol():
+    model = golden(operands=2, lanes=1)
+    config = model.config
+    fetch = config.fetch_layout.const({"operand": 1, "data": [5]}).as_value().value
+    _step(model, allocate=1)
+    with pytest.raises(ValueError, match=r"^fetch of operand 1 before its location$"):
+        _step(model, fetch_valid=1, fetch=fetch)
+    entry = {"r0": 1, "m0": 1, "r1": 0, "m1": 0}
+    locate = config.info_layout.const([entry, entry]).as_value().value
+    _step(model, locate_valid=0b10, locate=locate)
+    assert _step(model, fetch_valid=1, fetch=fetch)["collected"] == 0
+    assert _step(model)["collected"] == 0b10
+    with pytest.raises(ValueError, match=r"^fetch of operand 1: all its parts were received$"):
+        _step(model, fetch_valid=1, fetch=fetch)

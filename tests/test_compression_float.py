@@ -1,0 +1,398 @@
+# amaranth: UnusedElaboratable=no
+"""Value converter and truncator: Table 3, parameters, numpy as external reference (golden
+model and RTL), correct rounding, every format's RTL against the golden model, slice
+placement.
+
+The RTL checks run the generated Verilog of a 4-lane configuration (lanes are identical
+copies) through one Verilator batch sweep per block (:mod:`tb.compression.sweep`): the
+first build takes about 30 s per block, later runs reuse it from the build folder, and a
+sweep of 10^5 values takes about a second.
+"""
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from golden.compression.formats import FieldCodec, decode, pack
+from golden.compression.value_converter import widen
+from golden.compression.value_truncator import (
+    ValueTruncator as GoldenTruncator,
+)
+from golden.compression.value_truncator import (
+    check_entry,
+    narrow,
+    scatter,
+    truncate,
+)
+from hw.compression.formats import FP32, TABLE3, FloatFormat, resolve_formats
+from hw.compression.layouts import indirection_entry_layout
+from hw.compression.value_converter import ValueConverter, ValueConverterConfig
+from hw.compression.value_truncator import ValueTruncator
+from hw.registry import get_block
+from sim.toolchain import missing_simulator
+from tb.compression.formats import FP32_SPECIALS, fp32_edges, random_fp32
+from tb.compression.sweep import Sweeper
+
+F16 = TABLE3[16]
+RANDOM_VALUES = 100_000
+SWEEP_LANES = 4
+
+needs_verilator = pytest.mark.skipif(missing_simulator("verilator") is not None,
+                                     reason=str(missing_simulator("verilator")))
+
+
+def numpy_widen(codes) -> np.ndarray:
+    """numpy's float16 -> float32, as bits."""
+    return np.asarray(codes, dtype=np.uint16).view(np.float16).astype(np.float32).view(
+        np.uint32)
+
+
+def numpy_narrow(bits) -> np.ndarray:
+    """numpy's ``float32.astype(float16)``, as bits."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(bits, dtype=np.uint32).view(np.float32).astype(np.float16).view(
+            np.uint16)
+
+
+def random_f16_inputs(seed: int) -> list[int]:
+    """10^5 fp32 values around float16's range (ties, edges, any pattern) and 5 x 10^4
+    uniformly random bit patterns."""
+    rng = random.Random(seed)
+    return ([random_fp32(rng, F16) for _ in range(RANDOM_VALUES)]
+            + [rng.randrange(1 << 32) for _ in range(RANDOM_VALUES // 2)])
+
+
+def mismatches(values, got, want) -> list[str]:
+    bad = np.nonzero(np.asarray(got) != np.asarray(want))[0]
+    return [f"{int(values[i]):#x}: got {int(got[i]):#x}, numpy {int(want[i]):#x}"
+            for i in bad[:8]]
+
+
+# --- Table 3 and parameters -------------------------------------------------------------
+
+def test_table3_formats():
+    """Paper Table 3: total, exponent and mantissa bits; every format has a sign bit."""
+    rows = {w: (f.exponent, f.mantissa) for w, f in TABLE3.items()}
+    assert rows == {32: (8, 23), 28: (7, 20), 24: (6, 17), 20: (5, 14), 16: (5, 10),
+                    12: (4, 7), 8: (3, 4)}
+    assert all(f.width == w and f.slices == w // 4 for w, f in TABLE3.items())
+    assert (FP32.bias, F16.bias, TABLE3[8].bias) == (127, 15, 3)
+    assert F16.layout.size == 16 and list(dict(F16.layout)) == ["mantissa", "exponent", "sign"]
+
+
+def test_resolve_formats():
+    assert resolve_formats(width=0, exponent=0, mantissa=0) == tuple(
+        TABLE3[w] for w in (8, 12, 16, 20, 24, 28, 32))
+    assert resolve_formats(width=20, exponent=0, mantissa=0) == (TABLE3[20],)
+    assert resolve_formats(width=0, exponent=4, mantissa=4) == (FloatFormat(4, 4),)
+    assert resolve_formats(width=9, exponent=4, mantissa=4) == (FloatFormat(4, 4),)
+
+
+BAD_PARAMS = [
+    ({"lanes": 0}, ValueError, r"^lanes must be an integer in 1\.\.32, not 0$"),
+    ({"lanes": 33}, ValueError, r"^lanes must be an integer in 1\.\.32, not 33$"),
+    ({"lanes": 2.0}, TypeError, r"^lanes must be an integer in 1\.\.32, not 2\.0$"),
+    ({"width": 18}, ValueError,
+     r"^width must be one of 0, 8, 12, 16, 20, 24, 28, 32, not 18$"),
+    ({"width": "16"}, TypeError,
+     r"^width must be one of 0, 8, 12, 16, 20, 24, 28, 32, not '16'$"),
+    ({"exponent": 5}, ValueError, r"^mantissa must be an integer in 1\.\.23, not 0$"),
+    ({"mantissa": 10}, ValueError, r"^exponent must be an integer in 2\.\.8, not 0$"),
+    ({"exponent": 1, "mantissa": 4}, ValueError,
+     r"^exponent must be an integer in 2\.\.8, not 1$"),
+    ({"exponent": 9, "mantissa": 4}, ValueError,
+     r"^exponent must be an integer in 2\.\.8, not 9$"),
+    ({"exponent": 5, "mantissa": 24}, ValueError,
+     r"^mantissa must be an integer in 1\.\.23, not 24$"),
+    ({"exponent": True, "mantissa": 4}, TypeError,
+     r"^exponent must be an integer in 2\.\.8, not True$"),
+    ({"exponent": 8, "mantissa": 23, "width": 31}, ValueError,
+     r"^width must be 0 or 32 \(1 \+ exponent \+ mantissa\), not 31$"),
+    ({"exponent": 2, "mantissa": 1, "width": 16}, ValueError,
+     r"^width must be 0 or 4 \(1 \+ exponent \+ mantissa\), not 16$"),
+    ({"exponent": 8, "mantissa": 23, "width": 40}, ValueError,
+     r"^width must be an integer in 0\.\.32, not 40$"),
+]
+
+
+@pytest.mark.parametrize("build", [
+    ValueConverter, ValueTruncator,
+    lambda **p: get_block("compression.value_converter").golden(p),
+    lambda **p: get_block("compression.value_truncator").golden(p),
+], ids=["converter", "truncator", "golden-converter", "golden-truncator"])
+@pytest.mark.parametrize(("params", "error", "message"), BAD_PARAMS)
+def test_parameter_validation(build, params, error, message):
+    with pytest.raises(error, match=message):
+        build(**params)
+
+
+def test_ports_follow_the_format_choice():
+    runtime = ValueConverter(lanes=2)
+    assert len(runtime.slices) == 4 and len(runtime.operand.as_value()) == 64
+    assert not hasattr(ValueConverter(lanes=2, width=16), "slices")
+    truncator = ValueTruncator(lanes=2)
+    assert len(truncator.entry.as_value()) == 32
+    assert len(truncator.write.as_value()) == 2 * (8 + 8 + 64)
+
+
+def test_format_for_slices():
+    config = ValueConverterConfig(lanes=1, width=0, exponent=0, mantissa=0)
+    assert [config.format_for(n) for n in range(10)] == [
+        None, None, TABLE3[8], TABLE3[12], F16, TABLE3[20], TABLE3[24], TABLE3[28], FP32,
+        None]
+    custom = ValueConverterConfig(lanes=1, width=0, exponent=4, mantissa=4)
+    assert [custom.format_for(n) for n in (2, 3, 4)] == [None, FloatFormat(4, 4), None]
+
+
+# --- numpy float16, golden model ------------------------------------------------------
+
+def test_golden_widen_equals_numpy_for_all_float16():
+    codes = np.arange(1 << 16, dtype=np.uint32)
+    got = np.array([widen(int(c), F16) for c in codes], dtype=np.uint32)
+    want = numpy_widen(codes)
+    assert not mismatches(codes, got, want)
+
+
+def test_golden_narrow_equals_numpy_on_edge_cases():
+    """Zeros, fp32 and float16 subnormals, ties (even and odd), the overflow border,
+    infinities, NaN payloads (kept, truncated, forced non-zero), both signs; numpy's
+    scalar path (``np.float32(x).astype(np.float16)``) and its array path agree."""
+    edges = list(fp32_edges(F16))
+    assert len(edges) > 60
+    got = [narrow(b, F16) for b in edges]
+    assert not mismatches(edges, got, numpy_narrow(edges))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scalar = [int(np.uint32(b).view(np.float32).astype(np.float16).view(np.uint16))
+                  for b in edges]
+    assert not mismatches(edges, got, scalar)
+
+
+def test_golden_nan_examples_from_the_spec():
+    assert narrow(0x7F800001, F16) == 0x7C01
+    assert widen(0x7C01, F16) == 0x7F802000
+    assert narrow(0xFFC00000, F16) == 0xFE00
+    assert narrow(0x7F801FFF, F16) == 0x7C01
+
+
+def test_golden_narrow_equals_numpy_on_random_values(seed):
+    values = random_f16_inputs(seed)
+    got = np.array([narrow(v, F16) for v in values], dtype=np.uint16)
+    assert not mismatches(values, got, numpy_narrow(values))
+
+
+# --- numpy float16, RTL ---------------------------------------------------------------
+
+def _lanes_codec(lanes):
+    return FieldCodec(ValueConverterConfig(lanes=lanes, width=0, exponent=0,
+                                           mantissa=0).register_layout)
+
+
+def rtl_widen(values: list[int], slices: int, params=None) -> list[int]:
+    """The converter RTL's fp32 results for narrow encodings of ``slices`` data slices."""
+    params = {"lanes": SWEEP_LANES, **(params or {})}
+    sweeper = Sweeper(get_block("compression.value_converter"), params)
+    codec = _lanes_codec(params["lanes"])
+    padded = values + [0] * (-len(values) % params["lanes"])
+    fixed = params.get("width") or params.get("exponent")
+    vectors = [{"operand": codec.pack(padded[i:i + params["lanes"]]),
+                **({} if fixed else {"slices": slices})}
+               for i in range(0, len(padded), params["lanes"])]
+    out = sweeper.run(vectors)
+    return [codec.unpack(o["result"])[lane] for o in out
+            for lane in range(params["lanes"])][:len(values)]
+
+
+def rtl_narrow(values: list[int], slices: int, params=None) -> list[int]:
+    """The truncator RTL's narrow results for fp32 ``values``: an unsplit float of
+    ``slices`` slices in slices 0.. of r0 (so ``write[0].data`` holds the narrow value)."""
+    params = {"lanes": SWEEP_LANES, **(params or {})}
+    lanes = params["lanes"]
+    sweeper = Sweeper(get_block("compression.value_truncator"), params)
+    codec = _lanes_codec(lanes)
+    mask = (1 << slices) - 1
+    entry = indirection_entry_layout().const(
+        {"r0": 7, "m0": mask, "r1": 3, "m1": 0}).as_value().value
+    writes = FieldCodec(ValueTruncator(lanes=lanes).config.writes_layout)
+    write = FieldCodec(ValueTruncator(lanes=lanes).config.writes_layout.elem_shape)
+    padded = values + [0] * (-len(values) % lanes)
+    vectors = [{"entry": entry, "is_float": 1, "operand": codec.pack(padded[i:i + lanes])}
+               for i in range(0, len(padded), lanes)]
+    results = []
+    for out in sweeper.run(vectors):
+        first, second = (write.unpack(w) for w in writes.unpack(out["write"]).values())
+        assert (first["reg"], first["mask"], second["mask"]) == (7, mask, 0)
+        results += codec.unpack(first["data"]).values()
+    return results[:len(values)]
+
+
+@needs_verilator
+def test_rtl_widen_equals_numpy_for_all_float16():
+    """The default converter (every Table 3 format, ``slices = 4``) on all 65,536
+    encodings."""
+    codes = list(range(1 << 16))
+    assert not mismatches(codes, rtl_widen(codes, 4), numpy_widen(codes))
+
+
+@needs_verilator
+def test_rtl_narrow_equals_numpy(seed):
+    """The default truncator (``m0 = 0x0F``: a 4-slice float) on the edge cases and
+    1.5 x 10^5 random values."""
+    values = list(fp32_edges(F16)) + random_f16_inputs(seed)
+    assert not mismatches(values, rtl_narrow(values, 4), numpy_narrow(values))
+
+
+# --- every format: golden properties and RTL against golden ------------------------
+
+def _all_or_sample(fmt: FloatFormat, rng, count=20_000) -> list[int]:
+    if fmt.width <= 16:
+        return list(range(1 << fmt.width))
+    return [rng.randrange(1 << fmt.width) for _ in range(count)]
+
+
+@pytest.mark.parametrize("width", sorted(TABLE3))
+def test_golden_narrow_inverts_widen(width, seed):
+    """Every encoding (8-16 bits) or 2 x 10^4 random ones: widening is exact and narrowing
+    gives the encoding back, NaN payloads included; the value is the same rational."""
+    fmt, rng = TABLE3[width], random.Random(seed)
+    for code in _all_or_sample(fmt, rng):
+        wide = widen(code, fmt)
+        assert narrow(wide, fmt) == code, f"{fmt} {code:#x}"
+        source, target = decode(code, fmt), decode(wide, FP32)
+        assert (source.kind, source.sign) == (target.kind, target.sign)
+        if source.kind == "finite":
+            assert source.magnitude == target.magnitude
+
+
+def _neighbours_value(fmt: FloatFormat, code: int) -> Fraction | None:
+    value = decode(code, fmt)
+    return value.magnitude if value.kind == "finite" else None
+
+
+@pytest.mark.parametrize("width", sorted(TABLE3))
+def test_golden_narrow_is_correctly_rounded(width, seed):
+    """For random finite fp32 ``x``: no finite value of the format is nearer than the
+    result; on a tie the result's mantissa is even; infinity only when ``|x|`` reaches the
+    largest finite value plus half its step."""
+    fmt, rng = TABLE3[width], random.Random(seed)
+    largest = _neighbours_value(fmt, pack(fmt, 0, fmt.max_exponent - 1, (1 << fmt.mantissa) - 1))
+    step = largest - _neighbours_value(fmt, pack(fmt, 0, fmt.max_exponent - 1,
+                                                 (1 << fmt.mantissa) - 2))
+    for _ in range(5000):
+        x = random_fp32(rng, fmt)
+        source = decode(x, FP32)
+        if source.kind != "finite":
+            continue
+        result = narrow(x, fmt)
+        got = decode(result, fmt)
+        assert got.sign == source.sign
+        if got.kind == "inf":
+            assert source.magnitude >= largest + step / 2, f"{x:#x}"
+            continue
+        error = abs(source.magnitude - got.magnitude)
+        unsigned = pack(fmt, 0, *_fields(result, fmt))
+        for other in (unsigned - 1, unsigned + 1):
+            neighbour = _neighbours_value(fmt, other) if other >= 0 else None
+            if neighbour is not None:
+                assert error <= abs(source.magnitude - neighbour), f"{x:#x}"
+                if error == abs(source.magnitude - neighbour) and error:
+                    assert unsigned % 2 == 0, f"tie {x:#x} not to even"
+
+
+def _fields(code, fmt):
+    value = FieldCodec(fmt.layout).unpack(code)
+    return value["exponent"], value["mantissa"]
+
+
+@needs_verilator
+@pytest.mark.parametrize("width", sorted(TABLE3))
+def test_rtl_widen_every_format_equals_golden(width, seed):
+    """Default converter, ``slices = width / 4``: every encoding up to 16 bits, 2 x 10^4
+    random ones above, against the golden model."""
+    fmt, rng = TABLE3[width], random.Random(seed)
+    codes = _all_or_sample(fmt, rng)
+    got = rtl_widen(codes, fmt.slices)
+    want = [widen(c, fmt) for c in codes]
+    assert not mismatches(codes, got, want)
+
+
+@needs_verilator
+@pytest.mark.parametrize("width", sorted(TABLE3))
+def test_rtl_narrow_every_format_equals_golden(width, seed):
+    """Default truncator, an unsplit float of ``width / 4`` slices: the format's edges
+    and 2 x 10^4 random values, against the golden model."""
+    fmt, rng = TABLE3[width], random.Random(seed)
+    values = list(fp32_edges(fmt)) + [random_fp32(rng, fmt) for _ in range(20_000)]
+    got = rtl_narrow(values, fmt.slices)
+    want = [narrow(v, fmt) for v in values]
+    assert not mismatches(values, got, want)
+
+
+def test_fp32_is_the_identity_both_ways(seed):
+    rng = random.Random(seed)
+    for bits in [*FP32_SPECIALS, *(rng.randrange(1 << 32) for _ in range(5000))]:
+        assert narrow(bits, FP32) == bits and widen(bits, FP32) == bits
+
+
+# --- slice placement and the input protocol ------------------------------------------
+
+def test_fig3_placement():
+    """Paper Fig. 3: data slice 0 in slice 7 of r0, data slices 1, 2, 3 in slices 2, 3, 6
+    of r1 (m0 = 1000_0000b, m1 = 0100_1100b)."""
+    part0, part1 = scatter(0xABCD, 0b1000_0000, 0b0100_1100)
+    assert part0 == 0xD000_0000
+    assert part1 == 0x0A00_BC00
+
+
+def test_truncate_float_and_integer():
+    assert truncate(0x3F80_0000, 0b0000_1111, 0) == (0x3F80_0000 & 0xFFFF, 0)
+    assert truncate(0x3F80_0000, 0b1111_0000, 0, F16) == (0x3C00_0000, 0)
+    assert truncate(0xFFFF_FFF5, 0b0000_0001, 0b1000_0000) == (0x5, 0xF000_0000)
+
+
+@pytest.mark.parametrize(("m0", "m1"), [(0b1, 0), (0b1010_0101, 0b0101_0000),
+                                        (0b1000_0000, 0b0100_1100), (0xFF, 0)])
+def test_scatter_writes_only_inside_the_masks(m0, m1, seed):
+    rng = random.Random(seed)
+    for _ in range(200):
+        value = rng.randrange(1 << 32)
+        part0, part1 = scatter(value, m0, m1)
+        assert part0 & ~_bit_mask(m0) == 0 and part1 & ~_bit_mask(m1) == 0
+        assert _gather(part0, m0) | _gather(part1, m1) << (4 * m0.bit_count()) \
+            == value % (1 << (4 * (m0.bit_count() + m1.bit_count())))
+
+
+def _bit_mask(mask: int) -> int:
+    return sum(0xF << (4 * s) for s in range(8) if (mask >> s) & 1)
+
+
+def _gather(register: int, mask: int) -> int:
+    """The slices of ``register`` selected by ``mask``, packed from slice 0 upward."""
+    nibbles = [(register >> (4 * s)) & 0xF for s in range(8) if (mask >> s) & 1]
+    return sum(n << (4 * k) for k, n in enumerate(nibbles))
+
+
+@pytest.mark.parametrize(("entry", "is_float", "message"), [
+    ({"r0": 1, "m0": 0, "r1": 2, "m1": 1}, False,
+     r"^indirection entry with m0 = 0: the operand has no slice in r0$"),
+    ({"r0": 1, "m0": 0xFF, "r1": 2, "m1": 1}, False,
+     r"^masks m0=0xff m1=0x01 give 9 slices, more than 8$"),
+    ({"r0": 4, "m0": 0x0F, "r1": 4, "m1": 0x18}, False,
+     r"^masks m0=0x0f m1=0x18 overlap in register r4$"),
+    ({"r0": 4, "m0": 0x01, "r1": 5, "m1": 0}, True,
+     r"^a float of 1 slices has no format \(fp8\(e3m4\), .*fp32\(e8m23\)\)$"),
+])
+def test_protocol_violations_raise(entry, is_float, message):
+    with pytest.raises(ValueError, match=message):
+        check_entry(entry, is_float=is_float)
+    model = GoldenTruncator(lanes=1, width=0, exponent=0, mantissa=0)
+    with pytest.raises(ValueError, match=message):
+        model.step({"entry": indirection_entry_layout().const(entry).as_value().value,
+                    "is_float": int(is_float), "operand": 0})
+
+
+def test_disjoint_masks_in_one_register_are_legal():
+    entry = {"r0": 4, "m0": 0x0F, "r1": 4, "m1": 0xF0}
+    assert check_entry(entry, is_float=True) == FP32
+    assert scatter(0x1234_5678, 0x0F, 0xF0) == (0x0000_5678, 0x1234_0000)
