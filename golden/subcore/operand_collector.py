@@ -17,7 +17,7 @@ def bank_of(reg: int, warp: int, *, banks: int, bank_map: str) -> int:
     return (reg + warp) % banks if bank_map == "swizzle" else reg % banks
 
 
-@dataclass
+@dataclass(slots=True)
 class Operand:
     """One source operand entry of a collector unit."""
 
@@ -27,16 +27,19 @@ class Operand:
     data: int = 0
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class Unit:
     """An allocated collector unit: the instruction's warp and its valid operands by index."""
 
     warp: int
     operands: dict[int, Operand] = field(default_factory=dict)
+    waiting: int = 0
+    """Operands not yet ready (kept by the collector as it posts and captures reads)."""
 
     @property
     def complete(self) -> bool:
-        return all(op.ready for op in self.operands.values())
+        """All operands are ready."""
+        return not self.waiting
 
 
 class OperandCollector:
@@ -61,8 +64,9 @@ class OperandCollector:
         self.order: list[int] = []
         """Busy CUs, earliest allocated first."""
         self.queues = [deque() for _ in range(config.banks)]
-        self.in_flight: list[tuple[int, int, int, int]] = []
-        """Granted reads: ``(due cycle, bank, cu, operand)``."""
+        self.in_flight: deque[tuple[int, int, int, int]] = deque()
+        """Granted reads: ``(due cycle, bank, cu, operand)``, in grant order (so in due
+        order: every read takes ``read_latency`` cycles)."""
         self.held: int | None = None
         """The CU offered on ``dispatch`` and not taken in the previous cycle."""
         self.cycle = 0
@@ -77,7 +81,8 @@ class OperandCollector:
     def free_unit(self) -> int | None:
         """The CU an issue this cycle would take: the lowest-numbered one free at the start
         of the cycle (``issue__ready`` is ``free_unit() is not None``)."""
-        return next((cu for cu, unit in enumerate(self.units) if unit is None), None)
+        units = self.units
+        return units.index(None) if None in units else None
 
     def grants(self) -> dict[int, tuple[int, int]]:
         """This cycle's grants: per bank with requests, its queue head ``(cu, operand)``."""
@@ -98,7 +103,11 @@ class OperandCollector:
         else the earliest allocated CU whose operands are all ready."""
         if self.held is not None:
             return self.held
-        return next((c for c in self.order if self.units[c].complete), None)
+        units = self.units
+        for c in self.order:
+            if not units[c].waiting:
+                return c
+        return None
 
     def _outputs(self, grants, offer) -> dict:
         config = self.config
@@ -146,10 +155,14 @@ class OperandCollector:
         This is the whole state update of :meth:`step`, callable without packed ports.
         """
         free = self.free_unit()
-        self._capture(read_data)
-        for bank, (cu, index) in grants.items():
-            self.queues[bank].popleft()
-            self.in_flight.append((self.cycle + self.config.read_latency, bank, cu, index))
+        if self.in_flight:
+            self._capture(read_data)
+        if grants:
+            due, queues, in_flight = self.cycle + self.config.read_latency, self.queues, \
+                self.in_flight
+            for bank, (cu, index) in grants.items():
+                queues[bank].popleft()
+                in_flight.append((due, bank, cu, index))
         if offer is not None and dispatch_ready:
             self.units[offer] = None
             self.order.remove(offer)
@@ -164,15 +177,15 @@ class OperandCollector:
         return allocated
 
     def _capture(self, read_data) -> None:
-        if not self.in_flight:
-            return
-        due = [entry for entry in self.in_flight if entry[0] == self.cycle]
-        for entry in due:
-            _, bank, cu, index = entry
-            operand = self.units[cu].operands[index]
+        """Capture the reads due this cycle (the oldest ones in flight)."""
+        in_flight, units, cycle = self.in_flight, self.units, self.cycle
+        while in_flight and in_flight[0][0] == cycle:
+            _, bank, cu, index = in_flight.popleft()
+            unit = units[cu]
+            operand = unit.operands[index]
             operand.data = 0 if read_data is None else read_data[bank]
             operand.ready = True
-            self.in_flight.remove(entry)
+            unit.waiting -= 1
 
     def _allocate(self, cu: int, warp: int, regs: dict[int, int]) -> None:
         """Allocate CU ``cu`` (the lowest-numbered one free at the start of the cycle):
@@ -183,6 +196,7 @@ class OperandCollector:
             bank = bank_of(reg, warp, banks=config.banks, bank_map=config.bank_map)
             unit.operands[index] = Operand(reg, bank)
             self.queues[bank].append((cu, index))
+        unit.waiting = len(unit.operands)
         self.units[cu] = unit
         self.order.append(cu)
 

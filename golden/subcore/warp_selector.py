@@ -4,28 +4,37 @@ from amaranth.lib import data
 
 from hw.subcore.warp_selector import WarpSelectorConfig
 
-__all__ = ["WarpSelector", "select_warp"]
+__all__ = ["WarpSelector", "pick_warp", "select_warp"]
 
 
 def select_warp(slots, *, policy, greedy=None, rba_greedy=False):
     """The slot index the scheduler issues from, or ``None`` when no slot is ready.
 
     ``slots`` is a sequence of mappings with ``valid``, ``ready``, ``age`` (larger =
-    older) and ``score``. GTO: the greedy slot if ready, else the oldest ready slot.
-    RBA: the ready slot with the lowest score, ties to the oldest (and, with
-    ``rba_greedy``, the greedy slot first). Equal keys go to the lower index.
+    older) and ``score``; the choice is :func:`pick_warp`'s among the valid ready slots.
     """
     ready = [i for i, s in enumerate(slots) if s["valid"] and s["ready"]]
+    return pick_warp(ready, [s["age"] for s in slots], [s["score"] for s in slots],
+                     policy=policy, greedy=greedy, rba_greedy=rba_greedy)
+
+
+def pick_warp(ready, age, score, *, policy, greedy=None, rba_greedy=False):
+    """The slot the scheduler issues from among the slot indices ``ready`` (ascending),
+    or ``None`` when there are none; ``age[i]`` (larger = older) and ``score[i]`` are slot
+    ``i``'s (``score`` is only read by RBA).
+
+    GTO: the greedy slot if ready, else the oldest ready slot. RBA: the ready slot with
+    the lowest score, ties to the oldest (and, with ``rba_greedy``, the greedy slot
+    first). Equal keys go to the lower index (the first in ``ready``: ``min`` and ``max``
+    return the first extreme element).
+    """
     if not ready:
         return None
     if greedy is not None and (policy == "gto" or rba_greedy) and greedy in ready:
         return greedy
-
-    def rank(i):
-        by_score = slots[i]["score"] if policy == "rba" else 0
-        return (by_score, -slots[i]["age"], i)
-
-    return min(ready, key=rank)
+    if policy == "rba":
+        return min(ready, key=lambda i: (score[i], -age[i]))
+    return max(ready, key=age.__getitem__)
 
 
 class WarpSelector:

@@ -107,7 +107,7 @@ def _selector(indices):
 def _requests(space, addresses):
     """The L1 requests of one warp's access (see :class:`WarpTrace`)."""
     if space == "global":
-        return tuple(np.unique(addresses >> _LINE_SHIFT).tolist())
+        return tuple(sorted(set((addresses >> _LINE_SHIFT).tolist())))
     words = np.unique(addresses >> np.uint64(2))
     return int(np.bincount((words % np.uint64(SHARED_BANKS)).astype(np.intp)).max()) \
         if words.size else 1

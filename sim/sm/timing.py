@@ -35,6 +35,7 @@ arrival is counted, an exit retires the warp. A block's warp slots are freed whe
 warp has retired. Cycles in which no sub-core can act are skipped to the next event.
 """
 
+import bisect
 import copy
 import heapq
 import time
@@ -48,7 +49,7 @@ from golden.subcore.assignment import shuffle_table, srr_table
 from golden.subcore.operand_collector import OperandCollector, bank_of
 from golden.subcore.rba_scorer import RbaScorer
 from golden.subcore.subcore_assigner import SubcoreAssigner
-from golden.subcore.warp_selector import select_warp
+from golden.subcore.warp_selector import pick_warp
 from hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from sim.ptx.regalloc import allocate_registers
 
@@ -63,7 +64,6 @@ __all__ = ["UNITS", "TimingSM"]
 INF = float("inf")
 UNITS = ("int", "fp32", "sfu", "mem", "branch")
 INT, FP32, SFU, MEM, BRANCH = range(len(UNITS))
-_NOT_READY = {"valid": 0, "ready": 0, "age": 0, "score": 0}
 
 
 def unit_of(ins) -> int:
@@ -150,6 +150,10 @@ class _Warp:
         self.wake = t
 
 
+def _slot_of(warp: _Warp) -> int:
+    return warp.slot
+
+
 class _Block:
     __slots__ = ("arrived", "exited", "id", "last", "live", "warps")
 
@@ -208,10 +212,14 @@ class _SubCore:
         self.index = index
         self.slots: list[_Warp | None] = [None] * config.slots
         self.order: list[int] = []
-        self.age: dict[int, int] = {}
-        self.table = [_NOT_READY] * config.slots
+        self.age: list[int] = [0] * config.slots
+        self.policy = config.scheduler
+        self.rba_greedy = config.rba_greedy
+        self.ops_cache: dict[tuple[int, int], list] = {}
+        """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
         self.live: list[_Warp] = []
-        """Warps in slots that have instructions left to issue."""
+        """Warps in slots that have instructions left to issue, by slot (so the ready
+        slots reach :func:`pick_warp` in ascending order)."""
         self.oc = OperandCollector(cus=config.cus, banks=config.banks,
                                    operands=config.operands, lanes=32, data_width=32,
                                    slots=config.slots, reg_bits=8,
@@ -245,7 +253,7 @@ class _SubCore:
         warp.slot, warp.sub = slot, self
         self.slots[slot] = warp
         self.order.append(slot)
-        self.live.append(warp)
+        bisect.insort(self.live, warp, key=_slot_of)
         self._ages()
 
     def free(self, warp: _Warp) -> None:
@@ -257,25 +265,26 @@ class _SubCore:
         self._ages()
 
     def _ages(self):
-        """Ages (rank in assignment order, larger = older) and the selector's slot table:
-        valid slots with ``ready`` cleared (set per cycle for the ready warps)."""
+        """Ages of the occupied slots: rank in assignment order, larger = older."""
         n = len(self.order)
-        self.age = {slot: n - 1 - k for k, slot in enumerate(self.order)}
-        self.table = [_NOT_READY if w is None else
-                      {"valid": 1, "ready": 0, "age": self.age[s], "score": 0}
-                      for s, w in enumerate(self.slots)]
+        for k, slot in enumerate(self.order):
+            self.age[slot] = n - 1 - k
 
     # -- RBA scores --------------------------------------------------------------------
     def _operands(self, warp: _Warp | None):
         """``(valid, bank)`` of the next instruction's register operands, as the scorer
         sees a slot."""
         config = self.sm.config
-        ops = [(0, 0)] * config.operands
         if warp is None or warp.pos >= len(warp.pcs):
-            return ops
-        for k, reg in enumerate(self.sm.info.reads[warp.pcs[warp.pos]][:config.operands]):
-            ops[k] = (1, bank_of(reg, warp.slot, banks=config.banks,
-                                 bank_map=config.bank_map))
+            return [(0, 0)] * config.operands
+        key = (warp.pcs[warp.pos], warp.slot)
+        ops = self.ops_cache.get(key)
+        if ops is None:
+            ops = [(0, 0)] * config.operands
+            for k, reg in enumerate(self.sm.info.reads[key[0]][:config.operands]):
+                ops[k] = (1, bank_of(reg, warp.slot, banks=config.banks,
+                                     bank_map=config.bank_map))
+            self.ops_cache[key] = ops
         return ops
 
     def _scores(self, queue_len):
@@ -293,40 +302,38 @@ class _SubCore:
     def cycle(self, now: int) -> bool:
         """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
         oc = self.oc
-        if oc.idle:
+        if not oc.order:
             ready = [w for w in self.live if w.wake <= now]
             if not ready:
                 self.lag += 1
-                self.reason = self._stall_reason()
-                self.stalls[self.reason] += 1
+                self.reason = reason = self._stall_reason()
+                self.stalls[reason] += 1
                 return False
-            free = oc.free_unit()
+        elif None in oc.units:
+            ready = [w for w in self.live if w.wake <= now]
         else:
-            free = oc.free_unit()
-            ready = [w for w in self.live if w.wake <= now] if free is not None else None
+            ready = None
         if self.lag:
             self.catch_up()
         sm = self.sm
         grants, offer = oc.grants(), oc.offer()
-        queue_len = oc.queue_lengths()
-        for n in queue_len:
-            if n > 1:
-                self.conflicts += n - 1
-        self.reads += len(grants)
-        dispatch = False
+        if grants:
+            self.reads += len(grants)
+            self.conflicts += sum(map(len, oc.queues)) - len(grants)
+        dispatched = None
         if offer is not None:
-            unit = sm.info.unit[self.cu_warp[offer][1]]
-            dispatch = self.unit_free[unit] <= now
-            if not dispatch:
+            dispatched = self.cu_warp[offer]
+            if self.unit_free[sm.info.unit[dispatched[1]]] > now:
+                dispatched = None
                 self.dispatch_stalls += 1
-        scores = self._scores(queue_len) if self.scorer is not None else None
+        scores = self._scores(oc.queue_lengths()) if self.scorer is not None else None
         chosen = self._select(ready, scores) if ready else None
-        issue = None
         if chosen is not None:
             pc = chosen.pcs[chosen.pos]
-            issue = (chosen.slot, sm.issue_regs[pc])
-        dispatched = self.cu_warp[offer] if dispatch else None
-        allocated = oc.advance(grants, offer, dispatch, issue)
+            allocated = oc.advance(grants, offer, dispatched is not None,
+                                   (chosen.slot, sm.issue_regs[pc]))
+        else:
+            oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             self.cu_warp[offer] = None
             sm.dispatch(self, dispatched[0], dispatched[1], now)
@@ -336,8 +343,8 @@ class _SubCore:
         else:
             if ready is None:
                 ready = any(w.wake <= now for w in self.live)
-            self.reason = "collector_full" if ready else self._stall_reason()
-            self.stalls[self.reason] += 1
+            self.reason = reason = "collector_full" if ready else self._stall_reason()
+            self.stalls[reason] += 1
         return True
 
     def _stall_reason(self) -> str:
@@ -358,27 +365,20 @@ class _SubCore:
         if kind != ALU:
             warp.hold = INF
             warp.at_bar = kind == BAR
-        if warp.pos >= len(warp.pcs):
+        finished = warp.pos >= len(warp.pcs)
+        if finished:
             self.live.remove(warp)
-        leaves = info.long_latency[pc] or kind == BAR or warp.pos >= len(warp.pcs)
-        if self.sm.config.scheduler == "two_level" and leaves and warp.slot in self.active:
+        if (self.policy == "two_level" and (info.long_latency[pc] or kind == BAR or finished)
+                and warp.slot in self.active):
             self.active.remove(warp.slot)
         warp.update_wake(info.needs)
 
     # -- schedulers --------------------------------------------------------------------
     def _select(self, ready, scores):
-        policy = self.sm.config.scheduler
-        if policy in ("gto", "rba"):
-            table = self.table
-            for w in ready:
-                entry = table[w.slot]
-                entry["ready"] = 1
-                if scores:
-                    entry["score"] = scores[w.slot]
-            slot = select_warp(table, policy=policy, greedy=self.greedy,
-                               rba_greedy=self.sm.config.rba_greedy)
-            for w in ready:
-                table[w.slot]["ready"] = 0
+        policy = self.policy
+        if policy == "gto" or policy == "rba":
+            slot = pick_warp([w.slot for w in ready], self.age, scores, policy=policy,
+                             greedy=self.greedy, rba_greedy=self.rba_greedy)
             return self.slots[slot]
         if policy == "two_level":
             self._fill_active()
