@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,14 @@ def rtlil_text(block: Block, params: dict[str, Any] | None = None) -> str:
 
 def write_verilog(block: Block, params: dict[str, Any] | None = None,
                   root: Path | None = None) -> Path:
-    """Write the block's Verilog into its build folder and return the file's path."""
+    """Write the block's Verilog into its build folder and return the file's path.
+
+    The file is replaced atomically, so parallel test workers never read half of it.
+    """
     path = build_dir(block, params or {}, root) / f"{block.toplevel}.v"
     text = verilog_text(block, params)
     if not path.exists() or path.read_text() != text:
-        path.write_text(text)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as part:
+            part.write(text)
+        os.replace(part.name, path)
     return path

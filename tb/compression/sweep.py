@@ -7,10 +7,17 @@ vector per line (every input port, concatenated in port order, hex) with ``$fsca
 applies it, waits 1 ns and writes the output ports (concatenated, hex) with ``$fwrite``.
 ``verilator --binary`` builds it once per block, parameter set and Verilog text (in the
 block's build folder); a sweep is then one run of the executable.
+
+Parallel test workers share the build folder: the build holds an exclusive ``flock`` on
+``sweep.lock``, and every run reads and writes its own pair of vector files (named by
+``+inputs=`` / ``+outputs=``).
 """
 
+import fcntl
 import hashlib
 import subprocess
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,12 +66,16 @@ class Sweeper:
             for port in self.inputs:
                 word = (word << port.width) | vector.get(port.name, 0)
             lines.append(f"{word:x}\n")
-        (self.folder / "inputs.hex").write_text("".join(lines))
-        run = subprocess.run([str(executable)], cwd=self.folder, env=tool_env(),
-                             capture_output=True, text=True, check=False)
-        if run.returncode != 0:
-            raise SweepError(f"sweep of {self.block.qualname} failed:\n{run.stderr[-2000:]}")
-        words = (self.folder / "outputs.hex").read_text().split()
+        with tempfile.TemporaryDirectory(dir=self.folder) as scratch:
+            inputs, outputs = Path(scratch, "inputs.hex"), Path(scratch, "outputs.hex")
+            inputs.write_text("".join(lines))
+            run = subprocess.run([str(executable), f"+inputs={inputs}", f"+outputs={outputs}"],
+                                 cwd=self.folder, env=tool_env(), capture_output=True,
+                                 text=True, check=False)
+            if run.returncode != 0:
+                raise SweepError(f"sweep of {self.block.qualname} failed:\n"
+                                 f"{run.stderr[-2000:]}")
+            words = outputs.read_text().split()
         if len(words) != len(vectors):
             raise SweepError(f"{len(words)} outputs for {len(vectors)} vectors")
         return [self._split(int(word, 16)) for word in words]
@@ -80,6 +91,19 @@ class Sweeper:
         """The executable, rebuilt when the block's Verilog or the testbench changed."""
         executable = self.folder / "obj_dir" / "Vsweep_tb"
         self.folder.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            return self._build_locked(executable)
+
+    @contextmanager
+    def _locked(self):
+        with open(self.folder / "sweep.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _build_locked(self, executable: Path) -> Path:
         source = write_verilog(self.block, self.params)
         testbench = self._testbench()
         stamp = hashlib.sha1((source.read_text() + testbench).encode()).hexdigest()
@@ -113,10 +137,13 @@ class Sweeper:
             *declarations,
             f"  reg [{width_in - 1}:0] vector;",
             "  integer fin, fout, got;",
+            "  reg [8*4096-1:0] inputs, outputs;",
             f"  {self.block.toplevel} dut({connections});",
             "  initial begin",
-            '    fin = $fopen("inputs.hex", "r");',
-            '    fout = $fopen("outputs.hex", "w");',
+            '    if (!$value$plusargs("inputs=%s", inputs)) $fatal(1, "no +inputs=");',
+            '    if (!$value$plusargs("outputs=%s", outputs)) $fatal(1, "no +outputs=");',
+            "    fin = $fopen(inputs, \"r\");",
+            "    fout = $fopen(outputs, \"w\");",
             '    got = $fscanf(fin, "%h\\n", vector);',
             "    while (got == 1) begin",
             f"      {{{inputs}}} = vector;",
