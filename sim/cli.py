@@ -270,6 +270,35 @@ def energy(kernel, size, warps, threshold, states, as_json):
     click.echo(json.dumps(result, indent=2) if as_json else energy_table(result))
 
 
+@cli.command("compile")
+@click.argument("kernel", required=False)
+@click.option("--pass", "pass_name", type=click.Choice(["regless", "greener", "compression"]),
+              required=True, help="The paper whose compiler pass to run.")
+@click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
+              help="GReEneR's W: an access within W instructions keeps a register ON.")
+@click.option("--table", is_flag=True,
+              help="The pass's per-kernel table (every kernel) instead of one listing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compile_(kernel, pass_name, threshold, table, as_json):
+    """Run a compiler pass on KERNEL and print its annotations (PTX listing or JSON), or
+    with --table the pass's figures for every kernel."""
+    from sim.compile import compile_workload, pass_table, table_markdown
+
+    if table == (kernel is not None):
+        raise BadInput("give a KERNEL or --table, not both" if table else
+                       "give a KERNEL (see `gpurf run --help` for the names) or --table")
+    try:
+        if table:
+            rows = pass_table(pass_name, threshold=threshold,
+                              progress=lambda items: _progress(items, "compile", "kernel"))
+            click.echo(json.dumps(rows, indent=1) if as_json else table_markdown(rows))
+            return
+        result = compile_workload(kernel, pass_name, threshold=threshold)
+    except LookupError as error:
+        raise BadInput(str(error).strip("'\"")) from None
+    click.echo(result.to_json() if as_json else result.listing())
+
+
 @cli.command()
 @click.argument("names", nargs=-1)
 @click.option("--cycles", type=click.IntRange(100), default=20000, show_default=True,
