@@ -18,6 +18,9 @@ A pass whose state is richer than one mask per instruction (RegLess: a region en
 poisons every register it does not preload; an eviction keeps the line's lanes for a later
 preload) gives :attr:`Enforcement.before` / :attr:`Enforcement.after` hooks, called around
 the checks of every instruction with the warp's poison masks and a per-warp scratch dict.
+A pass that constrains register *contents* (static data compression: narrowed values)
+gives :attr:`Enforcement.values`, called with the :class:`~sim.sm.Warp` itself; the run
+then drives the thread blocks' warps directly (``run_kernel`` does not expose them).
 
 Registers start clean. The run must also still match its numpy reference
 (:attr:`sim.sm.KernelRun.passed`); the poison check is the stronger statement, since the
@@ -27,7 +30,12 @@ model keeps the true values and so cannot be fooled by a lucky stale value.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sim.sm import ExecutionError, KernelRun, run_kernel
+import numpy as np
+
+from sim.kernels import reference
+from sim.sm import ExecutionError, KernelRun, ThreadBlock, run_kernel
+from sim.sm.memory import GlobalMemory
+from sim.sm.run import load_workload, pack_params
 
 __all__ = ["ALL_LANES", "Enforcement", "PoisonReadError", "run_enforced"]
 
@@ -55,6 +63,10 @@ class Enforcement:
         ``poison_after`` is applied; ``poison`` is the warp's dict register -> poisoned lanes
         (may be changed), ``scratch`` a dict for the pass' own per-warp state. Both are
         reset at every thread block.
+    values : callable or None
+        ``hook(warp, step)`` called last, with the :class:`~sim.sm.Warp` that executed
+        the step (``warp.regs[warp.program.slots[vreg]]`` holds its 32 lanes): checks or
+        rewrites the values the instruction wrote.
     """
 
     keys: dict
@@ -62,6 +74,7 @@ class Enforcement:
     name: str = "pass"
     before: Callable | None = None
     after: Callable | None = None
+    values: Callable | None = None
 
 
 @dataclass
@@ -80,7 +93,7 @@ class _Tracker:
             self.poison, self.scratch = {}, {}
             yield block_id
 
-    def __call__(self, step):
+    def __call__(self, step, warp=None):
         keys = self.enforcement.keys
         poison = self.poison.setdefault(step.warp, {})
         scratch = self.scratch.setdefault(step.warp, {})
@@ -105,6 +118,8 @@ class _Tracker:
             poison[key] = ALL_LANES
         if self.enforcement.after is not None:
             self.enforcement.after(poison, scratch, step)
+        if warp is not None:
+            self.enforcement.values(warp, step)
         if self.on_step is not None:
             self.on_step(self.block, step)
 
@@ -115,5 +130,35 @@ def run_enforced(workload: str, enforcement: Enforcement, size: str = "test", *,
     reads checked. Raises :class:`PoisonReadError` at the first poisoned read.
     ``on_step(block_id, step)`` is called after each instruction's checks."""
     tracker = _Tracker(workload, enforcement, on_step)
-    run = run_kernel(workload, size, progress=tracker.blocks, on_step=tracker)
+    if enforcement.values is None:
+        run = run_kernel(workload, size, progress=tracker.blocks, on_step=tracker)
+    else:
+        run = _run_warps(workload, size, tracker)
     return run, tracker.checked
+
+
+def _run_warps(workload: str, size: str, tracker: _Tracker) -> KernelRun:
+    """:func:`sim.sm.run_kernel` (functional, warp by warp) calling ``tracker(step, warp)``."""
+    spec, program, variant = load_workload(workload)
+    launch = spec.make(size, variant)
+    inputs = {k: v.copy() for k, v in launch.buffers.items()}
+    memory = GlobalMemory(launch.buffers)
+    params = pack_params(launch, program.kernel, memory)
+    gx, gy, gz = launch.grid
+    ids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    for block_id in tracker.blocks(ids):
+        block = ThreadBlock(program, block_id, launch.block, launch.grid, memory, params)
+        with np.errstate(all="ignore"):
+            while not block.done:
+                ready = [w for w in block.warps if w.ready]
+                if not ready:
+                    raise ExecutionError(f"{workload}: block {block_id} deadlocked")
+                for warp in ready:
+                    while warp.ready:
+                        tracker(warp.step(), warp)
+    outputs = {k: memory.read(k) for k in launch.outputs}
+    scalars = {**launch.variables, **{n: v for n, t, v in launch.params if t != "ptr"}}
+    expected = getattr(reference, launch.reference)({k: v.copy() for k, v in inputs.items()},
+                                                    scalars)
+    return KernelRun(workload, size, outputs, expected, inputs, {"blocks": len(ids)},
+                     launch.rtol)
