@@ -9,9 +9,12 @@ import golden.regless.regions as regions_module
 import sim.sm.run as run_module
 from golden.dataflow import kernel_flow
 from golden.poison import PoisonReadError, run_enforced
+from golden.regless.invalidation import post_dominator_invalidations, region_graph
 from golden.regless.regions import (
+    INVALIDATION_CHOICES,
     RegionConfig,
     global_load_uses,
+    invalidation_table,
     is_soft_def,
     regless_pass,
     soft_definitions,
@@ -104,6 +107,83 @@ $J:
   ret;
 }
 """
+
+
+DIAMOND = HEADER + """
+  mov.u32 %r8, %tid.x;
+  and.b32 %r9, %r8, 1;
+  setp.eq.u32 %p1, %r9, 0;
+  mov.u32 %r1, 7;
+  @%p1 bra $E;
+  add.u32 %r2, %r1, 1;
+  bra.uni $J;
+$E:
+  add.u32 %r2, %r1, 2;
+$J:
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+"""
+"""``r1`` read last on both sides of a divergent branch."""
+
+LOOP_IF = HEADER + """
+  mov.u32 %r1, 0;
+  mov.u32 %r2, 0;
+  mov.u32 %r8, %tid.x;
+$L:
+  and.b32 %r3, %r1, 1;
+  setp.eq.u32 %p2, %r3, 0;
+  @%p2 bra $SKIP;
+  add.u32 %r2, %r2, %r8;
+$SKIP:
+  add.u32 %r1, %r1, 1;
+  setp.lt.u32 %p1, %r1, %r8;
+  @%p1 bra $L;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+"""
+"""A loop of three regions; ``r1`` and ``r8`` are live around the back edge."""
+
+ONE_SIDE = HEADER + """
+  mov.u32 %r8, %tid.x;
+  and.b32 %r9, %r8, 1;
+  setp.eq.u32 %p1, %r9, 0;
+  mov.u32 %r1, 7;
+  @%p1 bra $E;
+  add.u32 %r2, %r1, 1;
+  st.global.u32 [%rd1], %r2;
+  bra.uni $J;
+$E:
+  st.global.u32 [%rd1], %r9;
+$J:
+  st.global.u32 [%rd1], %r8;
+  ret;
+}
+"""
+"""``r1`` read on the fall-through side only, ``r9`` on the taken side only."""
+
+EARLY_EXIT = HEADER + """
+  mov.u32 %r8, %tid.x;
+  mov.u32 %r1, 3;
+  mov.u32 %r2, 0;
+  setp.gt.u32 %p1, %r8, 20;
+  @%p1 bra $DONE;
+$L:
+  add.u32 %r2, %r2, %r1;
+  setp.lt.u32 %p2, %r2, %r8;
+  @%p2 bra $L;
+  st.global.u32 [%rd1], %r2;
+$DONE:
+  ret;
+}
+"""
+"""``r1`` dies on the loop's exit edge and on the early exit's edge."""
+
+
+def _invalidated(rp, key):
+    """Regions (by first pc) invalidating ``key``."""
+    return [r.start for r in rp.regions if key in r.invalidations]
 
 
 def _flow(text):
@@ -215,17 +295,29 @@ def test_parameters_validated(name, value, message):
         RegionConfig(**{name: value})
 
 
+def test_invalidation_choice_validated():
+    assert RegionConfig().invalidation == "post_dominator"
+    with pytest.raises(ValueError, match=r"^invalidation must be one of post_dominator, entry, "
+                                         r"not 'later'$"):
+        RegionConfig(invalidation="later")
+    with pytest.raises(TypeError, match=r"^invalidation must be one of post_dominator, entry, "
+                                        r"not 1$"):
+        RegionConfig(invalidation=1)
+
+
 def test_unsplittable_instruction_rejected():
     with pytest.raises(ValueError, match=r"^k: pc 5 alone holds 3 registers .*"
                                          r"max_live_registers=2 "):
         regless_pass(_flow(SPLIT), max_live_registers=2)
 
 
+@pytest.mark.parametrize("invalidation", INVALIDATION_CHOICES)
 @pytest.mark.parametrize("workload", workload_names())
-def test_enforced_run_is_correct(workload):
-    """Every workload with the annotations enforced: no poisoned read, outputs = numpy."""
+def test_enforced_run_is_correct(workload, invalidation):
+    """Every workload with the annotations enforced (each invalidation placement): no
+    poisoned read, outputs = numpy."""
     _, program, _ = load_workload(workload)
-    rp = regless_pass(program.kernel)
+    rp = regless_pass(program.kernel, invalidation=invalidation)
     run, checked = run_enforced(workload, rp.enforcement())
     assert run.passed and checked > 0
     assert all(r.max_live <= 32 and max(r.bank_usage) <= 16 for r in rp.regions)
@@ -359,21 +451,40 @@ $JOIN:""").replace(".reg .f32 %f<5>;", ".reg .f32 %f<7>;").replace("""  add.f32 
 (fall-through) lanes, which wait while the even (taken) side runs first."""
 
 
-def test_waiting_lanes_needs_by_execution(monkeypatch):
-    """Without :func:`parking` (waiting lanes' needs), %f1/%f2 are dead at the even side's
-    entry and invalidated there; the odd lanes then read poison. With it, the run is
-    clean."""
+def _sides(monkeypatch):
     spec, _, variant = load_workload("vecadd")
     program = Program(parse_ptx(VECADD_SIDES).kernels["vecadd"])
     monkeypatch.setattr(run_module, "load_workload", lambda name: (spec, program, variant))
-    run, _ = run_enforced("vecadd", regless_pass(program.kernel).enforcement())
+    return program
+
+
+def _even_side(rp):
+    return next(r for r in rp.regions if r.start > 0
+                and rp.flow.kernel.instructions[r.start].opcode == "ld.global.nc.f32")
+
+
+@pytest.mark.parametrize("invalidation", INVALIDATION_CHOICES)
+def test_waiting_lanes_needs_by_execution(monkeypatch, invalidation):
+    """Registers dying on one side only (%f1/%f2, needed by the odd lanes alone). With
+    :func:`parking` (waiting lanes' needs) the run is clean with both placements. Without
+    it they are dead at the even side's entry: the entry placement invalidates them there
+    and the odd lanes, waiting, read poison; the post-dominator placement puts the
+    invalidation at the join (which post-dominates both sides) and stays clean."""
+    program = _sides(monkeypatch)
+    run, _ = run_enforced("vecadd", regless_pass(program.kernel, invalidation=invalidation)
+                          .enforcement())
     assert run.passed
     monkeypatch.setattr(regions_module, "parking", lambda flow: [])
-    rp = regless_pass(program.kernel)
-    assert any(r.invalidations for r in rp.regions if r.start > 0
-               and rp.flow.kernel.instructions[r.start].opcode == "ld.global.nc.f32")
-    with pytest.raises(PoisonReadError, match=r"add\.f32.* reads %f2 .* lanes 0xaaaaaaaa$"):
-        run_enforced("vecadd", rp.enforcement())
+    rp = regless_pass(program.kernel, invalidation=invalidation)
+    f2 = rp.flow.keys["%f2"][0]
+    join = rp.region_of(rp.flow.kernel.labels["$JOIN"])
+    if invalidation == "entry":
+        assert f2 in _even_side(rp).invalidations
+        with pytest.raises(PoisonReadError, match=r"add\.f32.* reads %f2 .* lanes 0xaaaaaaaa$"):
+            run_enforced("vecadd", rp.enforcement())
+    else:
+        assert not _even_side(rp).invalidations and f2 in join.invalidations
+        assert run_enforced("vecadd", rp.enforcement())[0].passed
 
 
 def test_listing_and_json():
@@ -387,3 +498,107 @@ def test_listing_and_json():
                                   if ins.base == "fma"))
     assert flags == [("%f4", "dst", None), ("%f2", "src", None), ("%f1", "src", "erase"),
                      ("%f3", "src", "erase")]
+
+
+def test_diamond_invalidated_once_at_the_join():
+    """r1 dies on both sides; the lanes of the side that runs second still need it while
+    the first runs, so neither side may invalidate it (nor preload it invalidating): one
+    invalidation, at the join's region, with either placement."""
+    flow = _flow(DIAMOND)
+    join = flow.kernel.labels["$J"]
+    for invalidation in INVALIDATION_CHOICES:
+        rp = regless_pass(flow, invalidation=invalidation)
+        assert _invalidated(rp, "%r1") == [join]
+        assert rp.region_of(join).start == join
+        assert not any("%r1" in r.invalidating for r in rp.regions)
+        assert rp.invalidation_count() == 1
+
+
+def test_loop_carried_register_not_invalidated_inside_the_loop():
+    """r1 and r8 live around the back edge of a three-region loop: their only death
+    points are the loop's exit edge, so their invalidation is at the exit region, none
+    inside the loop."""
+    flow = _flow(LOOP_IF)
+    rp = regless_pass(flow)
+    head, tail = flow.kernel.labels["$L"], 11
+    assert [(r.start, r.end) for r in rp.regions if head <= r.start < tail] == [
+        (4, 7), (7, 8), (8, 11)]
+    assert rp.region_of(tail).invalidations == ("%r1", "%r8")
+    assert all(not r.invalidations for r in rp.regions if r.start < tail)
+    assert regless_pass(flow, invalidation="entry").regions == rp.regions
+
+
+def test_register_dying_on_one_side_only():
+    """r1 is read on the fall-through side only: its last use there is an invalidating
+    preload; the taken side never reads it, but its lanes wait for the fall-through's
+    while it runs, so it is invalidated at the join, not at the taken side's entry. r9
+    (read on the taken side only) likewise."""
+    flow = _flow(ONE_SIDE)
+    rp = regless_pass(flow)
+    fall, taken, join = 6, flow.kernel.labels["$E"], flow.kernel.labels["$J"]
+    assert rp.region_of(fall).invalidating >= {"%r1"}
+    assert rp.region_of(taken).invalidating >= {"%r9"}
+    assert _invalidated(rp, "%r1") == _invalidated(rp, "%r9") == [join]
+
+
+def test_post_dominator_joins_the_death_edges():
+    """r1 dies on the loop's exit edge (into the store's region) and on the early exit's
+    edge (into the ret's region): the entry placement invalidates it at both, the
+    post-dominator placement once, at the ret's region, which post-dominates both."""
+    flow = _flow(EARLY_EXIT)
+    store, done = 9, flow.kernel.labels["$DONE"]
+    assert _invalidated(regless_pass(flow, invalidation="entry"), "%r1") == [store, done]
+    rp = regless_pass(flow)
+    assert _invalidated(rp, "%r1") == [done]
+    assert rp.invalidation_count() == 4 and rp.summary()["invalidations"] == 4
+
+
+def test_post_dominator_live_there_moves_up():
+    """If the register is live at the post-dominator's entry (another value of the same
+    physical register), the invalidation moves up the post-dominator tree to a region
+    where it is dead for every lane. EARLY_EXIT with r1 made live at the ret's region
+    (the post-dominator of its definition and of the death edge into the store's region):
+    the next post-dominator is the exit, so none is placed."""
+    rp = regless_pass(_flow(EARLY_EXIT))
+    facts = regions_module._Facts(rp.flow, rp.config)
+    spans = [(r.block, r.start, r.end) for r in rp.regions]
+    assert region_graph(rp.flow.cfg, spans)[-1] == (-1,)
+    uses = [r | s for r, s in zip(facts.reads, facts.soft, strict=True)]
+    kills = [w - s for w, s in zip(facts.writes, facts.soft, strict=True)]
+
+    def place(before):
+        return post_dominator_invalidations(rp.flow.cfg, spans, uses, facts.writes, kills,
+                                            before, facts.after)
+
+    done = rp.region_of(rp.flow.kernel.labels["$DONE"])
+    assert [i for i, s in enumerate(place(facts.before)) if "%r1" in s] == [done.index]
+    before = list(facts.before)
+    before[done.start] |= {"%r1"}
+    assert not any("%r1" in s for s in place(before))
+
+
+def test_invalidation_inside_loop_fails():
+    """divergent: its loop counter register (%r30, live around the back edge) invalidated
+    in a region inside the loop that does not read it, where the post-dominator rule
+    never places it: the next region that preloads it reads poison."""
+    rp = regless_pass(load_workload("divergent")[1].kernel)
+    labels, key = rp.flow.kernel.labels, rp.flow.keys["%r30"][0]
+    head, exit_ = (rp.region_of(labels[name]) for name in ("$L__BB0_3", "$L__BB0_7"))
+    assert key in exit_.invalidations
+    inside = [r for r in rp.regions if head.start < r.start < exit_.start]
+    assert not any(key in r.invalidations for r in inside)
+    region = next(r for r in inside if key not in r.preloads and key in rp.live_before[r.start])
+    bad = _replace_region(rp, region.index, invalidations=(*region.invalidations, key))
+    with pytest.raises(PoisonReadError, match=r"^divergent: regless: .* reads %r30 "):
+        run_enforced("divergent", bad.enforcement())
+
+
+def test_invalidation_table():
+    """Per kernel, both placements' counts; the post-dominator never adds one here and
+    joins divergent's (the loop exit's and the early exit's)."""
+    rows = {row["workload"]: row for row in invalidation_table(["divergent", "saxpy"])}
+    assert set(rows) == {"divergent", "saxpy"}
+    div = rows["divergent"]
+    assert div["post_dominator invalidations"] < div["entry invalidations"]
+    assert div["moved"] == 0 and div["regions"] == 11
+    assert rows["saxpy"]["post_dominator invalidations"] == rows["saxpy"]["entry invalidations"]

@@ -25,9 +25,13 @@ may move to L1). Inputs are the registers read before being written in the regio
 registers with a **soft definition** in it; a soft definition may not rewrite all 32 lanes,
 so the region preloads the register to keep the other lanes' values (paper 5.2.3). A
 preload whose value is dead at the region's exit, or overwritten by a full write in it, is
-an **invalidating** preload (its L1 copy is dropped, ``r2`` of Fig. 6). A register live at
-the end of a predecessor region and dead at a region's entry is **invalidated** there
-(``r3`` of Fig. 6).
+an **invalidating** preload (its L1 copy is dropped, ``r2`` of Fig. 6). A live range that
+control flow kills (live at the end of a region, dead at the entry of a successor: ``r3``
+of Fig. 6) is **invalidated** once, at the entry of the region that post-dominates its
+definitions and death points (Section 4.4; the rule is stated in
+:mod:`golden.regless.invalidation`); ``RegionConfig(invalidation="entry")`` instead
+invalidates it at the entry of every region where it becomes dead (the placement before
+the post-dominator was computed), for comparison (:func:`invalidation_table`).
 
 Soft definitions are Algorithm 2 as written (:func:`is_soft_def`) on the per-thread
 liveness, plus:
@@ -49,9 +53,13 @@ and the reconvergence point's needs to both sides, right for the functional mode
 runs the taken side first), :func:`parking` adds to each side the other side's entry and
 the reconvergence point, whichever side runs first. With warp-level liveness "dead at a
 region's entry" means dead for every lane, waiting lanes included, so an invalidation
-placed there cannot drop a value some lane still needs — the property the paper gets by
-placing it in the post-dominator of the live range's definitions and death points (the
-post-dominator itself is not computed).
+placed there cannot drop a value some lane still needs. Both placements only invalidate
+where that holds. The post-dominator one (the paper's) does not rely on it as much: on a
+vecadd variant whose waiting lanes need two registers the running side does not, with
+:func:`parking` turned off the entry placement invalidates them at that side's entry and
+the waiting lanes read poison, while the post-dominator places them at the join and the
+run is clean (tests/test_passes_regless.py). It also places fewer invalidations: a live
+range dying on several edges gets one.
 
 Interpretations:
 
@@ -79,15 +87,22 @@ from dataclasses import dataclass, field
 
 from golden.dataflow import EXIT, KernelFlow, kernel_flow
 from golden.poison import ALL_LANES, Enforcement
-from hw.params import check_bool, check_int, check_int_choice
+from golden.regless.invalidation import (
+    entry_invalidations,
+    post_dominator_invalidations,
+    region_graph,
+)
+from hw.params import check_bool, check_choice, check_int, check_int_choice
 from sim.ptx.ir import Kernel
 
-__all__ = ["Region", "RegionConfig", "RegionPass", "global_load_uses", "is_soft_def",
-           "parking", "region_table", "regless_pass", "soft_definitions"]
+__all__ = ["INVALIDATION_CHOICES", "Region", "RegionConfig", "RegionPass", "global_load_uses",
+           "invalidation_table", "is_soft_def", "parking", "region_table", "regless_pass",
+           "soft_definitions"]
 
 MAX_LINES_PER_BANK = 256
 BANK_CHOICES = (1, 2, 4, 8, 16, 32)
 ERASE, EVICT = "erase", "evict"
+INVALIDATION_CHOICES = ("post_dominator", "entry")
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,11 @@ class RegionConfig:
         when possible (``1..64``).
     parked_soft_defs : bool
         Also treat definitions the lanes parked by a divergent branch depend on as soft.
+    invalidation : str
+        Where a register dead by control flow is invalidated: ``"post_dominator"`` (the
+        paper: once per live range, in the post-dominator of its definitions and death
+        points, :mod:`golden.regless.invalidation`) or ``"entry"`` (at the entry of every
+        region where it becomes dead).
     """
 
     max_live_registers: int = 32
@@ -114,6 +134,7 @@ class RegionConfig:
     lines_per_bank: int = 16
     min_region_instructions: int = 6
     parked_soft_defs: bool = True
+    invalidation: str = "post_dominator"
 
     def __post_init__(self):
         check_int_choice("banks", self.banks, BANK_CHOICES)
@@ -122,6 +143,7 @@ class RegionConfig:
                   self.banks * self.lines_per_bank)
         check_int("min_region_instructions", self.min_region_instructions, 1, 64)
         check_bool("parked_soft_defs", self.parked_soft_defs)
+        check_choice("invalidation", self.invalidation, INVALIDATION_CHOICES)
 
 
 @dataclass(frozen=True)
@@ -459,18 +481,24 @@ def _create_regions(facts: _Facts) -> list[tuple[int, int, int]]:
     return sorted(regions, key=lambda r: r[1])
 
 
-def _annotate(facts: _Facts, index: int, block: int, start: int, end: int) -> Region:
+def _invalidations(facts: _Facts, spans: list) -> list[frozenset]:
+    """Per region, the registers invalidated at its entry (``config.invalidation``)."""
+    if facts.config.invalidation == "entry":
+        succs = region_graph(facts.flow.cfg, spans)
+        return entry_invalidations(spans, succs, facts.before, facts.after)
+    uses = [r | s for r, s in zip(facts.reads, facts.soft, strict=True)]
+    kills = [w - s for w, s in zip(facts.writes, facts.soft, strict=True)]
+    return post_dominator_invalidations(facts.flow.cfg, spans, uses, facts.writes, kills,
+                                        facts.before, facts.after)
+
+
+def _annotate(facts: _Facts, index: int, block: int, start: int, end: int,
+              dead: frozenset) -> Region:
     span = _analyze(facts, start, end)
     live_out = facts.after[end - 1]
     outputs = span.defined & live_out
     hard = set().union(*(facts.writes[pc] - facts.soft[pc] for pc in range(start, end)))
     invalidating = frozenset(k for k in span.inputs if k not in live_out or k in hard)
-    cfg = facts.flow.cfg
-    if start == cfg.blocks[block].start:
-        ends = [cfg.blocks[p].end - 1 for p in cfg.blocks[block].preds]
-    else:
-        ends = [start - 1]
-    dead = set().union(*(facts.after[pc] for pc in ends)) - facts.before[start]
     last_use = {}
     for k, pc in span.last.items():
         last_use.setdefault(pc, {})[k] = EVICT if k in facts.after[pc] else ERASE
@@ -574,7 +602,13 @@ class RegionPass:
                 "instructions_per_region": sum(r.instructions for r in self.regions) / n,
                 "max_live_mean": sum(r.max_live for r in self.regions) / n,
                 "max_live_max": max(r.max_live for r in self.regions),
-                "preloads_per_region": sum(len(r.preloads) for r in self.regions) / n}
+                "preloads_per_region": sum(len(r.preloads) for r in self.regions) / n,
+                "invalidations": self.invalidation_count()}
+
+    def invalidation_count(self) -> int:
+        """Invalidations placed (static): region-entry invalidations, not counting the
+        invalidating preloads."""
+        return sum(len(r.invalidations) for r in self.regions)
 
     def listing(self) -> str:
         """The kernel as PTX, a header line per region (preloads, ``!`` = invalidating;
@@ -611,7 +645,10 @@ def regless_pass(kernel: Kernel | KernelFlow, **config) -> RegionPass:
     config = RegionConfig(**config)
     flow = kernel if isinstance(kernel, KernelFlow) else kernel_flow(kernel)
     facts = _Facts(flow, config)
-    regions = tuple(_annotate(facts, i, *r) for i, r in enumerate(_create_regions(facts)))
+    spans = _create_regions(facts)
+    regions = tuple(_annotate(facts, i, *r, dead)
+                    for i, (r, dead) in enumerate(zip(spans, _invalidations(facts, spans),
+                                                      strict=True)))
     return RegionPass(flow, config, regions, facts.before, facts.after)
 
 
@@ -629,4 +666,30 @@ def region_table(workloads=None, **config) -> list[dict]:
         seen.add(folder)
         rows.append({"workload": folder,
                      **regless_pass(load_workload(name)[1].kernel, **config).summary()})
+    return rows
+
+
+def invalidation_table(workloads=None, **config) -> list[dict]:
+    """Per kernel (once per kernel file), the invalidations placed (static count) with each
+    placement of :attr:`RegionConfig.invalidation`, the registers whose invalidation
+    moved, and the invalidating preloads (the same with both)."""
+    from sim.kernels import workload_names
+    from sim.sm.run import load_workload
+
+    rows, seen = [], set()
+    for name in workloads or workload_names():
+        folder = name.partition("/")[0]
+        if folder in seen:
+            continue
+        seen.add(folder)
+        flow = kernel_flow(load_workload(name)[1].kernel)
+        passes = {p: regless_pass(flow, **{**config, "invalidation": p})
+                  for p in INVALIDATION_CHOICES}
+        placed = {p: {(r.index, k) for r in rp.regions for k in r.invalidations}
+                  for p, rp in passes.items()}
+        rows.append({"workload": folder, "regions": len(passes["entry"].regions),
+                     **{f"{p} invalidations": len(placed[p]) for p in INVALIDATION_CHOICES},
+                     "moved": len(placed["post_dominator"] - placed["entry"]),
+                     "invalidating preloads": sum(len(r.invalidating)
+                                                  for r in passes["entry"].regions)})
     return rows
