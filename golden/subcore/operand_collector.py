@@ -3,6 +3,7 @@ queues and dispatch in allocation order, written from the paper's Fig. 2 descrip
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cache
 
 from hw.subcore.operand_collector import OperandCollectorConfig
 
@@ -15,6 +16,25 @@ def bank_of(reg: int, warp: int, *, banks: int, bank_map: str) -> int:
     ``"swizzle"``: ``(reg + warp) % banks``; ``"modulo"``: ``reg % banks``.
     """
     return (reg + warp) % banks if bank_map == "swizzle" else reg % banks
+
+
+class _Banks(dict):
+    """:func:`bank_of` of the registers of one warp slot, by register, computed once."""
+
+    __slots__ = ("bank_map", "banks", "warp")
+
+    def __init__(self, warp: int, banks: int, bank_map: str):
+        super().__init__()
+        self.warp, self.banks, self.bank_map = warp, banks, bank_map
+
+    def __missing__(self, reg: int) -> int:
+        bank = self[reg] = bank_of(reg, self.warp, banks=self.banks, bank_map=self.bank_map)
+        return bank
+
+
+@cache
+def _banks(warp: int, banks: int, bank_map: str) -> _Banks:
+    return _Banks(warp, banks, bank_map)
 
 
 @dataclass(slots=True)
@@ -64,6 +84,8 @@ class OperandCollector:
         self.order: list[int] = []
         """Busy CUs, earliest allocated first."""
         self.queues = [deque() for _ in range(config.banks)]
+        self.queued = 0
+        """Requests in all bank queues (the sum of their lengths)."""
         self.in_flight: deque[tuple[int, int, int, int]] = deque()
         """Granted reads: ``(due cycle, bank, cu, operand)``, in grant order (so in due
         order: every read takes ``read_latency`` cycles)."""
@@ -86,6 +108,8 @@ class OperandCollector:
 
     def grants(self) -> dict[int, tuple[int, int]]:
         """This cycle's grants: per bank with requests, its queue head ``(cu, operand)``."""
+        if not self.queued:
+            return {}
         return {bank: queue[0] for bank, queue in enumerate(self.queues) if queue}
 
     def queue_lengths(self) -> list[int]:
@@ -154,7 +178,8 @@ class OperandCollector:
         Returns the CU the issue was allocated to (``None`` if none was free or no issue).
         This is the whole state update of :meth:`step`, callable without packed ports.
         """
-        free = self.free_unit()
+        units = self.units
+        free = units.index(None) if None in units else None
         if self.in_flight:
             self._capture(read_data)
         if grants:
@@ -163,8 +188,9 @@ class OperandCollector:
             for bank, (cu, index) in grants.items():
                 queues[bank].popleft()
                 in_flight.append((due, bank, cu, index))
+            self.queued -= len(grants)
         if offer is not None and dispatch_ready:
-            self.units[offer] = None
+            units[offer] = None
             self.order.remove(offer)
             self.held = None
         else:
@@ -190,14 +216,15 @@ class OperandCollector:
     def _allocate(self, cu: int, warp: int, regs: dict[int, int]) -> None:
         """Allocate CU ``cu`` (the lowest-numbered one free at the start of the cycle):
         its valid operands join their banks' queues, lowest operand index first."""
-        config = self.config
-        unit = Unit(warp)
+        config, queues = self.config, self.queues
+        banks = _banks(warp, config.banks, config.bank_map)
+        operands = {}
         for index, reg in sorted(regs.items()):
-            bank = bank_of(reg, warp, banks=config.banks, bank_map=config.bank_map)
-            unit.operands[index] = Operand(reg, bank)
-            self.queues[bank].append((cu, index))
-        unit.waiting = len(unit.operands)
-        self.units[cu] = unit
+            bank = banks[reg]
+            operands[index] = Operand(reg, bank)
+            queues[bank].append((cu, index))
+        self.units[cu] = Unit(warp, operands, len(operands))
+        self.queued += len(operands)
         self.order.append(cu)
 
     def _describe(self, grants, offer) -> str:

@@ -1,11 +1,12 @@
 """Run a workload functionally and check it against its numpy reference.
 
 :func:`run_kernel` loads ``sim/kernels/<name>/`` (committed PTX + launch description),
-generates the inputs, runs every thread block on the functional model (blocks one after
-another: they share nothing but global memory, and the kernels do not communicate through
-it), reads the output buffers back and computes the reference outputs.
+generates the inputs, runs every thread block on the functional model (cohorts of blocks
+one after another: blocks share nothing but global memory, and the kernels do not
+communicate through it), reads the output buffers back and computes the reference outputs.
 """
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from functools import cache
@@ -17,7 +18,7 @@ from sim.kernels import kernel_dir, kernel_names, reference
 from sim.ptx.ir import Kernel, type_width
 from sim.ptx.parser import load_ptx
 
-from .batch import run_block
+from .batch import COHORT, run_blocks
 from .launch import PARAM_TYPES, Launch, LaunchError, LaunchSpec, load_launch
 from .memory import GlobalMemory
 from .program import Program
@@ -137,8 +138,9 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step)`` is
-    called after every warp instruction (warp by warp; without it, warps at the same
-    instruction run together, :func:`sim.sm.batch.run_block`). With ``timing`` (an
+    called after every warp instruction (warp by warp, block by block; without it, blocks
+    run in cohorts of :data:`~sim.sm.batch.COHORT` and warps at the same instruction run
+    together, :func:`sim.sm.batch.run_blocks`). With ``timing`` (an
     :class:`~sim.sm.config.SMConfig`) the blocks run on the timing model
     (:class:`~sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
     :class:`~sim.sm.stats.TimingStats`; the outputs are the same either way.
@@ -168,13 +170,16 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
 
         sm = TimingSM(program, timing, make_block)
         stats["timing"] = sm.run_blocks(ordered, len(blocks), on_block=count)
+    elif on_step is None:
+        ids = iter(ordered)
+        while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:
+            run_blocks(cohort)
+            for block in cohort:
+                count(block)
     else:
         for block_id in ordered:
             block = make_block(block_id)
-            if on_step is None:
-                run_block(block)
-            else:
-                block.run(on_step)
+            block.run(on_step)
             count(block)
     stats["seconds"] = time.perf_counter() - start
     stats["cpu_seconds"] = time.process_time() - cpu

@@ -1,9 +1,9 @@
 """Timing model of an SM partitioned into sub-cores, built from the golden sub-core blocks.
 
 The SM (:class:`TimingSM`) admits thread blocks in order while warp slots, registers and
-shared memory allow; each admitted block runs functionally at once
-(:func:`sim.sm.batch.run_block`, recording every warp's instruction stream and L1
-requests) and its warps are then replayed cycle by cycle. Functional results therefore
+shared memory allow; a block has run functionally before it is admitted (in a cohort of
+blocks run together, :func:`sim.sm.batch.run_blocks`, recording every warp's instruction
+stream and L1 requests) and its warps are then replayed cycle by cycle. Functional results therefore
 never depend on timing, as in the trace-driven simulator the sub-core paper used
 (Accel-Sim); the kernels do not communicate through memory between barriers.
 
@@ -38,8 +38,9 @@ warp has retired. Cycles in which no sub-core can act are skipped to the next ev
 import bisect
 import copy
 import heapq
+import itertools
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -53,11 +54,11 @@ from golden.subcore.warp_selector import pick_warp
 from hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from sim.ptx.regalloc import allocate_registers
 
-from .batch import new_traces, run_block
+from .batch import COHORT, new_traces, run_blocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
-from .warp import ExecutionError, ThreadBlock
+from .warp import ExecutionError
 
 __all__ = ["UNITS", "TimingSM"]
 
@@ -214,6 +215,8 @@ class _SubCore:
         self.order: list[int] = []
         self.age: list[int] = [0] * config.slots
         self.policy = config.scheduler
+        self.picks = config.scheduler in ("gto", "rba")
+        """The golden :func:`pick_warp` chooses the warp (else :meth:`_select`)."""
         self.rba_greedy = config.rba_greedy
         self.ops_cache: dict[tuple[int, int], list] = {}
         """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
@@ -233,6 +236,8 @@ class _SubCore:
                                     score_latency=config.score_latency)
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
+        self.unit_of = sm.info.unit
+        self.issue_regs = sm.issue_regs
         self.cu_warp: list = [None] * config.cus
         self.unit_free = [0] * len(UNITS)
         self.interval = [-(-32 // w) for w in (config.int_width, config.fp32_width,
@@ -303,46 +308,54 @@ class _SubCore:
         """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
         oc = self.oc
         if not oc.order:
-            ready = [w for w in self.live if w.wake <= now]
+            ready = [w.slot for w in self.live if w.wake <= now]
             if not ready:
                 self.lag += 1
                 self.reason = reason = self._stall_reason()
                 self.stalls[reason] += 1
                 return False
         elif None in oc.units:
-            ready = [w for w in self.live if w.wake <= now]
+            ready = [w.slot for w in self.live if w.wake <= now]
         else:
             ready = None
         if self.lag:
             self.catch_up()
-        sm = self.sm
         grants, offer = oc.grants(), oc.offer()
         if grants:
-            self.reads += len(grants)
-            self.conflicts += sum(map(len, oc.queues)) - len(grants)
+            granted = len(grants)
+            self.reads += granted
+            self.conflicts += oc.queued - granted
         dispatched = None
         if offer is not None:
             dispatched = self.cu_warp[offer]
-            if self.unit_free[sm.info.unit[dispatched[1]]] > now:
+            if self.unit_free[self.unit_of[dispatched[1]]] > now:
                 dispatched = None
                 self.dispatch_stalls += 1
         scores = self._scores(oc.queue_lengths()) if self.scorer is not None else None
-        chosen = self._select(ready, scores) if ready else None
-        if chosen is not None:
+        if ready:
+            if self.picks:
+                chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
+                                              greedy=self.greedy, rba_greedy=self.rba_greedy)]
+            else:
+                chosen = self.slots[self._select(ready)]
             pc = chosen.pcs[chosen.pos]
             allocated = oc.advance(grants, offer, dispatched is not None,
-                                   (chosen.slot, sm.issue_regs[pc]))
+                                   (chosen.slot, self.issue_regs[pc]))
         else:
+            chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             self.cu_warp[offer] = None
-            sm.dispatch(self, dispatched[0], dispatched[1], now)
+            self.sm.dispatch(self, dispatched[0], dispatched[1], now)
         if chosen is not None:
             self.cu_warp[allocated] = (chosen, pc)
-            self._issued(chosen, pc, now)
+            self._issued(chosen, pc)
         else:
             if ready is None:
-                ready = any(w.wake <= now for w in self.live)
+                for w in self.live:
+                    if w.wake <= now:
+                        ready = True
+                        break
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
@@ -354,13 +367,14 @@ class _SubCore:
             return "barrier"
         return "scoreboard"
 
-    def _issued(self, warp: _Warp, pc: int, now: int) -> None:
+    def _issued(self, warp: _Warp, pc: int) -> None:
         info = self.sm.info
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
+        pending = warp.pending
         for d in info.dests[pc]:
-            warp.pending[d] = INF
+            pending[d] = INF
         kind = info.kind[pc]
         if kind != ALU:
             warp.hold = INF
@@ -368,23 +382,22 @@ class _SubCore:
         finished = warp.pos >= len(warp.pcs)
         if finished:
             self.live.remove(warp)
+            warp.wake = INF
+        else:
+            warp.update_wake(info.needs)
         if (self.policy == "two_level" and (info.long_latency[pc] or kind == BAR or finished)
                 and warp.slot in self.active):
             self.active.remove(warp.slot)
-        warp.update_wake(info.needs)
 
     # -- schedulers --------------------------------------------------------------------
-    def _select(self, ready, scores):
-        policy = self.policy
-        if policy == "gto" or policy == "rba":
-            slot = pick_warp([w.slot for w in ready], self.age, scores, policy=policy,
-                             greedy=self.greedy, rba_greedy=self.rba_greedy)
-            return self.slots[slot]
-        if policy == "two_level":
+    def _select(self, ready: list[int]) -> int:
+        """The slot LRR or two-level issues from among the ``ready`` slots (GTO and RBA go
+        to the golden :func:`pick_warp`)."""
+        if self.policy == "two_level":
             self._fill_active()
-            ready = [w for w in ready if w.slot in self.active] or ready
+            ready = [slot for slot in ready if slot in self.active] or ready
         n, last = len(self.slots), self.last
-        return min(ready, key=lambda w: (w.slot - last - 1) % n)
+        return min(ready, key=lambda slot: (slot - last - 1) % n)
 
     def _fill_active(self):
         size = self.sm.config.two_level_active
@@ -406,7 +419,8 @@ class _Run:
     on_block: object = None
     admitted: int = 0
     done: int = 0
-    next: ThreadBlock | None = None
+    ready: deque = field(default_factory=deque)
+    """Blocks run functionally and not yet admitted, with their traces."""
     events: list = field(default_factory=list)
 
 
@@ -419,9 +433,14 @@ class TimingSM:
     config : SMConfig
     make_block : callable
         ``make_block(block_id) -> ThreadBlock`` (shares the launch's global memory).
+    cohort : int
+        Blocks run functionally together (:func:`sim.sm.batch.run_blocks`) when the next
+        block to admit has not run yet.
     """
 
-    def __init__(self, program: Program, config: SMConfig, make_block):
+    def __init__(self, program: Program, config: SMConfig, make_block, *,
+                 cohort: int = COHORT):
+        self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
@@ -436,6 +455,11 @@ class TimingSM:
         self.latency = [self._after(config.int_latency), self._after(config.fp32_latency),
                         self._after(config.sfu_latency), 0,
                         self._after(config.branch_latency)]
+        self.const_after = self._after(config.const_latency)
+        self.shared_after = self._after(config.shared_latency)
+        self.hit_after = self._after(config.l1_hit_latency)
+        self.miss_after = self._after(config.l1_miss_latency)
+        self.loads = [ins.base == "ld" for ins in program.code]
         self.used_warps = self.used_blocks = self.used_regs = self.used_shared = 0
         self.now = 0
 
@@ -446,6 +470,9 @@ class TimingSM:
     # -- assignment --------------------------------------------------------------------
     def _launch(self) -> None:
         config = self.config
+        self._trial = None
+        """The assigner after placing the next block's warps, and its picks (computed
+        once per block by :meth:`_fits`, taken over when the block is admitted)."""
         hashed = config.assign != "rr"
         self.mode = MODE_HASHED if hashed else MODE_ROUND_ROBIN
         self._assign_step({"launch": 1})
@@ -476,7 +503,10 @@ class TimingSM:
                 config.max_warps or self.used_regs + regs > config.registers
                 or self.used_shared + shared > config.shared_bytes):
             return None
-        picks = self._assignment(warps, copy.deepcopy(self.assigner))
+        if self._trial is None:
+            trial = copy.deepcopy(self.assigner)
+            self._trial = (trial, self._assignment(warps, trial))
+        picks = self._trial[1]
         for sub in self.subcores:
             if picks.count(sub.index) > sub.slots.count(None):
                 return None
@@ -484,20 +514,20 @@ class TimingSM:
 
     def _admit(self, run: _Run, now: int) -> None:
         while run.admitted < run.total:
-            if run.next is None:
-                run.next = self.make_block(next(run.blocks))
-            block = run.next
+            if not run.ready:
+                self._run_cohort(run)
+            block, traces = run.ready[0]
             if self._fits(block.warp_count) is None:
                 if self.used_blocks == 0:
                     raise ExecutionError(f"a block of {block.warp_count} warps does not fit "
                                          f"the SM ({self.config.max_warps} warps, "
                                          f"{self.config.registers} registers)")
                 return
-            traces = new_traces(block)
-            run_block(block, traces)
+            run.ready.popleft()
             if run.on_block is not None:
                 run.on_block(block)
-            picks = self._assignment(block.warp_count)
+            self.assigner, picks = self._trial
+            self._trial = None
             warps = [_Warp(None, i, t) for i, t in enumerate(traces)]
             record = _Block(block.block_id, warps)
             for warp, sub in zip(warps, picks, strict=True):
@@ -511,11 +541,18 @@ class TimingSM:
             self.used_regs += self.info.registers * 32 * block.warp_count
             self.used_shared += self.program.kernel.shared_bytes
             run.admitted += 1
-            run.next = None
             for warp in warps:
                 if not warp.pcs:
                     warp.sub.live.remove(warp)
                     self._exit(warp, now)
+
+    def _run_cohort(self, run: _Run) -> None:
+        """Run the next ``cohort`` blocks functionally (:func:`sim.sm.batch.run_blocks`),
+        recording their traces, and queue them for admission."""
+        blocks = [self.make_block(b) for b in itertools.islice(run.blocks, self.cohort)]
+        traces = [new_traces(block) for block in blocks]
+        run_blocks(blocks, traces)
+        run.ready.extend(zip(blocks, traces, strict=True))
 
     def _retire(self, record: _Block) -> None:
         for warp in record.warps:
@@ -548,23 +585,23 @@ class TimingSM:
 
     def _memory(self, warp: _Warp, pc: int, now: int) -> int:
         space = self.info.space[pc]
-        config, l1 = self.config, self.l1
         if space == "param":
-            return now + self._after(config.const_latency)
+            return now + self.const_after
         requests = warp.requests[warp.rpos]
         warp.rpos += 1
+        l1 = self.l1
         if space == "shared":
             done = now
             for _ in range(requests):
                 done = l1.serve(now)
-            return done + self._after(config.shared_latency)
-        load = self.program.code[pc].base == "ld"
+            return done + self.shared_after
+        load = self.loads[pc]
+        hit, miss = self.hit_after, self.miss_after
         done = now
         for line in requests:
-            t = l1.serve(now)
-            hit = l1.lookup(line, allocate=load)
-            done = max(done, t + self._after(config.l1_hit_latency if hit
-                                             else config.l1_miss_latency))
+            t = l1.serve(now) + (hit if l1.lookup(line, load) else miss)
+            if t > done:
+                done = t
         return done
 
     def _arrive(self, warp: _Warp, when: int) -> None:
@@ -606,8 +643,9 @@ class TimingSM:
     # -- the run -----------------------------------------------------------------------
     def run_blocks(self, blocks, total: int, on_block=None) -> TimingStats:
         """Run the ``total`` blocks whose ids ``blocks`` yields in launch order (it may be
-        a progress bar: it advances as blocks are admitted); ``on_block(block)`` is called
-        after each block's functional run. Returns the statistics."""
+        a progress bar: it advances as blocks run functionally, a cohort at a time);
+        ``on_block(block)`` is called as each block is admitted (after its functional
+        run). Returns the statistics."""
         self.run = run = _Run(iter(blocks), total, on_block)
         self._launch()
         start = time.perf_counter()

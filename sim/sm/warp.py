@@ -23,6 +23,7 @@ errors: callers stepping warps themselves should wrap the loop in
 """
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -90,26 +91,35 @@ class Warp:
         program = block.program
         self.block = block
         self.index = index
+        self.row = index
+        """This warp's row in its block's (or its cohort's) register-file arrays."""
         self.program = program
         self.memory = block.memory
         self.shared = block.shared
         self.params = block.params
-        self.regs = [registers[index] for registers in block.regfile]
-        threads = block.threads
-        first = index * LANES
-        lanes = np.arange(LANES, dtype=np.uint32)
-        tid = lanes + np.uint32(first)
-        bx, by, _ = block.block_dim
-        self.special = {
-            **block.uniform_specials,
-            "%tid.x": tid % bx, "%tid.y": (tid // bx) % by, "%tid.z": tid // (bx * by),
-            "%laneid": lanes, "%warpid": np.full(LANES, index, np.uint32),
-        }
-        self.stack = [[0, program.end, lanes < max(0, threads - first)]]
+        self._regs = None
+        self._special = None
+        self.stack = [[0, program.end, _active_lanes(block.threads - index * LANES)]]
         self.waiting = False
         self.done = not self.stack[0][2].any()
         self.instructions = 0
         self.thread_instructions = 0
+
+    @property
+    def regs(self) -> list:
+        """Per register slot, this warp's 32 lanes (views of :attr:`ThreadBlock.regfile`)."""
+        if self._regs is None:
+            self._regs = [registers[self.index] for registers in self.block.regfile]
+        return self._regs
+
+    @property
+    def special(self) -> dict:
+        """Special registers (``"%tid.x"``, ...): 32 lanes each, read-only."""
+        if self._special is None:
+            block, index = self.block, self.index
+            self._special = {**block.uniform_specials,
+                             **{n: rows[index] for n, rows in block.lane_specials.items()}}
+        return self._special
 
     @property
     def pc(self) -> int | None:
@@ -207,14 +217,16 @@ class ThreadBlock:
         self.warp_count = -(-self.threads // LANES)
         self.shared = Memory(program.kernel.shared_bytes, space="shared")
         self.barriers = 0
-        self.uniform_specials = {
-            "%nwarpid": np.full(LANES, self.warp_count, np.uint32),
-            "%smid": np.zeros(LANES, np.uint32), "%clock": np.zeros(LANES, np.uint32)}
+        self.uniform_specials = {"%nwarpid": _uniform(self.warp_count), "%smid": _uniform(0),
+                                 "%clock": _uniform(0)}
         """Special registers equal in every lane of every warp of the block (read-only)."""
         for axis, i in zip("xyz", range(3), strict=True):
-            self.uniform_specials[f"%ntid.{axis}"] = np.full(LANES, self.block_dim[i], np.uint32)
-            self.uniform_specials[f"%ctaid.{axis}"] = np.full(LANES, self.block_id[i], np.uint32)
-            self.uniform_specials[f"%nctaid.{axis}"] = np.full(LANES, self.grid_dim[i], np.uint32)
+            self.uniform_specials[f"%ntid.{axis}"] = _uniform(self.block_dim[i])
+            self.uniform_specials[f"%ctaid.{axis}"] = _uniform(self.block_id[i])
+            self.uniform_specials[f"%nctaid.{axis}"] = _uniform(self.grid_dim[i])
+        self.lane_specials = _lane_specials(self.block_dim, self.warp_count)
+        """Special registers that differ between lanes or warps, as ``(warps, 32)`` arrays
+        (read-only)."""
         self.regfile = [np.zeros((self.warp_count, LANES), STORAGE[width])
                         for width in program.register_widths]
         """Per register slot, the ``(warps, 32)`` lanes of every warp (warp ``i``'s
@@ -224,6 +236,13 @@ class ThreadBlock:
     @property
     def done(self) -> bool:
         return all(w.done for w in self.warps)
+
+    def special_rows(self, name: str) -> np.ndarray:
+        """Special register ``name`` of every warp as a ``(warps, 32)`` array (read-only)."""
+        rows = self.lane_specials.get(name)
+        if rows is None:
+            rows = np.broadcast_to(self.uniform_specials[name], (self.warp_count, LANES))
+        return rows
 
     def update(self) -> None:
         """Release the barrier once every warp that has not exited waits at it."""
@@ -252,3 +271,32 @@ class ThreadBlock:
                     raise ExecutionError(f"{self.program.kernel.file}: block {self.block_id} "
                                          f"deadlocked: warps {stuck} wait at a barrier")
         return executed
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+@cache
+def _uniform(value: int) -> np.ndarray:
+    """32 lanes of ``value`` (shared between blocks, read-only)."""
+    return _read_only(np.full(LANES, value, np.uint32))
+
+
+@cache
+def _active_lanes(threads: int) -> np.ndarray:
+    """The initial mask of a warp with ``threads`` threads left in its block (read-only:
+    the SIMT stack replaces masks, never updates them in place)."""
+    return _read_only(np.arange(LANES) < max(0, threads))
+
+
+@cache
+def _lane_specials(block_dim: tuple, warps: int) -> dict[str, np.ndarray]:
+    """``%tid.*``, ``%laneid``, ``%warpid`` of every warp of a block (read-only)."""
+    tid = np.arange(warps * LANES, dtype=np.uint32).reshape(warps, LANES)
+    bx, by, _ = (np.uint32(d) for d in block_dim)
+    table = {"%tid.x": tid % bx, "%tid.y": (tid // bx) % by, "%tid.z": tid // (bx * by),
+             "%laneid": tid % np.uint32(LANES),
+             "%warpid": tid // np.uint32(LANES)}
+    return {name: _read_only(rows) for name, rows in table.items()}
