@@ -30,12 +30,7 @@ model keeps the true values and so cannot be fooled by a lucky stale value.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from sim.kernels import reference
-from sim.sm import ExecutionError, KernelRun, ThreadBlock, run_kernel
-from sim.sm.memory import GlobalMemory
-from sim.sm.run import load_workload, pack_params
+from sim.sm import ExecutionError, KernelRun, run_kernel
 
 __all__ = ["ALL_LANES", "Enforcement", "PoisonReadError", "run_enforced"]
 
@@ -93,7 +88,7 @@ class _Tracker:
             self.poison, self.scratch = {}, {}
             yield block_id
 
-    def __call__(self, step, warp=None):
+    def __call__(self, step, warp):
         keys = self.enforcement.keys
         poison = self.poison.setdefault(step.warp, {})
         scratch = self.scratch.setdefault(step.warp, {})
@@ -118,7 +113,7 @@ class _Tracker:
             poison[key] = ALL_LANES
         if self.enforcement.after is not None:
             self.enforcement.after(poison, scratch, step)
-        if warp is not None:
+        if self.enforcement.values is not None:
             self.enforcement.values(warp, step)
         if self.on_step is not None:
             self.on_step(self.block, step)
@@ -130,35 +125,5 @@ def run_enforced(workload: str, enforcement: Enforcement, size: str = "test", *,
     reads checked. Raises :class:`PoisonReadError` at the first poisoned read.
     ``on_step(block_id, step)`` is called after each instruction's checks."""
     tracker = _Tracker(workload, enforcement, on_step)
-    if enforcement.values is None:
-        run = run_kernel(workload, size, progress=tracker.blocks, on_step=tracker)
-    else:
-        run = _run_warps(workload, size, tracker)
+    run = run_kernel(workload, size, progress=tracker.blocks, on_step=tracker)
     return run, tracker.checked
-
-
-def _run_warps(workload: str, size: str, tracker: _Tracker) -> KernelRun:
-    """:func:`sim.sm.run_kernel` (functional, warp by warp) calling ``tracker(step, warp)``."""
-    spec, program, variant = load_workload(workload)
-    launch = spec.make(size, variant)
-    inputs = {k: v.copy() for k, v in launch.buffers.items()}
-    memory = GlobalMemory(launch.buffers)
-    params = pack_params(launch, program.kernel, memory)
-    gx, gy, gz = launch.grid
-    ids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
-    for block_id in tracker.blocks(ids):
-        block = ThreadBlock(program, block_id, launch.block, launch.grid, memory, params)
-        with np.errstate(all="ignore"):
-            while not block.done:
-                ready = [w for w in block.warps if w.ready]
-                if not ready:
-                    raise ExecutionError(f"{workload}: block {block_id} deadlocked")
-                for warp in ready:
-                    while warp.ready:
-                        tracker(warp.step(), warp)
-    outputs = {k: memory.read(k) for k in launch.outputs}
-    scalars = {**launch.variables, **{n: v for n, t, v in launch.params if t != "ptr"}}
-    expected = getattr(reference, launch.reference)({k: v.copy() for k, v in inputs.items()},
-                                                    scalars)
-    return KernelRun(workload, size, outputs, expected, inputs, {"blocks": len(ids)},
-                     launch.rtol)

@@ -88,7 +88,7 @@ def kernel_stream(name: str, size: str = "test", *, warps: int = MAX_WARPS,
             block[0] = index
             yield item
 
-    def record(step):
+    def record(step, _warp):
         if power is not None:
             instr = _annotated(power.operands[step.pc])
         else:

@@ -22,7 +22,7 @@ def test_list_json_names_every_block_with_defaults(capsys):
     blocks = {entry["name"]: entry["params"] for entry in json.loads(out)}
     assert blocks["subcore.warp_selector"] == {"slots": 16, "score_width": 5, "policy": "rba",
                                                "rba_greedy": False}
-    assert all(re.fullmatch(r"[a-z]+\.[a-z_]+", name) for name in blocks)
+    assert all(re.fullmatch(r"[a-z]+\.[a-z0-9_]+", name) for name in blocks)
 
 
 def test_generate_writes_verilog_with_the_block_top(capsys, tmp_path):

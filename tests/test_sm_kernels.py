@@ -57,7 +57,7 @@ def test_fma_layouts_put_the_compute_warps_where_the_paper_does():
     per_warp = {}
     for variant in ("balanced", "unbalanced"):
         counts = []
-        run_kernel(f"fma_subcore/{variant}", on_step=lambda s, c=counts: c.append(s.warp))
+        run_kernel(f"fma_subcore/{variant}", on_step=lambda s, _, c=counts: c.append(s.warp))
         per_warp[variant] = np.bincount(counts, minlength=32)
     heavy = {v: set(np.flatnonzero(c > 3 * np.median(c))) for v, c in per_warp.items()}
     assert heavy["balanced"] == set(range(8))

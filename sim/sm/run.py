@@ -137,8 +137,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
                timing=None) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
-    ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step)`` is
-    called after every warp instruction (warp by warp, block by block; without it, blocks
+    ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step, warp)``
+    is called after every warp instruction (warp by warp, block by block; without it, blocks
     run in cohorts of :data:`~sim.sm.batch.COHORT` and warps at the same instruction run
     together, :func:`sim.sm.batch.run_blocks`). With ``timing`` (an
     :class:`~sim.sm.config.SMConfig`) the blocks run on the timing model

@@ -254,7 +254,8 @@ class ThreadBlock:
 
     def run(self, on_step=None) -> int:
         """Run every warp to completion; return the warp instructions executed.
-        ``on_step(step)`` is called after each instruction when given."""
+        ``on_step(step, warp)`` is called after each instruction when given (the
+        :class:`Step` and the :class:`Warp` that executed it, registers updated)."""
         executed = 0
         with np.errstate(all="ignore"):
             while not self.done:
@@ -265,7 +266,7 @@ class ThreadBlock:
                         executed += 1
                         progressed = True
                         if on_step is not None:
-                            on_step(record)
+                            on_step(record, warp)
                 if not progressed:
                     stuck = [w.index for w in self.warps if w.waiting]
                     raise ExecutionError(f"{self.program.kernel.file}: block {self.block_id} "
