@@ -72,7 +72,7 @@ def test_test_command_passes_a_bench(capsys):
     (["energy", "nokernel"], r"^gpurf: unknown kernel 'nokernel'; known: divergent, .*vecadd$"),
     (["energy", "vecadd", "--warps", "65"], r"^gpurf: Invalid value for '--warps'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
-    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*subcore; "
+    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*wir; "
                              r"or a kernel: divergent, .*saxpy, sobel, vecadd$"),
     (["run", "subcore", "--size", "paper"],
      r"^gpurf: --size and --json apply to a KERNEL, not to the main job$"),

@@ -1,0 +1,1 @@
+"""Golden models of the WIR blocks."""

@@ -1,0 +1,33 @@
+"""Golden model of ``wir.h3_hash``: the spec's definition, output bit ``j`` = XOR of the
+input bits ``i`` with ``Q[i][j] = 1`` (``Q`` from :func:`hw.wir.h3_hash.h3_matrix`)."""
+
+from hw.wir.h3_hash import H3HashConfig
+
+__all__ = ["H3Hash", "h3"]
+
+
+def h3(value: int, masks) -> int:
+    """The H3 hash of ``value``: bit ``j`` is the parity of ``value & masks[j]``."""
+    return sum(((value & mask).bit_count() & 1) << j for j, mask in enumerate(masks))
+
+
+class H3Hash:
+    """Port-level model: combinational, ``hash`` follows ``value`` in the same cycle."""
+
+    def __init__(self, **params):
+        self.config = H3HashConfig(**params)
+        self.masks = self.config.masks
+        self._last = None
+
+    def reset(self):
+        self._last = None
+
+    def step(self, inputs):
+        self._last = (inputs["value"], h3(inputs["value"], self.masks))
+        return {"hash": self._last[1]}
+
+    def line_trace(self):
+        if self._last is None:
+            return "h3_hash: -"
+        value, hashed = self._last
+        return f"h3_hash: value={value:#x} hash={hashed:#x}"

@@ -1,0 +1,107 @@
+"""Golden model of ``wir.register_pool``: a free-id FIFO and a count per register."""
+
+from collections import Counter, deque
+
+from amaranth.lib import data
+
+from hw.wir.register_pool import RegisterPoolConfig
+
+__all__ = ["ProtocolError", "RegisterPool", "merge_events"]
+
+
+class ProtocolError(AssertionError):
+    """The stimulus broke the pool's protocol (an event on an unreferenced register, or a
+    count leaving ``0..2**count_width - 1``)."""
+
+
+def merge_events(counts, incs, decs, allocated=None, *, max_count):
+    """The counts after one cycle's events, and the registers whose count fell to zero in
+    the order they return to the pool (by the lowest decrement port naming them).
+
+    ``counts`` maps register -> count before the cycle; ``incs`` and ``decs`` list the
+    registers the valid ports name (port order); ``allocated`` is the register taken from
+    the pool in the cycle (its count starts at 1). Raises :class:`ProtocolError` on a
+    protocol violation.
+    """
+    after = dict(counts)
+    if allocated is not None:
+        after[allocated] = 1
+    net = Counter(incs)
+    net.subtract(decs)
+    for preg, change in net.items():
+        if after.get(preg, 0) == 0:
+            raise ProtocolError(f"event on register {preg}, which has no reference")
+        value = after[preg] + change
+        if not 0 <= value <= max_count:
+            raise ProtocolError(f"count of register {preg} would be {value}, "
+                                f"outside 0..{max_count}")
+        after[preg] = value
+    zeros = [preg for preg in dict.fromkeys(decs) if after[preg] == 0]
+    return after, zeros
+
+
+class RegisterPool:
+    """Port-level model: ``step(inputs)`` returns the outputs, then takes the clock edge.
+
+    The pool is a FIFO of free ids, initially ``0..pregs-1`` in order; an allocation takes
+    the oldest; a register whose count falls to zero re-enters the FIFO one edge after the
+    edge that applied the decrement (the 2-cycle release).
+    """
+
+    def __init__(self, **params):
+        self.config = RegisterPoolConfig(**params)
+        self.reset()
+
+    def reset(self):
+        self.free = deque(range(self.config.pregs))
+        self.counts = {}
+        self.returning = []
+        self._last = "reset"
+
+    def _refs(self, bits, ports):
+        array = data.ArrayLayout(self.config.ref_layout, ports).from_bits(bits)
+        return [int(array[k].preg) for k in range(ports) if array[k].valid]
+
+    def available(self, cap):
+        """Ids the pool may hand out now under its policy."""
+        config = self.config
+        free = len(self.free)
+        if not config.capped:
+            return free
+        in_use = config.pregs - free
+        return min(free, max(cap - in_use, 0))
+
+    def step(self, inputs):
+        config = self.config
+        available = self.available(inputs.get("cap", 0))
+        offer = self.free[0] if available else None
+        queries = data.ArrayLayout(config.preg_bits, config.query_ports).from_bits(
+            inputs["query"])
+        saturated = sum(1 << q for q in range(config.query_ports)
+                        if self.counts.get(int(queries[q]), 0) == config.max_count)
+        outputs = {
+            "alloc__valid": int(offer is not None),
+            "alloc__payload": offer,
+            "saturated": saturated,
+            "in_use": config.pregs - len(self.free),
+            "low_register": int(available <= config.low_water),
+        }
+        taken = offer if offer is not None and inputs["alloc__ready"] else None
+        self._edge(taken, self._refs(inputs["inc"], config.inc_ports),
+                   self._refs(inputs["dec"], config.dec_ports))
+        return outputs
+
+    def _edge(self, taken, incs, decs):
+        if taken is not None:
+            self.free.popleft()
+        self.free.extend(self.returning)
+        self.counts, self.returning = merge_events(self.counts, incs, decs, taken,
+                                                   max_count=self.config.max_count)
+        for preg in self.returning:
+            del self.counts[preg]
+        self._last = f"took={taken} inc={incs} dec={decs} returning={self.returning}"
+
+    def line_trace(self):
+        head = list(self.free)[:4]
+        return (f"register_pool: free={len(self.free)} head={head} "
+                f"referenced={len(self.counts)} {self._last}")

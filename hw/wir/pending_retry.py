@@ -1,0 +1,121 @@
+"""Pending-retry queue of WIR (paper Section VI-B)."""
+
+from dataclasses import dataclass
+
+from amaranth import Module, Signal
+from amaranth.lib import memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.params import check_int, check_int_choice
+
+__all__ = ["DEPTH_CHOICES", "PendingRetry", "PendingRetryConfig"]
+
+DEPTH_CHOICES = (2, 4, 8, 16, 32, 64)
+"""Queue depths: powers of two, so the ring pointers wrap by themselves."""
+
+
+@dataclass(frozen=True)
+class PendingRetryConfig:
+    """Validated parameters of the pending-retry queue and the widths derived from them."""
+
+    depth: int
+    width: int
+
+    def __post_init__(self):
+        check_int_choice("depth", self.depth, DEPTH_CHOICES)
+        check_int("width", self.width, 1, 256)
+
+    @property
+    def pointer_bits(self) -> int:
+        return (self.depth - 1).bit_length()
+
+    @property
+    def storage_bits(self) -> int:
+        """The ring memory (the paper leaves the queue out of its storage figure)."""
+        return self.depth * self.width
+
+
+class PendingRetry(wiring.Component):
+    """FIFO of instructions that hit a pending reuse-buffer entry and wait for its result.
+
+    A ring in an unmapped memory (``depth`` x ``width`` bits) with a head and a tail pointer
+    and an occupancy count (flip-flops, reset to empty). The payload is opaque: whatever
+    the composition needs to redo the lookup and retire the instruction.
+
+    - **Enqueue** (``enq``, stream): a pending hit. ``enq.ready`` is low only when the queue
+      is full, and then the instruction executes normally instead (paper VI-B). An enqueued
+      instruction is visible at ``recheck`` from the next cycle.
+    - **Re-check** (``recheck``, stream, latency 0): ``valid`` while the queue holds an
+      instruction, ``payload`` = the oldest. The composition raises ``recheck.ready`` on a
+      cycle where the rename stage brings no new instruction and uses that cycle's reuse
+      buffer lookup for the head; ``still_pending`` (sampled on the transfer) re-queues it at
+      the tail, otherwise it leaves the queue (hit: to retire; miss: to execute).
+    - A re-queue and an enqueue in the same cycle both fit when the queue was not full; the
+      re-queued (older) instruction goes in first.
+
+    Parameters
+    ----------
+    depth : int
+        Queue entries, a power of two 2..64 (default 16).
+    width : int
+        Payload bits, 1..256 (default 64).
+
+    Attributes
+    ----------
+    enq : In(stream.Signature(width))
+        Pending hits.
+    recheck : Out(stream.Signature(width))
+        The head, offered for a re-check.
+    still_pending : In(1)
+        The re-check hit a pending entry again.
+    count : Out(range(depth + 1))
+        Instructions queued.
+    """
+
+    def __init__(self, *, depth=16, width=64):
+        self.config = PendingRetryConfig(depth=depth, width=width)
+        super().__init__({
+            "enq": In(stream.Signature(width)),
+            "recheck": Out(stream.Signature(width)),
+            "still_pending": In(1),
+            "count": Out(range(depth + 1)),
+        })
+        self.ring = memory.Memory(shape=width, depth=depth, init=[])
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        m.submodules.ring = ring = self.ring
+        head = Signal(config.pointer_bits)
+        tail = Signal(config.pointer_bits)
+        count = Signal(range(config.depth + 1))
+        read = ring.read_port(domain="comb")
+        requeue_port, enq_port = ring.write_port(), ring.write_port()
+        leave, requeue, push = Signal(), Signal(), Signal()
+        m.d.comb += [
+            self.count.eq(count),
+            self.enq.ready.eq(count != config.depth),
+            self.recheck.valid.eq(count != 0),
+            read.addr.eq(head),
+            self.recheck.payload.eq(read.data),
+            leave.eq(self.recheck.valid & self.recheck.ready),
+            requeue.eq(leave & self.still_pending),
+            push.eq(self.enq.valid & self.enq.ready),
+            requeue_port.addr.eq(tail),
+            requeue_port.data.eq(read.data),
+            requeue_port.en.eq(requeue),
+            enq_port.addr.eq(tail + requeue),
+            enq_port.data.eq(self.enq.payload),
+            enq_port.en.eq(push),
+        ]
+        m.d.sync += [
+            head.eq(head + leave),
+            tail.eq(tail + requeue + push),
+        ]
+        drop = leave & ~self.still_pending
+        with m.If(push & ~drop):
+            m.d.sync += count.eq(count + 1)
+        with m.Elif(drop & ~push):
+            m.d.sync += count.eq(count - 1)
+        return m
+

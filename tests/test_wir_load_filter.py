@@ -1,0 +1,61 @@
+# amaranth: UnusedElaboratable=no
+"""Parameters, state and the load-reuse rules of ``wir.load_filter``."""
+
+import pytest
+
+from golden.wir.load_filter import load_answer
+from hw.registry import get_block
+from hw.wir.layouts import LoadKind
+from hw.wir.load_filter import LoadFilter, LoadFilterConfig
+from synth.flow import synthesize
+
+from .ranges import not_an_integer_params, out_of_range_params
+
+RANGES = {"warps": (1, 64), "blocks": (1, 15), "barrier_bits": (1, 8)}
+
+
+def golden(**params):
+    return get_block("wir.load_filter").golden(params)
+
+
+@pytest.mark.parametrize("build", [LoadFilter, golden], ids=["hw", "golden"])
+@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
+def test_out_of_range(build, name, value, message):
+    with pytest.raises(ValueError, match=message):
+        build(**{name: value})
+
+
+@pytest.mark.parametrize("build", [LoadFilter, golden], ids=["hw", "golden"])
+@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
+def test_not_an_integer(build, name, value, message):
+    with pytest.raises(TypeError, match=message):
+        build(**{name: value})
+
+
+def test_defaults():
+    config = LoadFilterConfig(**get_block("wir.load_filter").defaults)
+    assert (config.warps, config.blocks, config.barrier_bits) == (48, 8, 5)
+    assert (config.tbid_bits, config.null_tbid, config.saturated) == (4, 0xF, 31)
+    assert config.state_bits == 2 * 48 + 8 * 5
+
+
+def test_state_is_flags_and_counters():
+    """Two store flags per warp and a 5-bit counter per block, all flip-flops (a row of
+    their own: the paper leaves them out), no memory."""
+    report = synthesize(get_block("wir.load_filter"))
+    assert report.memory_bits == 0
+    assert report.ff_bits == 136
+
+
+def test_load_answer_rules():
+    rules = {"saturated": 31, "null_tbid": 15}
+    shared, global_ = LoadKind.SHARED.value, LoadKind.GLOBAL.value
+    assert load_answer(shared, set(), 2, 3, **rules) == {"reuse": 1, "tbid": 2, "barrier": 3}
+    assert load_answer(shared, {"shared"}, 2, 3, **rules)["reuse"] == 0
+    assert load_answer(shared, {"global"}, 2, 3, **rules)["reuse"] == 1
+    assert load_answer(global_, set(), 2, 3, **rules) == {"reuse": 1, "tbid": 15, "barrier": 3}
+    assert load_answer(global_, {"global"}, 2, 3, **rules)["reuse"] == 0
+    assert load_answer(global_, set(), 2, 31, **rules)["reuse"] == 0
+    for kind in (LoadKind.OTHER.value, LoadKind.RESERVED.value):
+        assert load_answer(kind, {"shared", "global"}, 2, 31, **rules) == {
+            "reuse": 1, "tbid": 15, "barrier": 0}
