@@ -9,10 +9,23 @@ import numpy as np
 
 from sim.sm.fp import fma_f32
 
-__all__ = ["divergent", "fma_subcore", "hotspot", "matmul", "narrow", "reduction", "saxpy",
+__all__ = ["bankconflict", "divergent", "fma_subcore", "hotspot", "matmul", "narrow", "reduction", "saxpy",
            "sobel", "vecadd"]
 
 f32 = np.float32
+
+
+def bankconflict(buf, p):
+    out = buf["out"].copy()
+    n = p["n"]
+    x = buf["in"][:n]
+    p_, q, r, s = x * f32(0.5), x * f32(0.25), x + f32(0.5), x - f32(0.5)
+    t, u, v, w = x * f32(0.75), x + f32(0.25), x - f32(0.25), x * f32(0.125)
+    a, b, c, d = x, x + f32(1), x + f32(2), x + f32(3)
+    for _ in range(p["iters"]):
+        a, b, c, d = fma_f32(p_, q, a), fma_f32(r, s, b), fma_f32(t, u, c), fma_f32(v, w, d)
+    out[:n] = (a + b) + (c + d)
+    return {"out": out}
 
 
 def vecadd(buf, p):
