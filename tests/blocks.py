@@ -3,6 +3,7 @@
 import pytest
 
 from hw.registry import all_blocks
+from sim.toolchain import SIMULATORS, missing_simulator
 
 
 def block_configs(*, amaranth: bool = False) -> list:
@@ -12,3 +13,26 @@ def block_configs(*, amaranth: bool = False) -> list:
             for block in all_blocks()
             for index, params in enumerate(({}, *block.test_params))
             if index or block.amaranth_defaults or not amaranth]
+
+
+def _simulators(block, index: int, every_set: bool) -> list[str]:
+    """The cocotb simulators that run parameter set ``index`` of ``block`` (0 = defaults).
+
+    The defaults run on Verilator and Icarus (unless ``icarus_defaults=False``); the small
+    test sets run on Icarus, whose build takes a second where Verilator's C++ compile takes
+    half a minute or more — on Verilator too with ``every_set`` or when Icarus is missing.
+    """
+    if index == 0:
+        return [sim for sim in SIMULATORS if sim != "icarus" or block.icarus_defaults]
+    if every_set or missing_simulator("icarus") is not None:
+        return list(SIMULATORS)
+    return ["icarus"]
+
+
+def cosim_configs(*, every_set: bool = False) -> list:
+    """``pytest.param(block, params, sim)`` for the cocotb tier (see :func:`_simulators`)."""
+    return [pytest.param(block, params, sim, id=f"{sim}-{block.qualname}-{index}")
+            for sim_order in SIMULATORS
+            for block in all_blocks()
+            for index, params in enumerate(({}, *block.test_params))
+            for sim in _simulators(block, index, every_set) if sim == sim_order]

@@ -11,6 +11,9 @@ def pytest_addoption(parser):
                      help="seed of randomized tests (default: GPURF_SEED or a fresh one)")
     parser.addoption("--cycles", type=int, default=None,
                      help="cycles of each randomized cosimulation (default: 2000)")
+    parser.addoption("--every-set", action="store_true",
+                     help="cosimulate every block parameter set on every simulator (default: "
+                          "test sets on Icarus only, the defaults on both)")
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,8 @@ def test_test_command_passes_a_bench(capsys):
      r"^gpurf: subcore\.warp_selector: parameter 'slots' is not of the form KEY=VALUE$"),
     (["synth", "all", "-p", "slots=4"], r"^gpurf: --param applies to one block, not to `all`$"),
     (["test", "subcore.warp_selector", "--sim", "modelsim"], r"^gpurf: Invalid value for '--sim'"),
-    (["energy", "nokernel"], r"^gpurf: unknown kernel 'nokernel'; known: bankconflict, divergent, .*vecadd$"),
+    (["energy", "nokernel"],
+     r"^gpurf: unknown kernel 'nokernel'; known: bankconflict, divergent, .*vecadd$"),
     (["energy", "vecadd", "--warps", "65"], r"^gpurf: Invalid value for '--warps'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
     (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*wir; "
@@ -77,7 +78,8 @@ def test_test_command_passes_a_bench(capsys):
     (["run", "subcore", "--size", "paper"],
      r"^gpurf: --size and --json apply to a KERNEL, not to the main job$"),
     (["run", "saxpy", "--size", "huge"], r"^gpurf: Invalid value for '--size'"),
-    (["bench", "--kernel", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, divergent, "),
+    (["bench", "--kernel", "nope"],
+     r"^gpurf: unknown kernel 'nope'; known: bankconflict, divergent, "),
     (["frobnicate"], r"^gpurf: No such command 'frobnicate'\.$"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):

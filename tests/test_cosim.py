@@ -1,7 +1,9 @@
 """Every block's cocotb bench on every simulator, and on Amaranth's simulator.
 
 The Amaranth tier runs the same stimulus generators as the cocotb benches (their
-``STIMULI`` tuple) and is the fast one; the cocotb tiers check the generated Verilog.
+``STIMULI`` tuple) and is the fast one; the cocotb tiers check the generated Verilog: every
+block's defaults on Verilator and Icarus, its small test sets on Icarus (on Verilator too
+with ``--every-set``; see :func:`tests.blocks.cosim_configs`).
 """
 
 import importlib
@@ -9,21 +11,22 @@ import importlib
 import pytest
 
 from sim.runner import run_bench
-from sim.toolchain import SIMULATORS, missing_simulator
+from sim.toolchain import missing_simulator
 from tb.harness import simulate_amaranth
 
-from .blocks import block_configs
+from .blocks import block_configs, cosim_configs
 
 
-@pytest.mark.parametrize("sim", SIMULATORS)
-@pytest.mark.parametrize(("block", "params"), block_configs())
-def test_cocotb(block, params, sim, seed, cycles, tmp_path_factory):
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.name == "test_cocotb":
+        every_set = metafunc.config.getoption("--every-set")
+        metafunc.parametrize(("block", "params", "sim"), cosim_configs(every_set=every_set))
+
+
+def test_cocotb(block, params, sim, seed, cycles):
     reason = missing_simulator(sim)
     if reason:
         pytest.skip(reason)
-    if sim == "icarus" and not params and not block.icarus_defaults:
-        pytest.skip(f"{block.qualname} defaults are cosimulated on Verilator only "
-                    "(icarus_defaults=False); Icarus runs its test_params")
     result = run_bench(block, params, sim=sim, seed=seed, cycles=cycles)
     stimuli = importlib.import_module(block.tb_module).STIMULI
     assert result.tests == len(stimuli), f"{block.tb_module}: {result.tests} cocotb tests ran"

@@ -8,7 +8,9 @@ from hw.registry import Block
 from .h3_hash import H3Hash
 from .load_filter import LoadFilter
 from .pending_retry import PendingRetry
+from .register_alloc import RegisterAlloc
 from .register_pool import RegisterPool
+from .rename_reuse import RenameReuse
 from .rename_table import RenameTable
 from .reuse_buffer import ReuseBuffer
 from .value_signature_buffer import ValueSignatureBuffer
@@ -52,4 +54,17 @@ BLOCKS: tuple[Block, ...] = (
                         "query_ports": 1, "policy": "capped_register", "low_water": 2}),
           summary="free pool of physical registers with merged 10-bit reference counters",
           amaranth_defaults=False),
+    Block("wir", "rename_reuse", RenameReuse,
+          test_params=({"warps": 4, "regs": 4, "pregs": 16, "entries": 8, "opcode_bits": 4,
+                        "imm_bits": 6, "blocks": 2, "barrier_bits": 2, "retry_depth": 4},
+                       {"warps": 3, "regs": 2, "pregs": 4, "entries": 2, "opcode_bits": 5,
+                        "imm_bits": 3, "blocks": 1, "barrier_bits": 1, "retry_depth": 2}),
+          summary="rename + reuse stages (2 cycles): rename tables, reuse buffer, "
+                  "load filter, pending-retry queue"),
+    Block("wir", "register_alloc", RegisterAlloc,
+          test_params=({"lanes": 4, "data_width": 8, "hash_width": 8, "entries": 8,
+                        "pregs": 16, "ticket_bits": 4, "seed": 3},
+                       {"lanes": 2, "data_width": 4, "hash_width": 4, "entries": 4,
+                        "pregs": 16, "ticket_bits": 3, "matrix": [0x0F, 0xF0, 0x33, 0x0F]}),
+          summary="register allocation stage (2 cycles): H3 hash, then VSB lookup"),
 )

@@ -7,7 +7,11 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import Out
 
 __all__ = [
+    "AllocKind",
     "LoadKind",
+    "alloc_request_layout",
+    "alloc_result_layout",
+    "alloc_stage_layout",
     "load_answer_layout",
     "load_block_layout",
     "load_query_layout",
@@ -18,6 +22,9 @@ __all__ = [
     "rename_issue_layout",
     "rename_renamed_layout",
     "rename_retire_layout",
+    "rename_reuse_issue_layout",
+    "rename_reuse_out_layout",
+    "rename_reuse_ticket_layout",
     "rename_row_layout",
     "reuse_entry_layout",
     "reuse_fill_layout",
@@ -247,3 +254,104 @@ def refcount_merge_layout(*, preg_bits: int, delta_shape) -> data.StructLayout:
     merged update of ``preg``; at most one slot per register) and the net change ``delta``
     (increments minus decrements naming ``preg`` in that cycle, signed)."""
     return data.StructLayout({"leader": 1, "preg": preg_bits, "delta": delta_shape})
+
+
+# --- part D: pipeline compositions (rename + reuse, register allocation) ----------------
+
+
+def rename_reuse_issue_layout(*, warp_width: int, tb_width: int, opcode_bits: int,
+                              reg_width: int, imm_bits: int) -> data.StructLayout:
+    """An issued instruction entering the rename stage: its ``warp`` and thread-block slot
+    ``tb``, the reuse ``opcode`` code (``regs`` bit ``k``: operand ``k`` is a register),
+    ``operand[k]`` (the logical register in the low ``reg_width`` bits when ``regs[k]``,
+    else the immediate), the logical ``dst``, ``divergent``, the load ``kind`` (for the load
+    filter), ``store_shared`` / ``store_global`` (a store: sets the warp's store flag) and
+    ``bypass`` (never reusable: stores, control flow)."""
+    return data.StructLayout({
+        "warp": warp_width,
+        "tb": tb_width,
+        "opcode": reuse_opcode_layout(opcode_bits=opcode_bits),
+        "operand": data.ArrayLayout(imm_bits, 3),
+        "dst": reg_width,
+        "divergent": 1,
+        "kind": LoadKind,
+        "store_shared": 1,
+        "store_global": 1,
+        "bypass": 1,
+    })
+
+
+def rename_reuse_ticket_layout(*, warp_width: int, reg_width: int, preg_bits: int,
+                               opcode_bits: int, tbid_bits: int,
+                               barrier_bits: int) -> data.StructLayout:
+    """A pending hit waiting in the pending-retry queue: ``warp``, logical ``dst``, the
+    destination's rename entry ``dst_entry`` and the reuse ``tag`` it re-checks with."""
+    return data.StructLayout({
+        "warp": warp_width,
+        "dst": reg_width,
+        "dst_entry": rename_entry_layout(preg_bits=preg_bits),
+        "tag": reuse_tag_layout(opcode_bits=opcode_bits, preg_bits=preg_bits,
+                                tbid_bits=tbid_bits, barrier_bits=barrier_bits),
+    })
+
+
+def rename_reuse_out_layout(*, warp_width: int, reg_width: int, preg_bits: int,
+                            opcode_bits: int, imm_bits: int, tbid_bits: int,
+                            barrier_bits: int, index_bits: int) -> data.StructLayout:
+    """An instruction leaving the reuse stage: ``warp``, ``dst``, ``dst_entry``, the
+    ``lookup`` it made (physical source ids and immediates, tag fields, flags), the
+    ``response`` (``hit``: skip read/execute, result ``result``; ``pending``: went to the
+    pending-retry queue; otherwise execute, ``reserved`` entry ``index`` to fill at retire)
+    and ``retried`` (the answer of a re-check from the queue)."""
+    return data.StructLayout({
+        "warp": warp_width,
+        "dst": reg_width,
+        "dst_entry": rename_entry_layout(preg_bits=preg_bits),
+        "lookup": reuse_lookup_layout(opcode_bits=opcode_bits, imm_bits=imm_bits,
+                                      tbid_bits=tbid_bits, barrier_bits=barrier_bits),
+        "response": reuse_response_layout(index_bits=index_bits, preg_bits=preg_bits),
+        "retried": 1,
+    })
+
+
+class AllocKind(enum.Enum, shape=2):
+    """What the register-allocation stage asks for a result: ``ALLOCATE`` a new register
+    (and, for a convergent result, install ``{hash, new}`` in the VSB), ``VERIFY`` the VSB
+    hit's register (verify-read), or write the ``PINNED`` register of a divergent result in
+    place. ``RESERVED`` is never produced."""
+
+    ALLOCATE = 0
+    VERIFY = 1
+    PINNED = 2
+    RESERVED = 3
+
+
+def alloc_result_layout(*, lanes: int, data_width: int, preg_bits: int,
+                        ticket_bits: int) -> data.StructLayout:
+    """A completed instruction's result entering register allocation: the ``value``,
+    ``divergent``, the destination's rename entry ``dst`` (pin bit and register, read at
+    rename) and an opaque ``ticket`` (whatever retire needs) that travels along."""
+    return data.StructLayout({
+        "value": warp_value_layout(lanes=lanes, data_width=data_width),
+        "divergent": 1,
+        "dst": rename_entry_layout(preg_bits=preg_bits),
+        "ticket": ticket_bits,
+    })
+
+
+def alloc_request_layout(*, hash_width: int, preg_bits: int,
+                         ticket_bits: int) -> data.StructLayout:
+    """The register-allocation stage's answer: ``kind``, the register ``preg`` it names
+    (``VERIFY``: the VSB hit; ``PINNED``: the pinned register; ``ALLOCATE``: 0), the result's
+    ``hash`` (to install), ``divergent`` and the ``ticket``."""
+    return data.StructLayout({"kind": AllocKind, "preg": preg_bits, "hash": hash_width,
+                              "divergent": 1, "ticket": ticket_bits})
+
+
+def alloc_stage_layout(*, hash_width: int, preg_bits: int,
+                       ticket_bits: int) -> data.StructLayout:
+    """One pipeline register of the register-allocation stage: ``valid``, the result's
+    ``hash`` and its carried ``divergent``, ``dst`` and ``ticket``."""
+    return data.StructLayout({"valid": 1, "hash": hash_width, "divergent": 1,
+                              "dst": rename_entry_layout(preg_bits=preg_bits),
+                              "ticket": ticket_bits})

@@ -9,8 +9,8 @@ import numpy as np
 
 from sim.sm.fp import fma_f32
 
-__all__ = ["bankconflict", "divergent", "fma_subcore", "hotspot", "matmul", "narrow", "reduction", "saxpy",
-           "sobel", "vecadd"]
+__all__ = ["bankconflict", "divergent", "fma_subcore", "hotspot", "matmul", "narrow",
+           "reduction", "saxpy", "sobel", "vecadd"]
 
 f32 = np.float32
 
