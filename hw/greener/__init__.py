@@ -30,5 +30,5 @@ BLOCKS: tuple[Block, ...] = (
           summary="ON/SLEEP/OFF state per warp register, wake-up timers, operands ready, "
                   "leakage accounting",
           synth_params={"warps": 2},
-          amaranth_defaults=False),
+          icarus_defaults=False, amaranth_defaults=False),
 )
