@@ -18,15 +18,19 @@ def block_configs(*, amaranth: bool = False) -> list:
 def _simulators(block, index: int, every_set: bool) -> list[str]:
     """The cocotb simulators that run parameter set ``index`` of ``block`` (0 = defaults).
 
-    The defaults run on Verilator and Icarus (unless ``icarus_defaults=False``); the small
-    test sets run on Icarus, whose build takes a second where Verilator's C++ compile takes
-    half a minute or more — on Verilator too with ``every_set`` or when Icarus is missing.
+    Every block's bench runs on both simulators: its defaults on Verilator, its small test
+    sets on Icarus, whose build takes a second where Verilator's C++ compile takes half a
+    minute or more, and whose run of a large default configuration takes minutes. With
+    ``every_set``, every set runs on both (Icarus skips the defaults of blocks registered
+    with ``icarus_defaults=False``); a missing simulator's share goes to the other one.
     """
-    if index == 0:
-        return [sim for sim in SIMULATORS if sim != "icarus" or block.icarus_defaults]
-    if every_set or missing_simulator("icarus") is not None:
-        return list(SIMULATORS)
-    return ["icarus"]
+    defaults_on_icarus = block.icarus_defaults
+    if every_set:
+        return [sim for sim in SIMULATORS if index or sim != "icarus" or defaults_on_icarus]
+    preferred, other = ("verilator", "icarus") if index == 0 else ("icarus", "verilator")
+    if missing_simulator(preferred) is None or (other == "icarus" and not defaults_on_icarus):
+        return [preferred]
+    return [other]
 
 
 def cosim_configs(*, every_set: bool = False) -> list:

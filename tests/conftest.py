@@ -13,7 +13,7 @@ def pytest_addoption(parser):
                      help="cycles of each randomized cosimulation (default: 2000)")
     parser.addoption("--every-set", action="store_true",
                      help="cosimulate every block parameter set on every simulator (default: "
-                          "test sets on Icarus only, the defaults on both)")
+                          "the defaults on Verilator, the test sets on Icarus)")
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,8 @@
 
 The Amaranth tier runs the same stimulus generators as the cocotb benches (their
 ``STIMULI`` tuple) and is the fast one; the cocotb tiers check the generated Verilog: every
-block's defaults on Verilator and Icarus, its small test sets on Icarus (on Verilator too
-with ``--every-set``; see :func:`tests.blocks.cosim_configs`).
+block's defaults on Verilator, its small test sets on Icarus (every set on both with
+``--every-set``; see :func:`tests.blocks.cosim_configs`).
 """
 
 import importlib
