@@ -7,6 +7,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.gates import ripple_add
 from hw.params import check_choice, check_int
 
 from .layouts import PowerState, head_layout, keep_on_layout, set_state_layout
@@ -480,15 +481,15 @@ class PowerController(wiring.Component):
                           f"into_{state}")
             lost = _sum(m, [c for t, c in counts.items() if t.startswith(f"{state}_")], width,
                         f"out_of_{state}")
-            plus = _add(m, pop, gained, width, f"pop_{state}_plus")
-            minus = _add(m, plus, lost, width, f"pop_{state}_next", subtract=True)
+            plus = ripple_add(m, pop, gained, width, f"pop_{state}_plus")
+            minus = ripple_add(m, plus, lost, width, f"pop_{state}_next", subtract=True)
             m.d.sync += pop.eq(minus[:config.pop_width])
             cycles = getattr(acct, f"cycles_{state}")
-            m.d.sync += cycles.eq(_add(m, cycles, pop, config.acct_width,
+            m.d.sync += cycles.eq(ripple_add(m, cycles, pop, config.acct_width,
                                        f"cycles_{state}_next"))
         for t, count in counts.items():
             counter = getattr(acct, t)
-            m.d.sync += counter.eq(_add(m, counter, count, config.acct_width, f"{t}_next"))
+            m.d.sync += counter.eq(ripple_add(m, counter, count, config.acct_width, f"{t}_next"))
 
 
 def _any_planes(planes):
@@ -534,7 +535,7 @@ def _popcount(m, bits, width, name):
         for i in range(0, len(level) - 1, 2):
             (a, wa), (b, wb) = level[i], level[i + 1]
             size = min(max(wa, wb) + 1, width)
-            paired.append((_add(m, a, b, size, f"{name}_l{depth}_{i // 2}"), size))
+            paired.append((ripple_add(m, a, b, size, f"{name}_l{depth}_{i // 2}"), size))
         level, depth = paired + level[len(level) - len(level) % 2:], depth + 1
     count = Signal(width, name=name)
     m.d.comb += count.eq(level[0][0] if level else 0)
@@ -549,42 +550,6 @@ def _bit(m, vector, index, name):
     return shifted[0]
 
 
-def _add(m, a, b, width, name, *, subtract=False):
-    """``a + b`` (or ``a - b``) modulo ``2**width``, operands of any width up to ``width``.
-
-    Built from one-bit XOR/AND/OR (a ripple adder): Amaranth trims the zero-extension of
-    narrower adder operands, which Verilator's WIDTHEXPAND lint flags, and widening them
-    through a process instead races with register initialisation at time 0 in Icarus.
-    """
-    bits, carry = [], Const(1, 1) if subtract else None
-    for i in range(width):
-        x = a[i] if i < len(a) else None
-        y = b[i] if i < len(b) else None
-        if subtract:
-            y = Const(1, 1) if y is None else ~y
-        terms = [term for term in (x, y, carry) if term is not None]
-        if not terms:
-            bits.append(Const(0, 1))
-            continue
-        total = terms[0]
-        for term in terms[1:]:
-            total = total ^ term
-        bits.append(total)
-        if len(terms) == 3:
-            carry = (terms[0] & terms[1]) | (terms[2] & (terms[0] ^ terms[1]))
-        elif len(terms) == 2:
-            carry = terms[0] & terms[1]
-        else:
-            carry = None
-        if carry is not None:
-            named = Signal(name=f"{name}_c{i}")
-            m.d.comb += named.eq(carry)
-            carry = named
-    result = Signal(width, name=name)
-    m.d.comb += result.eq(Cat(bits))
-    return result
-
-
 def _sum(m, values, width, name):
     """Sum of ``values`` modulo ``2**width``: a balanced tree of :func:`_add` (gates, so
     an operand the policy makes constant folds away without a width-mismatched ``+``)."""
@@ -592,6 +557,6 @@ def _sum(m, values, width, name):
     while len(level) > 1:
         nxt = []
         for i in range(0, len(level) - 1, 2):
-            nxt.append(_add(m, level[i], level[i + 1], width, f"{name}_l{depth}_{i // 2}"))
+            nxt.append(ripple_add(m, level[i], level[i + 1], width, f"{name}_l{depth}_{i // 2}"))
         level, depth = nxt + level[len(level) - len(level) % 2:], depth + 1
     return level[0]

@@ -3,10 +3,11 @@
 import functools
 from dataclasses import dataclass
 
-from amaranth import Cat, Const, Module, Mux, Shape, Signal, Value
+from amaranth import Cat, Const, Module, Mux, Shape, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.gates import ripple_add
 from hw.params import check_choice, check_int, check_int_choice
 
 from .layouts import preg_ref_layout, refcount_merge_layout
@@ -220,11 +221,11 @@ class RegisterPool(wiring.Component):
         width = config.preg_bits + 1
         total = Signal(range(config.dec_ports + 1), name="released")
         m.d.comb += total.eq(_popcount(release, 1 << (config.dec_ports - 1).bit_length()))
-        grown = _add(m, self.queued, total, width, "queued_grown")
-        queued = _add(m, grown, pop, width, "queued_next", subtract=True)
+        grown = ripple_add(m, self.queued, total, width, "queued_grown")
+        queued = ripple_add(m, grown, pop, width, "queued_next", subtract=True)
         m.d.sync += [
             self.queued.eq(queued),
-            self.head.eq(_add(m, self.head, pop, config.preg_bits, "head_next")),
+            self.head.eq(ripple_add(m, self.head, pop, config.preg_bits, "head_next")),
         ]
         self._queries(m, new)
         return m
@@ -292,7 +293,7 @@ class RegisterPool(wiring.Component):
             m.d.comb += freed.eq(slot.leader & ~new[s].any())
             write = self.queue.write_port()
             m.d.comb += [write.addr.eq(address), write.data.eq(slot.preg), write.en.eq(freed)]
-            address = _add(m, address, freed, bits, f"release_addr_{s + 1}")
+            address = ripple_add(m, address, freed, bits, f"release_addr_{s + 1}")
             release.append(freed)
         return release
 
@@ -325,7 +326,7 @@ class RegisterPool(wiring.Component):
         take = Signal()
         pop = Signal()
         m.d.comb += [take.eq(self.alloc.valid & self.alloc.ready), pop.eq(take & ~fresh_left)]
-        m.d.sync += self.fresh.eq(_add(m, self.fresh, take & fresh_left, width, "fresh_next"))
+        m.d.sync += self.fresh.eq(ripple_add(m, self.fresh, take & fresh_left, width, "fresh_next"))
         first = self.counters.write_port()
         m.d.comb += [first.addr.eq(self.alloc.payload), first.data.eq(1), first.en.eq(take)]
         return pop
@@ -356,7 +357,7 @@ def _at_most(m, value, bound):
     if bound == 0:
         return ~value.any()
     width = len(value) + 1
-    return _add(m, value, Const(bound + 1, width), width, "at_most", subtract=True)[-1]
+    return ripple_add(m, value, Const(bound + 1, width), width, "at_most", subtract=True)[-1]
 
 
 def _or_all(terms):
@@ -377,38 +378,3 @@ def _popcount(bits, terms):
     return level[0]
 
 
-def _add(m, a, b, width, name, *, subtract=False):
-    """``a + b`` (or ``a - b``) modulo ``2**width``, operands of any width up to
-    ``width`` (missing bits are 0), as a ripple of one-bit gates: Verilator's WIDTHEXPAND
-    lint flags adders whose operands are narrower than their result, and Amaranth trims
-    a zero-extension written as a wider signal (the same helper as
-    ``hw/greener/power_controller.py``)."""
-    a, b = Value.cast(a), Value.cast(b)
-    bits, carry = [], Const(1, 1) if subtract else None
-    for i in range(width):
-        x = a[i] if i < len(a) else None
-        y = b[i] if i < len(b) else None
-        if subtract:
-            y = Const(1, 1) if y is None else ~y
-        terms = [term for term in (x, y, carry) if term is not None]
-        if not terms:
-            bits.append(Const(0, 1))
-            carry = None
-            continue
-        total = terms[0]
-        for term in terms[1:]:
-            total = total ^ term
-        bits.append(total)
-        if len(terms) == 3:
-            carry = (terms[0] & terms[1]) | (terms[2] & (terms[0] ^ terms[1]))
-        elif len(terms) == 2:
-            carry = terms[0] & terms[1]
-        else:
-            carry = None
-        if carry is not None:
-            named = Signal(name=f"{name}_c{i}")
-            m.d.comb += named.eq(carry)
-            carry = named
-    result = Signal(width, name=name)
-    m.d.comb += result.eq(Cat(bits))
-    return result

@@ -1,0 +1,48 @@
+"""Gate-level arithmetic shared by the blocks whose generated Verilog must lint clean."""
+
+from amaranth.hdl import Cat, Const, Signal, Value
+
+__all__ = ["ripple_add"]
+
+
+def _carry_out(terms):
+    """The carry of one full (three terms) or half (two terms) adder bit."""
+    if len(terms) == 3:
+        return (terms[0] & terms[1]) | (terms[2] & (terms[0] ^ terms[1]))
+    if len(terms) == 2:
+        return terms[0] & terms[1]
+    return None
+
+
+def ripple_add(m, a, b, width, name, *, subtract=False) -> Signal:
+    """``a + b`` (or ``a - b``) modulo ``2**width`` in module ``m``, operands of any width
+    up to ``width`` (missing bits are 0).
+
+    Built from one-bit XOR/AND/OR (a ripple adder): Amaranth trims the zero-extension of
+    narrower adder operands, which Verilator's WIDTHEXPAND lint flags, and widening them
+    through a process instead races with register initialisation at time 0 in Icarus.
+    Each carry is a named signal ``{name}_c{i}``; the result is the signal ``name``.
+    """
+    a, b = Value.cast(a), Value.cast(b)
+    bits, carry = [], Const(1, 1) if subtract else None
+    for i in range(width):
+        x = a[i] if i < len(a) else None
+        y = b[i] if i < len(b) else None
+        if subtract:
+            y = Const(1, 1) if y is None else ~y
+        terms = [term for term in (x, y, carry) if term is not None]
+        if not terms:
+            bits.append(Const(0, 1))
+            continue
+        total = terms[0]
+        for term in terms[1:]:
+            total = total ^ term
+        bits.append(total)
+        carry = _carry_out(terms)
+        if carry is not None:
+            named = Signal(name=f"{name}_c{i}")
+            m.d.comb += named.eq(carry)
+            carry = named
+    result = Signal(width, name=name)
+    m.d.comb += result.eq(Cat(bits))
+    return result
