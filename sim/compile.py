@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from golden.greener.power_pass import DEFAULT_THRESHOLD, operand_cycles, power_pass
 from golden.regless.regions import region_table, regless_pass
-from sim.kernels import workload_names
+from sim.kernels import one_per_kernel
 from sim.sm.run import load_workload
 
 __all__ = ["PASSES", "compile_workload", "pass_table", "table_markdown"]
@@ -36,17 +36,6 @@ def compile_workload(workload: str, pass_name: str, *, threshold: int = DEFAULT_
     raise LookupError(f"unknown pass {pass_name!r}; known: {', '.join(PASSES)}")
 
 
-def _kernels() -> list[str]:
-    """One workload per kernel file (variants share their kernel)."""
-    seen, names = set(), []
-    for name in workload_names():
-        folder = name.partition("/")[0]
-        if folder not in seen:
-            seen.add(folder)
-            names.append(name)
-    return names
-
-
 def _greener_row(workload: str, threshold: int, size: str) -> dict:
     kernel = load_workload(workload)[1].kernel
     run, fractions = operand_cycles(power_pass(kernel, threshold), workload, size)
@@ -61,7 +50,7 @@ def pass_table(pass_name: str, *, threshold: int = DEFAULT_THRESHOLD, size: str 
     if pass_name == "regless":
         return region_table()
     if pass_name == "greener":
-        return [_greener_row(w, threshold, size) for w in progress(_kernels())]
+        return [_greener_row(w, threshold, size) for w in progress(one_per_kernel())]
     if pass_name == "compression":
         from golden.compression.compile_pass import pressure_table
 

@@ -412,14 +412,11 @@ def pressure_table(workloads=None, *, size: str = "paper", threshold: float = 0.
     declared widths), ``ints`` (integers narrowed, launch of ``size``), ``floats_perfect``
     / ``floats_high`` (floats only, tuned on the ``test`` input for quality 0 /
     ``threshold``), ``both_perfect`` / ``both_high``, and the formats chosen."""
-    from sim.kernels import workload_names
+    from sim.kernels import one_per_kernel
 
-    rows, seen = [], set()
-    for name in workloads or workload_names():
+    rows = []
+    for name in one_per_kernel(workloads):
         folder = name.partition("/")[0]
-        if folder in seen:
-            continue
-        seen.add(folder)
         perfect = tune_precision(name, 0.0, per_register=per_register)
         high = tune_precision(name, threshold, per_register=per_register)
 

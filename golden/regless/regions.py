@@ -655,15 +655,12 @@ def regless_pass(kernel: Kernel | KernelFlow, **config) -> RegionPass:
 def region_table(workloads=None, **config) -> list[dict]:
     """:meth:`RegionPass.summary` of every workload's kernel (the paper's Table 2 analog,
     static), once per distinct kernel file."""
-    from sim.kernels import workload_names
+    from sim.kernels import one_per_kernel
     from sim.sm.run import load_workload
 
-    rows, seen = [], set()
-    for name in workloads or workload_names():
+    rows = []
+    for name in one_per_kernel(workloads):
         folder = name.partition("/")[0]
-        if folder in seen:
-            continue
-        seen.add(folder)
         rows.append({"workload": folder,
                      **regless_pass(load_workload(name)[1].kernel, **config).summary()})
     return rows
@@ -673,15 +670,12 @@ def invalidation_table(workloads=None, **config) -> list[dict]:
     """Per kernel (once per kernel file), the invalidations placed (static count) with each
     placement of :attr:`RegionConfig.invalidation`, the registers whose invalidation
     moved, and the invalidating preloads (the same with both)."""
-    from sim.kernels import workload_names
+    from sim.kernels import one_per_kernel
     from sim.sm.run import load_workload
 
-    rows, seen = [], set()
-    for name in workloads or workload_names():
+    rows = []
+    for name in one_per_kernel(workloads):
         folder = name.partition("/")[0]
-        if folder in seen:
-            continue
-        seen.add(folder)
         flow = kernel_flow(load_workload(name)[1].kernel)
         passes = {p: regless_pass(flow, **{**config, "invalidation": p})
                   for p in INVALIDATION_CHOICES}

@@ -8,7 +8,7 @@ microbenchmark's ``fma_subcore/balanced`` and ``fma_subcore/unbalanced``).
 
 from pathlib import Path
 
-__all__ = ["KERNELS_DIR", "kernel_dir", "kernel_names", "workload_names"]
+__all__ = ["KERNELS_DIR", "kernel_dir", "kernel_names", "one_per_kernel", "workload_names"]
 
 KERNELS_DIR = Path(__file__).resolve().parent
 
@@ -32,4 +32,16 @@ def workload_names() -> list[str]:
         names.append(kernel)
         data = tomllib.loads((KERNELS_DIR / kernel / "launch.toml").read_text())
         names.extend(f"{kernel}/{v}" for v in data.get("variants", {}))
+    return names
+
+
+def one_per_kernel(workloads=None) -> list[str]:
+    """The first of ``workloads`` (default: every workload) for each kernel file: variants
+    share their kernel, so static figures are given once per kernel."""
+    seen, names = set(), []
+    for name in workloads or workload_names():
+        folder = name.partition("/")[0]
+        if folder not in seen:
+            seen.add(folder)
+            names.append(name)
     return names
