@@ -1,0 +1,489 @@
+"""RegLess register compressor (paper Section 5.3): five value patterns, the "is compressed"
+bit vector, a small fully associative store of compressed lines, and an L1 port."""
+
+from dataclasses import dataclass
+
+from amaranth import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.params import check_int, check_int_choice
+from hw.wir.rename_table import equals
+
+from .layouts import (
+    CompressorOp,
+    PatternState,
+    compressed_line_layout,
+    compressor_l1_request_layout,
+    compressor_request_layout,
+    compressor_response_layout,
+    slot_layout,
+    warp_value_layout,
+)
+
+__all__ = ["STRIDES", "Compressor", "CompressorConfig", "PatternMatch"]
+
+STRIDES = {
+    PatternState.CONSTANT: (0, False),
+    PatternState.STRIDE1: (1, False),
+    PatternState.STRIDE4: (4, False),
+    PatternState.HALF_STRIDE1: (1, True),
+    PatternState.HALF_STRIDE4: (4, True),
+}
+"""Per pattern, in priority order: the lane stride and whether each half-warp has its own
+base (lane ``i`` of a half-warp pattern is ``b + stride * (i mod lanes/2)``)."""
+
+POWERS = tuple(1 << k for k in range(1, 9))
+
+
+@dataclass(frozen=True)
+class CompressorConfig:
+    """Validated parameters of the compressor and the widths derived from them."""
+
+    lanes: int
+    data_width: int
+    warps: int
+    regs: int
+    lines: int
+
+    def __post_init__(self):
+        check_int_choice("lanes", self.lanes, (4, 8, 16, 32))
+        check_int("data_width", self.data_width, 4, 32)
+        check_int_choice("warps", self.warps, POWERS[:4])
+        check_int_choice("regs", self.regs, POWERS)
+        check_int("lines", self.lines, 2, 16)
+
+    @property
+    def half(self) -> int:
+        return self.lanes // 2
+
+    @property
+    def line_bits(self) -> int:
+        """One L1 line = one warp register: 1024 bits by default."""
+        return self.lanes * self.data_width
+
+    @property
+    def slots(self) -> int:
+        """Compressed registers per line: two bases and a 3-bit state each, 15 by default."""
+        return self.line_bits // (2 * self.data_width + 3)
+
+    @property
+    def warp_bits(self) -> int:
+        return (self.warps - 1).bit_length()
+
+    @property
+    def reg_bits(self) -> int:
+        return (self.regs - 1).bit_length()
+
+    @property
+    def registers(self) -> int:
+        """Registers of the shard, one "is compressed" bit each (1024 by default)."""
+        return self.warps * self.regs
+
+    @property
+    def compressed_lines(self) -> int:
+        """Compressed lines of the shard in L1 (69 by default)."""
+        return -(-self.registers // self.slots)
+
+    @property
+    def line_addr_bits(self) -> int:
+        return max(1, (self.compressed_lines - 1).bit_length())
+
+    @property
+    def storage_bits(self) -> int:
+        """Internal store (memory) + bit vector + tags, valid and dirty bits (flip-flops)."""
+        return (self.lines * self.line_bits + self.registers
+                + self.lines * (self.line_addr_bits + 2))
+
+    @property
+    def value_layout(self) -> data.ArrayLayout:
+        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
+
+    @property
+    def slot_layout(self) -> data.StructLayout:
+        return slot_layout(data_width=self.data_width)
+
+    @property
+    def line_layout(self) -> data.StructLayout:
+        return compressed_line_layout(lanes=self.lanes, data_width=self.data_width,
+                                      slots=self.slots)
+
+    @property
+    def request_layout(self) -> data.StructLayout:
+        return compressor_request_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
+                                         lanes=self.lanes, data_width=self.data_width)
+
+    @property
+    def response_layout(self) -> data.StructLayout:
+        return compressor_response_layout(lanes=self.lanes, data_width=self.data_width)
+
+    @property
+    def l1_request_layout(self) -> data.StructLayout:
+        return compressor_l1_request_layout(line_bits=self.line_addr_bits, lanes=self.lanes,
+                                            data_width=self.data_width)
+
+    def index(self, warp: int, reg: int) -> int:
+        """``g = reg * warps + warp`` (all R0s first, paper 5.2.3)."""
+        return reg * self.warps + warp
+
+
+class PatternMatch(wiring.Component):
+    """Combinational pattern matcher and expander (paper 5.3).
+
+    ``state``/``slot``: the first pattern in :data:`STRIDES` order that ``value`` matches
+    (arithmetic modulo ``2**data_width``) and its bases, ``NONE`` and zero bases when none
+    matches. ``expanded``: the value that ``expand_state``/``expand_slot`` stand for (zero
+    for ``NONE`` and the unused codes 6, 7).
+
+    Attributes
+    ----------
+    value : In(value_layout)
+    state : Out(PatternState)
+    slot : Out(slot_layout)
+    expand_state : In(3)
+    expand_slot : In(slot_layout)
+    expanded : Out(value_layout)
+    """
+
+    def __init__(self, config: CompressorConfig):
+        self.config = config
+        super().__init__({
+            "value": In(config.value_layout),
+            "state": Out(PatternState),
+            "slot": Out(config.slot_layout),
+            "expand_state": In(3),
+            "expand_slot": In(config.slot_layout),
+            "expanded": Out(config.value_layout),
+        })
+
+    def _lane(self, base0, base1, lane, stride, halves):
+        """The lane's value under the pattern, ``data_width`` bits wide."""
+        config = self.config
+        base, offset = ((base1, lane - config.half) if halves and lane >= config.half
+                        else (base0, lane))
+        return _add_constant(base, stride * offset)
+
+    def _first(self, lane, halves):
+        """Whether ``lane`` starts a run (lane 0, or the second half-warp's first lane)."""
+        return lane == 0 or (halves and lane == self.config.half)
+
+    def elaborate(self, platform):
+        m = Module()
+        config, value = self.config, self.value
+        width = config.data_width
+        matched, first_hit = Const(0, 1), {}
+        for state, (stride, halves) in STRIDES.items():
+            hit = Signal(name=f"match_{state.name.lower()}")
+            m.d.comb += hit.eq(Cat(
+                equals((value[lane] - value[lane - 1])[:width], stride)
+                for lane in range(config.lanes) if not self._first(lane, halves)).all())
+            first_hit[state] = hit & ~matched
+            matched = matched | hit
+        m.d.comb += [
+            self.state.as_value().eq(_or_bits(first_hit, 3)),
+            self.slot.b0.eq(value[0] & matched.replicate(width)),
+            self.slot.b1.eq(value[config.half] & (first_hit[PatternState.HALF_STRIDE1]
+                                                  | first_hit[PatternState.HALF_STRIDE4])
+                            .replicate(width)),
+        ]
+        slot = self.expand_slot
+        for lane in range(config.lanes):
+            m.d.comb += self.expanded[lane].eq(_or_all([
+                self._lane(slot.b0, slot.b1, lane, stride, halves)
+                & equals(self.expand_state, state.value).replicate(width)
+                for state, (stride, halves) in STRIDES.items()]))
+        return m
+
+
+class Phase(enum.Enum, shape=3):
+    """The compressor's sequencer (one request in flight)."""
+
+    IDLE = 0
+    CHECK = 1
+    TAG = 2
+    ACCESS = 3
+    WRITE_BACK = 4
+    FETCH = 5
+    WAIT = 6
+
+
+class Compressor(wiring.Component):
+    """The register compressor of one RegLess shard (paper 5.3, Table 1).
+
+    Storage: ``lines`` compressed lines of one L1 line each in an unmapped memory
+    (16 x 1024 bits by default, the paper's 16 lines of 128 bytes), and in flip-flops the
+    "is compressed" bit vector (one bit per ``(warp, reg)`` of the shard, 1024 by default),
+    per line a valid bit, a dirty bit and the tag (the compressed line number), the FIFO
+    pointer, the held request and the sequencer phase.
+
+    Register ``(warp, reg)`` has index ``g = reg * warps + warp`` and lives in compressed
+    line ``g // slots``, slot ``g % slots`` (``slots`` = 15 by default, see the layouts:
+    two ``data_width`` bases and a 3-bit state per slot). A compressed line holds states and
+    bases of every slot; only a slot whose bit-vector bit is set is meaningful.
+
+    Protocol: ``request`` and ``response`` are ready/valid streams; one request is in flight
+    at a time (``request.ready`` is high only when idle), and every request gets exactly one
+    response. **Interpretation:** the paper's "one read or write per cycle" is the store's
+    port; the sequencer does not overlap requests, which keeps the stated latencies exact.
+    Latencies, in clock edges from the request's acceptance edge to the first cycle the
+    response is valid (each phase is one cycle):
+
+    - **preload**, bit clear: 1 (bit-vector check) -> ``compressed=0, value=0``.
+    - **preload**, bit set, line present: 3 (check, tag match, read + decompress)
+      -> ``compressed=1`` and the value.
+    - **evict**, no pattern matches: 1 (pattern match) -> ``compressed=0`` and the value
+      handed back (the OSU writes it to L1 as a full line); the bit is cleared.
+    - **evict**, a pattern matches, line present: 3 (match, tag match, slot write)
+      -> ``compressed=1, value=0``; the slot, the line's dirty bit and the register's bit
+      are written at the response handshake.
+    - **invalidate**: 1 -> ``compressed=0, value=0``; the bit is cleared.
+    - a tag miss (line absent) inserts the L1 refill between the tag match and the access:
+      the line at the FIFO pointer is the victim; if it is valid and dirty it is written
+      back first (``l1_request`` with ``write=1``), then the missing line is fetched
+      (``write=0``), waited for on ``l1_response``, installed clean at the pointer (which
+      advances), and the tag match is repeated (one more cycle) before the access.
+      **Interpretation:** replacement is FIFO over all lines (an invalid line is simply
+      taken when the pointer reaches it).
+
+    L1 writes are posted (no response); each fetch gets one ``l1_response``.
+
+    Parameters
+    ----------
+    lanes : int
+        Lanes per warp register, one of 4, 8, 16, 32 (default 32).
+    data_width : int
+        Bits per lane, 4..32 (default 32).
+    warps : int
+        Warps of the shard, one of 2, 4, 8, 16 (default 16).
+    regs : int
+        Registers per warp, a power of two 2..256 (default 64).
+    lines : int
+        Compressed lines in the internal store, 2..16 (default 16).
+
+    Attributes
+    ----------
+    request : In(stream.Signature(request_layout))
+        ``payload.{op, warp, reg, value}``.
+    response : Out(stream.Signature(response_layout))
+        ``payload.{compressed, value}``.
+    l1_request : Out(stream.Signature(l1_request_layout))
+        ``payload.{write, line, data}``.
+    l1_response : In(stream.Signature(value_layout))
+        The fetched line.
+    """
+
+    def __init__(self, *, lanes=32, data_width=32, warps=16, regs=64, lines=16):
+        self.config = config = CompressorConfig(lanes=lanes, data_width=data_width,
+                                                warps=warps, regs=regs, lines=lines)
+        super().__init__({
+            "request": In(stream.Signature(config.request_layout)),
+            "response": Out(stream.Signature(config.response_layout)),
+            "l1_request": Out(stream.Signature(config.l1_request_layout)),
+            "l1_response": In(stream.Signature(config.value_layout)),
+        })
+        self.store = memory.Memory(shape=config.line_layout, depth=lines, init=[])
+        """The compressed lines."""
+        self.compressed = Signal(config.registers)
+        """The "is compressed" bit vector, bit ``g``."""
+        self.valid = Signal(lines)
+        self.dirty = Signal(lines)
+        self.tag = Signal(data.ArrayLayout(config.line_addr_bits, lines))
+        self.pointer = Signal(range(lines))
+        """The FIFO pointer: the next line to replace."""
+        self.held = Signal(config.request_layout)
+        """The request in flight."""
+        self.phase = Signal(Phase)
+        self.way = Signal(range(lines))
+        """The line the tag match chose (the hit, else the victim)."""
+
+    def elaborate(self, platform):
+        m = Module()
+        config, held = self.config, self.held
+        m.submodules.store = store = self.store
+        m.submodules.match = match = PatternMatch(config)
+        g = Signal(range(config.registers))
+        m.d.comb += [g.eq(Cat(held.warp, held.reg)), match.value.eq(held.value)]
+        line, slot = _divide(m, g, config.slots, config.line_addr_bits)
+        hits = Signal(config.lines)
+        m.d.comb += hits.eq(Cat(self.valid[e] & (self.tag[e] == line)
+                                for e in range(config.lines)))
+        chosen = Signal(range(config.lines))
+        m.d.comb += chosen.eq(Mux(hits.any(), _encode(hits, config.lines), self.pointer))
+        read = store.read_port()
+        word = read.data
+        at = {p: equals(self.phase.as_value(), p.value) for p in Phase}
+        m.d.comb += [
+            read.addr.eq(Mux(at[Phase.TAG], chosen, self.way)),
+            match.expand_state.eq(_pick(list(word.state), slot)),
+            match.expand_slot.eq(_pick([base.as_value() for base in word.base], slot)),
+        ]
+        self._sequence(m, at, match, g, hits, chosen, line, slot, word)
+        return m
+
+    def _sequence(self, m, at, match, g, hits, chosen, line, slot, word):
+        """The phases. Every output and the memory's write port are continuous
+        expressions of the state (no process), so Icarus sees them defined from time 0."""
+        config, held, phase = self.config, self.held, self.phase
+        evict = equals(held.op.as_value(), CompressorOp.EVICT.value)
+        preload = equals(held.op.as_value(), CompressorOp.PRELOAD.value)
+        is_compressed = _bit(m, self.compressed, g, "is_compressed")
+        one = Signal(config.registers)
+        m.d.comb += one.eq(Const(1, config.registers) << g)
+        deep, immediate, access, done = (Signal(name=n) for n in
+                                         ("deep", "immediate", "access", "done"))
+        m.d.comb += [
+            deep.eq(preload & is_compressed | evict & match.state.as_value().any()),
+            immediate.eq(at[Phase.CHECK] & ~deep),
+            access.eq(at[Phase.ACCESS]),
+            done.eq(self.response.ready & (immediate | access)),
+            self.request.ready.eq(at[Phase.IDLE]),
+            self.response.valid.eq(immediate | access),
+            self.response.payload.compressed.eq(access),
+            self.response.payload.value.eq(
+                Mux(access, Mux(preload, match.expanded.as_value(), 0),
+                    Mux(immediate & evict, held.value.as_value(), 0))),
+        ]
+        self._l1(m, at, line, word)
+        self._write(m, at, match, slot, word, access & ~preload & done)
+        with m.If(at[Phase.IDLE] & self.request.valid):
+            m.d.sync += [held.eq(self.request.payload), phase.eq(Phase.CHECK)]
+        with m.If(at[Phase.CHECK] & deep):
+            m.d.sync += phase.eq(Phase.TAG)
+        with m.If(done):
+            m.d.sync += phase.eq(Phase.IDLE)
+            with m.If(immediate):
+                m.d.sync += self.compressed.eq(self.compressed & ~one)
+            with m.Elif(~preload):
+                m.d.sync += [self.compressed.eq(self.compressed | one),
+                             self.dirty.eq(self.dirty | _onehot(self.way, config.lines))]
+        with m.If(at[Phase.TAG]):
+            m.d.sync += self.way.eq(chosen)
+            victim_dirty = _bit(m, self.valid & self.dirty, self.pointer, "victim_dirty")
+            with m.If(hits.any()):
+                m.d.sync += phase.eq(Phase.ACCESS)
+            with m.Elif(victim_dirty):
+                m.d.sync += phase.eq(Phase.WRITE_BACK)
+            with m.Else():
+                m.d.sync += phase.eq(Phase.FETCH)
+        with m.If(self.l1_request.valid & self.l1_request.ready):
+            m.d.sync += phase.eq(Mux(at[Phase.FETCH], Phase.WAIT.value, Phase.FETCH.value))
+        with m.If(self.l1_response.valid & self.l1_response.ready):
+            self._install(m, line)
+
+    def _l1(self, m, at, line, word):
+        """Write-back of the victim, then the fetch of the missing line."""
+        config = self.config
+        write_back, fetch = at[Phase.WRITE_BACK], at[Phase.FETCH]
+        victim_tag = _pick(list(self.tag), self.way)
+        m.d.comb += [
+            self.l1_request.valid.eq(write_back | fetch),
+            self.l1_request.payload.write.eq(write_back),
+            self.l1_request.payload.line.eq(
+                victim_tag & write_back.replicate(config.line_addr_bits)
+                | line & fetch.replicate(config.line_addr_bits)),
+            self.l1_request.payload.data.eq(
+                word.as_value() & write_back.replicate(config.line_bits)),
+            self.l1_response.ready.eq(at[Phase.WAIT]),
+        ]
+
+    def _write(self, m, at, match, slot, word, place):
+        """The store's one write port: an evicted value's slot at the response handshake
+        (``place``), or a fetched line taken at the pointer."""
+        config = self.config
+        write = self.store.write_port()
+        install = self.l1_response.valid & at[Phase.WAIT]
+        placed = Signal(config.line_layout)
+        m.d.comb += placed.eq(word)
+        for s in range(config.slots):
+            here = equals(slot, s)
+            m.d.comb += [placed.state[s].eq(Mux(here, match.state.as_value(), word.state[s])),
+                         placed.base[s].eq(Mux(here, match.slot.as_value(),
+                                               word.base[s].as_value()))]
+        m.d.comb += [write.en.eq(place | install),
+                     write.addr.eq(Mux(install, self.pointer, self.way)),
+                     write.data.eq(Mux(install, self.l1_response.payload.as_value(),
+                                       placed.as_value()))]
+
+    def _install(self, m, line):
+        """Take the fetched line at the pointer, clean, and match the tags again."""
+        config, pointer = self.config, self.pointer
+        victim = _onehot(pointer, config.lines)
+        m.d.sync += [self.valid.eq(self.valid | victim),
+                     self.dirty.eq(self.dirty & ~victim),
+                     pointer.eq(Mux(equals(pointer, config.lines - 1), 0, pointer + 1)),
+                     self.phase.eq(Phase.TAG)]
+        for e in range(config.lines):
+            with m.If(equals(pointer, e)):
+                m.d.sync += self.tag[e].eq(line)
+
+
+def _divide(m, value, divisor, quotient_bits):
+    """``value // divisor`` and ``value % divisor`` for a constant ``divisor``, as a
+    restoring division of one-bit gates (a continuous expression: no process, no narrow
+    constant)."""
+    width = divisor.bit_length()
+    remainder, quotient = Const(0, width), []
+    for i in reversed(range(len(value))):
+        current = Signal(width + 1, name=f"dividend_{i}")
+        m.d.comb += current.eq(Cat(value[i], remainder))
+        difference = _add_constant(current, -divisor % (1 << (width + 1)))
+        fits = ~difference[width]
+        quotient.insert(0, fits)
+        remainder = Signal(width, name=f"remainder_{i}")
+        m.d.comb += remainder.eq(Mux(fits, difference[:width], current[:width]))
+    line = Signal(quotient_bits, name="line")
+    slot = Signal(max(1, (divisor - 1).bit_length()), name="slot")
+    m.d.comb += [line.eq(Cat(*quotient)[:quotient_bits]), slot.eq(remainder[:len(slot)])]
+    return line, slot
+
+
+def _pick(items, index):
+    """``items[index]`` as an AND-OR multiplexer (zero when ``index`` is out of range)."""
+    width = len(Value.cast(items[0]))
+    return _or_all([Value.cast(item) & equals(index, k).replicate(width)
+                    for k, item in enumerate(items)])
+
+
+def _or_all(terms):
+    result = terms[0]
+    for term in terms[1:]:
+        result = result | term
+    return result
+
+
+def _or_bits(hits, width):
+    """The code (``PatternState`` value) of the one set entry of ``hits``, 0 if none."""
+    return Cat(_or_all([hit for state, hit in hits.items() if state.value >> j & 1])
+               for j in range(width))
+
+
+def _add_constant(value, constant):
+    """``value + constant`` modulo ``2**len(value)`` as a ripple of one-bit gates (an adder
+    with a narrower constant is a Verilator WIDTHEXPAND finding)."""
+    bits, carry = [], Const(0, 1)
+    for j in range(len(value)):
+        if constant >> j & 1:
+            bits.append(~(value[j] ^ carry))
+            carry = value[j] | carry
+        else:
+            bits.append(value[j] ^ carry)
+            carry = value[j] & carry
+    return Cat(*bits)
+
+
+def _onehot(index, width):
+    return (Const(1, width) << index)[:width]
+
+
+def _encode(onehot, width):
+    """The index of the set bit of ``onehot`` (0 when none), as AND-OR gates."""
+    bits = max(1, (width - 1).bit_length())
+    return Cat(Cat(onehot[e] for e in range(width) if e >> j & 1).any() for j in range(bits))
+
+
+def _bit(m, vector, index, name):
+    """Bit ``index`` of ``vector``, shifted into a full-width signal first so the Verilog
+    has no truncating shift (WIDTHTRUNC)."""
+    shifted = Signal(len(vector), name=name)
+    m.d.comb += shifted.eq(vector >> index)
+    return shifted[0]

@@ -1,0 +1,1 @@
+"""Benches and formal harnesses of the RegLess blocks."""

@@ -1,0 +1,80 @@
+# amaranth: UnusedElaboratable=no
+"""``regless.osu``: parameters, the bank mapping, widths and storage."""
+
+import pytest
+
+from hw.registry import get_block
+from hw.regless.osu import Osu, OsuConfig
+from synth.flow import synthesize
+
+from .ranges import not_an_integer_params, out_of_range_params
+
+RANGES = {"lines": (1, 4096), "warps": (1, 64), "regs": (1, 256), "lanes": (1, 32),
+          "data_width": (1, 32)}
+
+
+def golden(**params):
+    return get_block("regless.osu").golden(params)
+
+
+BUILDS = pytest.mark.parametrize("build", [Osu, golden], ids=["hw", "golden"])
+
+
+@BUILDS
+@pytest.mark.parametrize(("name", "value", "message"), [
+    *[p for p in out_of_range_params(RANGES) if p.values[0] != "lines"],
+    pytest.param("lines", 0, r"^lines must be an integer in 1\.\.4096, not 0$", id="lines=0"),
+    pytest.param("lines", 4097, r"^lines must be an integer in 1\.\.4096, not 4097$",
+                 id="lines=4097"),
+    pytest.param("lines", 100, r"^lines must be a multiple of banks \(8\), not 100$",
+                 id="lines=100"),
+    pytest.param("banks", 1, r"^banks must be one of 2, 4, 8, 16, 32, not 1$", id="banks=1"),
+    pytest.param("banks", 6, r"^banks must be one of 2, 4, 8, 16, 32, not 6$", id="banks=6"),
+    pytest.param("banks", 64, r"^banks must be one of 2, 4, 8, 16, 32, not 64$",
+                 id="banks=64"),
+])
+def test_out_of_range(build, name, value, message):
+    with pytest.raises(ValueError, match=message):
+        build(**{name: value})
+
+
+@BUILDS
+@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
+def test_not_an_integer(build, name, value, message):
+    with pytest.raises(TypeError, match=message):
+        build(**{name: value})
+
+
+def test_lines_per_bank_limit():
+    with pytest.raises(ValueError, match=r"^lines must be an integer in 1\.\.256, not 512$"):
+        Osu(lines=1024, banks=2)
+
+
+def test_bank_mapping():
+    """Paper 5.2: the lower 3 bits of ``warp + reg`` with 8 banks."""
+    config = OsuConfig(**get_block("regless.osu").defaults)
+    assert [config.bank_of(0, r) for r in range(10)] == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]
+    assert config.bank_of(5, 4) == 1
+    assert config.bank_of(15, 63) == (15 + 63) % 8
+    assert OsuConfig(lines=8, banks=2, warps=2, regs=4, lanes=1, data_width=1).bank_of(1, 2) == 1
+
+
+def test_default_widths():
+    config = OsuConfig(**get_block("regless.osu").defaults)
+    assert (config.bank.lines, config.bank_bits) == (16, 3)
+    assert config.line_layout.size == 4 + 3
+    assert config.reserved_layout.size == 7 + 1
+    assert config.fetch_layout.size == 4 + 6 + 7 + 1
+    assert config.ack_layout.size == 1 + 4
+
+
+def test_storage_small():
+    """2 banks x 4 lines of 2 x 4 bits: two unmapped memories of 4 x 8 bits; flip-flops:
+    the banks' state (per bank 4 tags of 3 bits, 6 x 4 state bits, eviction slot 1 + 1 + 2,
+    fetch register 1 + 1 + 2 + 2 + 1, two more) plus each merge's lock (1 + 1 bank bit)."""
+    params = {"lines": 8, "banks": 2, "warps": 2, "regs": 4, "lanes": 2, "data_width": 4}
+    report = synthesize(get_block("regless.osu"), params)
+    assert report.memories["count"] == 2
+    assert report.memory_bits == 2 * 4 * 8
+    per_bank = 4 * 3 + 6 * 4 + 4 + 7 + 2
+    assert report.ff_bits == 2 * per_bank + 2 * 2
