@@ -21,7 +21,8 @@ from hw.registry import Block
 from sim.toolchain import tool_env, yosys_command
 from sim.verilog import build_dir
 
-__all__ = ["SRAM_TRANSISTORS_PER_BIT", "SynthReport", "synthesize", "synthesize_design"]
+__all__ = ["SRAM_TRANSISTORS_PER_BIT", "StorageReport", "SynthReport", "storage", "synthesize",
+           "synthesize_design"]
 
 SRAM_TRANSISTORS_PER_BIT = 6
 
@@ -52,6 +53,26 @@ abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX
 opt_clean
 tee -q -o ltp.txt ltp -noff
 """
+
+_STORAGE_SCRIPT = """\
+read_rtlil top.il
+hierarchy -top {top}
+proc
+flatten
+delete t:$scopeinfo
+opt_clean
+memory_unpack
+tee -q -o memory.json stat -json
+memory_collect
+opt
+memory -nomap
+opt_clean
+techmap
+opt
+tee -q -o gates.json stat -json
+"""
+"""The storage half of ``_SCRIPT``: the same passes up to the flip-flops, without ABC (which
+takes minutes on large blocks and does not change how many flip-flops there are)."""
 
 
 class SynthesisError(RuntimeError):
@@ -102,17 +123,51 @@ def synthesize(block: Block, params: dict[str, Any] | None = None,
 def synthesize_design(design, *, name: str, top: str, folder: Path,
                       params: dict[str, Any] | None = None) -> SynthReport:
     """Synthesize any Amaranth component or elaboratable (e.g. a composition for a report)."""
+    _run_yosys(design, _SCRIPT, name=name, top=top, folder=folder)
+    return _report(folder, name, params or {})
+
+
+@dataclass(frozen=True)
+class StorageReport:
+    """The storage figures of :class:`SynthReport`, measured without logic mapping."""
+
+    design: str
+    memory_bits: int
+    memories: int
+    ff_bits: int
+
+
+def storage(block: Block, params: dict[str, Any] | None = None,
+            root: Path | None = None) -> StorageReport:
+    """Memory and flip-flop bits of a registered block, as :func:`synthesize` counts them,
+    in seconds where the full flow can take minutes (for storage tests)."""
+    full = block.resolve(params)
+    folder = build_dir(block, full, root) / "storage"
+    _run_yosys(block.build(full), _STORAGE_SCRIPT, name=block.qualname, top=block.toplevel,
+               folder=folder)
+    memory = _top_module(json.loads((folder / "memory.json").read_text()))
+    gates = _top_module(json.loads((folder / "gates.json").read_text()))
+    ff_bits = sum(n for cell, n in gates["num_cells_by_type"].items() if _is_flip_flop(cell))
+    return StorageReport(design=block.qualname, memory_bits=memory["num_memory_bits"],
+                         memories=memory["num_memories"], ff_bits=ff_bits)
+
+
+def _is_flip_flop(cell: str) -> bool:
+    """Yosys' fine-grained flip-flop cells: ``$_DFF_P_``, ``$_SDFFE_PP0P_``, ``$_DFFE_PN_``..."""
+    return re.fullmatch(r"\$_(S|AL)?DFF(E|CE|SR|SRE)?_\w+", cell) is not None
+
+
+def _run_yosys(design, script: str, *, name: str, top: str, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     ports = None if hasattr(design, "signature") else []
     (folder / "top.il").write_text(rtlil.convert(design, name=top, ports=ports, emit_src=False))
-    (folder / "synth.ys").write_text(_SCRIPT.format(top=top))
+    (folder / "synth.ys").write_text(script.format(top=top))
     run = subprocess.run([yosys_command(), "-q", "-l", "synth.log", "synth.ys"], cwd=folder,
                          env=tool_env(), capture_output=True, text=True, check=False)
     if run.returncode != 0:
         tail = (folder / "synth.log").read_text()[-3000:] if (folder / "synth.log").exists() \
             else run.stderr[-3000:]
         raise SynthesisError(f"yosys failed on {name} in {folder}:\n{tail}")
-    return _report(folder, name, params or {})
 
 
 def _report(folder: Path, name: str, params: dict[str, Any]) -> SynthReport:

@@ -6,7 +6,7 @@ import pytest
 from golden.greener.correction_table import keep_on
 from hw.greener.correction_table import CorrectionTable, CorrectionTableConfig
 from hw.registry import get_block
-from synth.flow import synthesize
+from synth.flow import storage
 
 from .ranges import not_an_integer_params, out_of_range_params
 
@@ -66,9 +66,9 @@ def test_default_widths():
 def test_storage_is_the_papers_1280_bytes():
     """Paper 5.6: W x w x (PC + r x log2 R) = 64 x 4 x (16 + 4 x 6) bits = 1,280 bytes, one
     unmapped memory; only the clear counter and its flag are flip-flops."""
-    report = synthesize(get_block("greener.correction_table"))
+    report = storage(get_block("greener.correction_table"))
     assert report.memory_bits == 10240 == 1280 * 8
-    assert report.memories["count"] == 1
+    assert report.memories == 1
     assert report.ff_bits == 1 + 6
 
 

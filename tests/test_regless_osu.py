@@ -5,7 +5,7 @@ import pytest
 
 from hw.registry import get_block
 from hw.regless.osu import Osu, OsuConfig
-from synth.flow import synthesize
+from synth.flow import storage
 
 from .ranges import not_an_integer_params, out_of_range_params
 
@@ -73,8 +73,8 @@ def test_storage_small():
     the banks' state (per bank 4 tags of 3 bits, 6 x 4 state bits, eviction slot 1 + 1 + 2,
     fetch register 1 + 1 + 2 + 2 + 1, two more) plus each merge's lock (1 + 1 bank bit)."""
     params = {"lines": 8, "banks": 2, "warps": 2, "regs": 4, "lanes": 2, "data_width": 4}
-    report = synthesize(get_block("regless.osu"), params)
-    assert report.memories["count"] == 2
+    report = storage(get_block("regless.osu"), params)
+    assert report.memories == 2
     assert report.memory_bits == 2 * 4 * 8
     per_bank = 4 * 3 + 6 * 4 + 4 + 7 + 2
     assert report.ff_bits == 2 * per_bank + 2 * 2

@@ -8,7 +8,7 @@ from golden.regless.osu_bank import Line, allocation_choice
 from hw.registry import get_block
 from hw.regless.osu_bank import OsuBank, OsuBankConfig
 from sim.formal import missing_solver, prove
-from synth.flow import synthesize
+from synth.flow import storage
 from tb.regless.formal_osu_bank import OsuBankFormal
 
 from .ranges import not_an_integer_params, out_of_range_params
@@ -68,8 +68,8 @@ def test_storage():
     state vectors of 16 bits (free, clean, dirty, used, written, filling), the eviction slot
     (chosen, held, 4-bit line), the 16-bit fetch register, ``read_resp.valid`` and the
     sticky error."""
-    report = synthesize(get_block("regless.osu_bank"))
-    assert report.memories["count"] == 1
+    report = storage(get_block("regless.osu_bank"))
+    assert report.memories == 1
     assert report.memory_bits == 16 * 1024
     assert report.ff_bits == 16 * 10 + 6 * 16 + 6 + 16 + 2
 

@@ -7,7 +7,7 @@ from golden.wir.load_filter import load_answer
 from hw.registry import get_block
 from hw.wir.layouts import LoadKind
 from hw.wir.load_filter import LoadFilter, LoadFilterConfig
-from synth.flow import synthesize
+from synth.flow import storage
 
 from .ranges import not_an_integer_params, out_of_range_params
 
@@ -42,7 +42,7 @@ def test_defaults():
 def test_state_is_flags_and_counters():
     """Two store flags per warp and a 5-bit counter per block, all flip-flops (a row of
     their own: the paper leaves them out), no memory."""
-    report = synthesize(get_block("wir.load_filter"))
+    report = storage(get_block("wir.load_filter"))
     assert report.memory_bits == 0
     assert report.ff_bits == 136
 

@@ -5,7 +5,7 @@ import pytest
 
 from hw.registry import get_block
 from hw.wir.pending_retry import PendingRetry, PendingRetryConfig
-from synth.flow import synthesize
+from synth.flow import storage
 
 from .ranges import not_an_integer_params, out_of_range_params
 
@@ -46,7 +46,7 @@ def test_defaults():
 def test_storage_is_a_ring_memory():
     """16 x 64-bit ring (a row of its own: the paper leaves the queue out); head and tail
     pointers (4 + 4) and the count (5) are the only flip-flops."""
-    report = synthesize(get_block("wir.pending_retry"))
+    report = storage(get_block("wir.pending_retry"))
     assert report.memory_bits == 16 * 64
     assert report.ff_bits == 4 + 4 + 5
 

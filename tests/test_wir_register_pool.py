@@ -8,7 +8,7 @@ from golden.wir.register_pool import ProtocolError, merge_events
 from hw.registry import get_block
 from hw.wir.register_pool import RegisterPool, RegisterPoolConfig
 from sim.formal import missing_solver, prove
-from synth.flow import synthesize
+from synth.flow import storage
 from tb.wir.formal_register_pool import RegisterPoolFormal
 
 from .ranges import not_an_integer_params, out_of_range_params
@@ -81,8 +81,8 @@ def test_storage_is_the_papers_10240_counter_bits():
     the second memory; the flip-flops are control and the merge register, no entry state."""
     block = get_block("wir.register_pool")
     config = block.build().config
-    report = synthesize(block)
-    assert report.memories["count"] == 2
+    report = storage(block)
+    assert report.memories == 2
     assert report.memory_bits == config.storage_bits + config.queue_bits
     assert report.memory_bits - config.queue_bits == 10_240
     merge_register = config.slots * config.merge_layout.size

@@ -7,7 +7,7 @@ import pytest
 from hw.registry import get_block
 from hw.wir.rename_table import RenameTable, RenameTableConfig
 from sim.formal import missing_solver, prove
-from synth.flow import synthesize
+from synth.flow import storage
 from tb.wir.formal_rename_table import RenameTableFormal
 
 from .ranges import not_an_integer_params, out_of_range_params
@@ -46,8 +46,8 @@ def test_storage_is_the_papers_48_x_63_x_12_bits():
     (a row per warp); no per-entry flip-flops. The flip-flops are the clear state (flag +
     6-bit row), the exit sweep (flag, warp 6, register 6) and the rename answer's register
     (valid, 3 sources and the destination, 6 bits each)."""
-    report = synthesize(get_block("wir.rename_table"))
-    assert report.memories["count"] == 1
+    report = storage(get_block("wir.rename_table"))
+    assert report.memories == 1
     assert report.memory_bits == 36288
     assert report.ff_bits == (1 + 6) + (1 + 6 + 6) + (1 + 4 * 6)
 

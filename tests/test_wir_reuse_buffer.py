@@ -8,7 +8,7 @@ from golden.wir.reuse_buffer import fold_index
 from hw.registry import get_block
 from hw.wir.reuse_buffer import ReuseBuffer, ReuseBufferConfig
 from sim.formal import missing_solver, prove
-from synth.flow import synthesize
+from synth.flow import storage
 from tb.wir.formal_reuse_buffer import ReuseBufferFormal
 
 from .ranges import not_an_integer_params, out_of_range_params
@@ -70,8 +70,8 @@ def test_fold_index_examples():
 def test_storage_is_the_papers_15104_bits():
     """Paper VII-E: 256 entries x 59 bits = 15,104 bits: a 256 x 58-bit unmapped memory
     plus 256 valid flip-flops; the only other flip-flops are the 8-bit eviction pointer."""
-    report = synthesize(get_block("wir.reuse_buffer"))
-    assert report.memories["count"] == 1
+    report = storage(get_block("wir.reuse_buffer"))
+    assert report.memories == 1
     assert report.memory_bits == 256 * 58
     pointer = 8
     assert report.ff_bits == 256 + pointer

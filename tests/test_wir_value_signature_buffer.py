@@ -7,7 +7,7 @@ import pytest
 from hw.registry import get_block
 from hw.wir.value_signature_buffer import ValueSignatureBuffer, ValueSignatureBufferConfig
 from sim.formal import missing_solver, prove
-from synth.flow import synthesize
+from synth.flow import storage
 from tb.wir.formal_value_signature_buffer import ValueSignatureBufferFormal
 
 from .ranges import not_an_integer_params, out_of_range_params
@@ -55,8 +55,8 @@ def test_storage_is_the_papers_256_x_43_bits():
     """Paper VII-E: 256 entries x 43 bits = 11,008 bits: {hash, preg} in one unmapped
     memory (256 x 42) and the 256 valid bits in flip-flops. The other flip-flops are the
     lookup's result register: result valid, the looked-up hash (32) and the entry's valid."""
-    report = synthesize(get_block("wir.value_signature_buffer"))
-    assert report.memories["count"] == 1
+    report = storage(get_block("wir.value_signature_buffer"))
+    assert report.memories == 1
     assert report.memory_bits == 256 * 42
     assert report.ff_bits == 256 + 1 + 32 + 1
     assert report.memory_bits + 256 == 11008

@@ -7,7 +7,7 @@ import pytest
 from hw.registry import get_block
 from hw.wir.verify_cache import VerifyCache, VerifyCacheConfig
 from sim.formal import missing_solver, prove
-from synth.flow import synthesize
+from synth.flow import storage
 from tb.wir.formal_verify_cache import VerifyCacheFormal
 
 from .ranges import not_an_integer_params, out_of_range_params
@@ -45,8 +45,8 @@ def test_storage_is_the_papers_8_x_1035_bits():
     """Paper VII-E: 8 entries x 1035 bits = 8,280: the values in one unmapped memory
     (8 x 1024), the 8 valid bits and 8 x 10-bit tags in flip-flops. The other flip-flops
     are the FIFO pointer (3) and the result register (valid, hit)."""
-    report = synthesize(get_block("wir.verify_cache"))
-    assert report.memories["count"] == 1
+    report = storage(get_block("wir.verify_cache"))
+    assert report.memories == 1
     assert report.memory_bits == 8 * 1024
     assert report.ff_bits == 8 + 80 + 3 + 2
     assert report.memory_bits + 8 + 80 == 8280
