@@ -1,8 +1,9 @@
-"""Gate-level arithmetic shared by the blocks whose generated Verilog must lint clean."""
+"""Gate-level arithmetic and selection shared by the blocks whose generated Verilog must lint
+clean."""
 
 from amaranth.hdl import Cat, Const, Signal, Value
 
-__all__ = ["ripple_add"]
+__all__ = ["equals", "ripple_add", "select"]
 
 
 def _carry_out(terms):
@@ -46,3 +47,23 @@ def ripple_add(m, a, b, width, name, *, subtract=False) -> Signal:
     result = Signal(width, name=name)
     m.d.comb += result.eq(Cat(bits))
     return result
+
+
+def equals(value, constant: int):
+    """``value == constant`` as an AND of ``value``'s bits (Amaranth writes a comparison
+    with a narrower constant, which Verilator's lint flags as WIDTHEXPAND)."""
+    return Cat(value[j] if constant >> j & 1 else ~value[j] for j in range(len(value))).all()
+
+
+def select(m, items, index, name):
+    """``items[index]`` through a case statement (a dynamic slice would be a shift that
+    Verilator's lint flags as WIDTHTRUNC); zero when ``index`` is out of range."""
+    out = Signal(len(Value.cast(items[0])), name=name)
+    with m.Switch(index):
+        for k, item in enumerate(items):
+            with m.Case(k):
+                m.d.comb += out.eq(item)
+        if len(items) < 1 << len(index):
+            with m.Default():
+                m.d.comb += out.eq(0)
+    return out

@@ -2,10 +2,11 @@
 
 from dataclasses import dataclass
 
-from amaranth import Cat, Const, Module, Mux, Signal, Value
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.gates import equals, select
 from hw.params import check_int
 
 from .layouts import (
@@ -18,7 +19,7 @@ from .layouts import (
     valid_only,
 )
 
-__all__ = ["RenameTable", "RenameTableConfig", "equals", "select"]
+__all__ = ["RenameTable", "RenameTableConfig"]
 
 
 @dataclass(frozen=True)
@@ -251,22 +252,3 @@ class RenameTable(wiring.Component):
             with m.If(equals(self.sweep_reg, self.config.regs - 1)):
                 m.d.sync += self.sweeping.eq(0)
 
-
-def equals(value, constant: int):
-    """``value == constant`` as an AND of ``value``'s bits (Amaranth writes a comparison
-    with a narrower constant, which Verilator's lint flags as WIDTHEXPAND)."""
-    return Cat(value[j] if constant >> j & 1 else ~value[j] for j in range(len(value))).all()
-
-
-def select(m, items, index, name):
-    """``items[index]`` through a case statement (a dynamic slice would be a shift that
-    Verilator's lint flags as WIDTHTRUNC); zero when ``index`` is out of range."""
-    out = Signal(len(Value.cast(items[0])), name=name)
-    with m.Switch(index):
-        for k, item in enumerate(items):
-            with m.Case(k):
-                m.d.comb += out.eq(item)
-        if len(items) < 1 << len(index):
-            with m.Default():
-                m.d.comb += out.eq(0)
-    return out

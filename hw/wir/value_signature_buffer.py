@@ -6,6 +6,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.gates import equals, select
 from hw.params import check_int, check_int_choice
 
 from .layouts import (
@@ -15,7 +16,6 @@ from .layouts import (
     vsb_install_layout,
     vsb_result_layout,
 )
-from .rename_table import equals, select
 
 __all__ = ["ValueSignatureBuffer", "ValueSignatureBufferConfig"]
 

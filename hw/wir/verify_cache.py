@@ -6,10 +6,10 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.gates import equals
 from hw.params import check_int
 
 from .layouts import valid_only, verify_fill_layout, verify_result_layout, warp_value_layout
-from .rename_table import equals
 
 __all__ = ["VerifyCache", "VerifyCacheConfig"]
 
