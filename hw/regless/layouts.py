@@ -7,7 +7,16 @@ from amaranth.lib import data, enum
 
 __all__ = [
     "CompressorOp",
+    "L1Op",
     "PatternState",
+    "RegionWord",
+    "TransferPhase",
+    "WarpState",
+    "banked_rf_write_layout",
+    "cm_issue_layout",
+    "cm_region_word_layout",
+    "cm_want_layout",
+    "cm_written_layout",
     "compressed_line_layout",
     "compressor_l1_request_layout",
     "compressor_request_layout",
@@ -23,6 +32,7 @@ __all__ = [
     "osu_reserved_layout",
     "osu_write_layout",
     "osu_writeback_layout",
+    "shard_l1_request_layout",
     "slot_layout",
     "warp_value_layout",
 ]
@@ -182,3 +192,104 @@ def osu_line_layout(*, line_bits: int, bank_bits: int) -> data.StructLayout:
     """A line of the OSU: ``line`` within ``bank`` (the packed value is the global line
     number ``bank * lines_per_bank + line`` when ``lines_per_bank`` is a power of two)."""
     return data.StructLayout({"line": line_bits, "bank": bank_bits})
+
+
+# --- baseline: banked register file --------------------------------------------------------
+
+
+def banked_rf_write_layout(*, warp_bits: int, reg_bits: int, lanes: int,
+                           data_width: int) -> data.StructLayout:
+    """A write of the baseline banked register file: register ``warp``, ``reg`` and its
+    ``data``."""
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits,
+                              "data": warp_value_layout(lanes=lanes, data_width=data_width)})
+
+
+# --- capacity manager -----------------------------------------------------------------------
+
+
+class WarpState(enum.Enum, shape=2):
+    """The capacity manager's state of a warp (paper 5.1, Fig. 9)."""
+
+    INACTIVE = 0
+    PRELOADING = 1
+    ACTIVE = 2
+    DRAINING = 3
+
+
+class RegionWord(enum.Enum, shape=2):
+    """The kind of a region descriptor word: the region's ``HEADER``, then its entries,
+    each a ``PRELOAD`` or an ``INVALIDATE``; code 3 is not used (taken as ``PRELOAD``)."""
+
+    HEADER = 0
+    PRELOAD = 1
+    INVALIDATE = 2
+
+
+def cm_region_word_layout(*, warp_bits: int, reg_bits: int, entry_bits: int,
+                          count_bits: int, banks: int) -> data.StructLayout:
+    """One word of the region descriptor stream (spec "Region descriptor"; one layout for
+    every kind, fields a kind does not use are 0):
+
+    - ``HEADER``: ``warp``, ``n_entries`` (the entry words that follow), ``bank_usage``
+      (lines the region needs per bank) and ``done`` (the warp has no more regions: it
+      exits; the other fields are then 0);
+    - ``PRELOAD`` / ``INVALIDATE``: ``reg`` (the region's warp is the header's; ``warp``
+      is 0).
+    """
+    return data.StructLayout({
+        "kind": RegionWord,
+        "warp": warp_bits,
+        "reg": reg_bits,
+        "n_entries": entry_bits,
+        "bank_usage": data.ArrayLayout(count_bits, banks),
+        "done": 1,
+    })
+
+
+def cm_want_layout(*, warp_bits: int) -> data.StructLayout:
+    """The warp on top of the capacity manager's stack, whose next region it asks for."""
+    return data.StructLayout({"warp": warp_bits})
+
+
+def cm_issue_layout(*, warp_bits: int, bank_bits: int) -> data.StructLayout:
+    """An instruction the scheduler issued for ``warp``: ``has_dst`` (it writes a register
+    of bank ``dst_bank``) and ``last`` (the region's last instruction)."""
+    return data.StructLayout({"warp": warp_bits, "has_dst": 1, "dst_bank": bank_bits,
+                              "last": 1})
+
+
+def cm_written_layout(*, warp_bits: int, bank_bits: int) -> data.StructLayout:
+    """A write of ``warp`` that reached the OSU in ``bank``."""
+    return data.StructLayout({"warp": warp_bits, "bank": bank_bits})
+
+
+# --- shard: the path between the OSU, the compressor and L1 --------------------------------
+
+
+class L1Op(enum.Enum, shape=2):
+    """A shard's L1 access: ``READ`` a line (answered on ``l1_response``), ``WRITE`` a line
+    (posted), ``INVALIDATE`` a register's line (posted; its value is dead)."""
+
+    READ = 0
+    WRITE = 1
+    INVALIDATE = 2
+
+
+class TransferPhase(enum.Enum, shape=3):
+    """Where the shard's transfer unit is with the one OSU request it holds."""
+
+    IDLE = 0
+    COMPRESSOR = 1
+    ANSWER = 2
+    L1 = 3
+    L1_WAIT = 4
+    FILL = 5
+
+
+def shard_l1_request_layout(*, addr_bits: int, lanes: int, data_width: int) -> data.StructLayout:
+    """A shard's L1 request: ``op``; ``compressed`` names the address space (set: a compressed
+    line of the compressor, ``addr`` its number; clear: a register line, ``addr`` the packed
+    ``osu_ref_layout`` ``{warp, reg}``); ``data`` for a ``WRITE`` (else 0)."""
+    return data.StructLayout({"op": L1Op, "compressed": 1, "addr": addr_bits,
+                              "data": warp_value_layout(lanes=lanes, data_width=data_width)})

@@ -1,0 +1,60 @@
+"""Golden model of ``regless.banked_rf``: a register file as a dictionary of warp registers,
+read with one cycle of latency, a same-cycle write not seen by the read (the old value).
+
+The banks are not modelled: with ``banks`` dividing the registers per warp, the block's
+bank / row mapping is a bijection, so every register keeps its own value; a mapping that
+folded two registers onto one row would show here as a mismatch.
+"""
+
+from hw.regless.banked_rf import BankedRfConfig
+
+__all__ = ["BankedRf"]
+
+
+class BankedRf:
+    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge."""
+
+    def __init__(self, **params):
+        self.config = BankedRfConfig(**params)
+        self.values = {(warp, reg): 0 for warp in range(self.config.warps)
+                       for reg in range(self.config.regs)}
+        """The contents: 0 at power-up; a reset leaves them (memories are not reset)."""
+        self.reset()
+
+    def reset(self):
+        self.response: int | None = None
+        """The value a read of the previous cycle returns now (``None``: no read)."""
+        self._trace = ""
+
+    def step(self, inputs: dict) -> dict:
+        config = self.config
+        out = {"read__ready": 1, "write__ready": 1,
+               "read_resp__valid": int(self.response is not None),
+               "read_resp__payload": self.response}
+        response = None
+        trace = []
+        if inputs["read__valid"]:
+            view = config.ref_layout.from_bits(inputs["read__payload"])
+            ref = self._register(view)
+            response = self.values[ref]
+            trace.append(f"read w{ref[0]} r{ref[1]}")
+        if inputs["write__valid"]:
+            view = config.write_layout.from_bits(inputs["write__payload"])
+            ref = self._register(view)
+            self.values[ref] = view.data.as_value().value
+            trace.append(f"write w{ref[0]} r{ref[1]}")
+        self.response = response
+        self._trace = ", ".join(trace)
+        return out
+
+    def _register(self, view) -> tuple[int, int]:
+        """``(warp, reg)`` of a request; one outside the file is a protocol violation
+        (the block's answer is undefined), refused here."""
+        ref = (int(view.warp), int(view.reg))
+        if ref not in self.values:
+            raise ValueError(f"register (warp {ref[0]}, reg {ref[1]}) is outside the "
+                             f"{self.config.warps} x {self.config.regs} register file")
+        return ref
+
+    def line_trace(self) -> str:
+        return f"banked_rf: {self._trace or 'idle'}"

@@ -1,0 +1,140 @@
+"""Formal harness of ``regless.capacity_manager`` in a small configuration.
+
+After a reset in the first cycle the descriptor stream (``region``) and the queues'
+``ready`` are free (``AnySeq``). The harness plays the OSU: it acknowledges a queue entry in
+the cycle it leaves its queue (``preloaded[b]`` = that transfer). It plays the scheduler
+under the protocol's assumptions (``Assume``): an instruction is issued only for an ACTIVE
+warp, with a destination bank only where the warp's outstanding writes stay within its
+region's usage (the scoreboard's guarantee); a write completes only where one is
+outstanding. Per warp it counts the entry words taken and the acknowledgements since the
+warp's last header. It asserts:
+
+1. **conservation**, per bank: ``free[b]`` + the lines every warp holds (its usage while
+   PRELOADING or ACTIVE, its outstanding writes while DRAINING) = lines per bank, so the
+   counters never underflow nor exceed the capacity; outstanding writes stay within usage
+   and are 0 for INACTIVE and PRELOADING warps;
+2. **a warp is ACTIVE only after all its region's entries left the queues and were
+   acknowledged**: while ACTIVE, taken = acknowledged = the header's ``n_entries``; while
+   PRELOADING, ``pending`` + acknowledged = ``n_entries``;
+3. **the stack** holds distinct warps, each INACTIVE and not exited; stack fill +
+   warps not INACTIVE + exited warps = warps; exited warps are INACTIVE.
+"""
+
+from amaranth import Elaboratable, Module, ResetSignal, Signal
+from amaranth.asserts import AnySeq, Initial
+from amaranth.hdl import Assert, Assume
+
+from hw.regless.capacity_manager import CapacityManager
+from hw.regless.layouts import WarpState
+
+__all__ = ["SMALL", "CapacityManagerFormal"]
+
+SMALL = {"warps": 2, "banks": 2, "lines": 4, "regs": 4, "max_entries": 4}
+"""The proof configuration: 2 warps, 2 banks x 2 lines, 4 registers, up to 4 entries."""
+
+
+class CapacityManagerFormal(Elaboratable):
+    """The capacity manager in its harness (``params`` override SMALL)."""
+
+    def __init__(self, **params):
+        self.dut = CapacityManager(**{**SMALL, **params})
+
+    def elaborate(self, platform):
+        m = Module()
+        dut, config = self.dut, self.dut.config
+        m.submodules.dut = dut
+        m.d.comb += Assume(ResetSignal() == Initial())
+        m.d.comb += [dut.region.valid.eq(AnySeq(1)),
+                     dut.region.payload.eq(AnySeq(config.region_layout.size))]
+        for b in range(config.banks):
+            out = dut.preload[b]
+            m.d.comb += [out.ready.eq(AnySeq(1)),
+                         dut.preloaded[b].valid.eq(out.valid & out.ready),
+                         dut.preloaded[b].warp.eq(out.payload.warp)]
+        self._scheduler(m)
+        self._conservation(m)
+        self._activation(m)
+        self._stack(m)
+        return m
+
+    def _is(self, warp, state):
+        return self.dut.state[warp] == state
+
+    def _scheduler(self, m):
+        dut, config = self.dut, self.dut.config
+        issue, written = dut.issue, dut.written
+        m.d.comb += [issue.valid.eq(AnySeq(1)),
+                     issue.payload.eq(AnySeq(config.issue_layout.size)),
+                     written.valid.eq(AnySeq(1)),
+                     written.payload.eq(AnySeq(config.written_layout.size))]
+        m.d.comb += Assume(~issue.valid | (issue.payload.warp < config.warps))
+        m.d.comb += Assume(~written.valid | (written.payload.warp < config.warps))
+        for w in range(config.warps):
+            with m.If(issue.valid & (issue.payload.warp == w)):
+                m.d.comb += Assume(self._is(w, WarpState.ACTIVE))
+                for b in range(config.banks):
+                    with m.If(issue.payload.has_dst & (issue.payload.dst_bank == b)):
+                        m.d.comb += Assume(dut.outstanding[w][b] < dut.usage[w][b])
+            for b in range(config.banks):
+                with m.If(written.valid & (written.payload.warp == w)
+                          & (written.payload.bank == b)):
+                    m.d.comb += Assume(dut.outstanding[w][b] != 0)
+
+    def _conservation(self, m):
+        dut, config = self.dut, self.dut.config
+        for b in range(config.banks):
+            total = dut.free[b]
+            for w in range(config.warps):
+                holding = self._is(w, WarpState.PRELOADING) | self._is(w, WarpState.ACTIVE)
+                draining = self._is(w, WarpState.DRAINING)
+                total = total + (holding * dut.usage[w][b]) + (draining * dut.outstanding[w][b])
+                m.d.comb += [
+                    Assert(dut.outstanding[w][b] <= dut.usage[w][b]),
+                    Assert(~(self._is(w, WarpState.INACTIVE)
+                             | self._is(w, WarpState.PRELOADING))
+                           | (dut.outstanding[w][b] == 0)),
+                ]
+            m.d.comb += [Assert(total == config.lines_per_bank),
+                         Assert(dut.free[b] <= config.lines_per_bank)]
+
+    def _activation(self, m):
+        dut, config = self.dut, self.dut.config
+        word = dut.region.payload
+        take = dut.region.valid & dut.region.ready
+        for w in range(config.warps):
+            expected = Signal(config.entry_bits + 1, name=f"expected_{w}")
+            taken = Signal(config.entry_bits + 1, name=f"taken_{w}")
+            acked = Signal(config.entry_bits + 1, name=f"acked_{w}")
+            header = take & ~dut.busy & (word.warp == w) & ~word.done
+            entry = take & dut.busy & (dut.stream_warp == w)
+            acks = sum(dut.preloaded[b].valid & (dut.preloaded[b].warp == w)
+                       for b in range(config.banks))
+            with m.If(header):
+                m.d.sync += [expected.eq(word.n_entries), taken.eq(0), acked.eq(0)]
+            with m.Else():
+                m.d.sync += [taken.eq(taken + entry), acked.eq(acked + acks)]
+            with m.If(self._is(w, WarpState.ACTIVE)):
+                m.d.comb += [Assert(taken == expected), Assert(acked == expected)]
+            with m.If(self._is(w, WarpState.PRELOADING)):
+                m.d.comb += Assert(dut.pending[w] + acked == expected)
+
+    def _stack(self, m):
+        dut, config = self.dut, self.dut.config
+        busy = 0
+        exited = 0
+        for w in range(config.warps):
+            busy = busy + ~self._is(w, WarpState.INACTIVE)
+            exited = exited + dut.exited[w]
+            with m.If(dut.exited[w]):
+                m.d.comb += Assert(self._is(w, WarpState.INACTIVE))
+        m.d.comb += Assert(dut.depth + busy + exited == config.warps)
+        for i in range(config.warps):
+            with m.If(i < dut.depth):
+                warp = dut.stack[i]
+                m.d.comb += Assert(warp < config.warps)
+                for w in range(config.warps):
+                    with m.If(warp == w):
+                        m.d.comb += [Assert(self._is(w, WarpState.INACTIVE)),
+                                     Assert(~dut.exited[w])]
+                for j in range(i):
+                    m.d.comb += Assert(dut.stack[j] != warp)

@@ -1,0 +1,84 @@
+# amaranth: UnusedElaboratable=no
+"""``regless.banked_rf``: parameters, the bank / row mapping, storage."""
+
+import pytest
+
+from hw.registry import get_block
+from hw.regless.banked_rf import BankedRf, BankedRfConfig
+from synth.flow import synthesize
+
+from .ranges import not_an_integer_params, out_of_range_params
+
+RANGES = {"entries": (1, 4096), "warps": (1, 64), "lanes": (1, 32), "data_width": (1, 32)}
+
+
+def golden(**params):
+    return get_block("regless.banked_rf").golden(params)
+
+
+BUILDS = pytest.mark.parametrize("build", [BankedRf, golden], ids=["hw", "golden"])
+
+
+@BUILDS
+@pytest.mark.parametrize(("name", "value", "message"), [
+    *out_of_range_params(RANGES),
+    pytest.param("banks", 1, r"^banks must be one of 2, 4, 8, 16, 32, not 1$", id="banks=1"),
+    pytest.param("banks", 6, r"^banks must be one of 2, 4, 8, 16, 32, not 6$", id="banks=6"),
+    pytest.param("entries", 500,
+                 r"^entries must be a multiple of warps \(16\), not 500$", id="entries=500"),
+    pytest.param("entries", 64,
+                 r"^registers per warp \(entries / warps = 4\) must be a multiple of banks "
+                 r"\(8\)$", id="entries=64"),
+])
+def test_out_of_range(build, name, value, message):
+    with pytest.raises(ValueError, match=message):
+        build(**{name: value})
+
+
+@BUILDS
+@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
+def test_not_an_integer(build, name, value, message):
+    with pytest.raises(TypeError, match=message):
+        build(**{name: value})
+
+
+def test_defaults():
+    """2048 entries per SM over 4 shards; 32 registers per warp, 64 rows per bank."""
+    config = BankedRf().config
+    assert (config.entries, config.regs, config.rows, config.rows_per_warp) == (512, 32, 64, 4)
+    assert config.ref_layout.size == 4 + 5
+    assert config.write_layout.size == 4 + 5 + 1024
+    assert config.data_bits == 512 * 1024
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"entries": 48, "banks": 8, "warps": 2}, {"entries": 24, "banks": 4, "warps": 3},
+    {"entries": 64, "banks": 32, "warps": 2}, {"entries": 96, "banks": 2, "warps": 1},
+], ids=str)
+def test_mapping_is_a_bijection(params):
+    """Bank ``(warp + reg) & (banks - 1)`` (the OSU's), row ``warp * (regs / banks) +
+    reg // banks``: every register has its own (bank, row), every row of every bank used."""
+    config = BankedRfConfig(**{**get_block("regless.banked_rf").defaults, **params})
+    places = {(config.bank_of(w, r), config.row_of(w, r))
+              for w in range(config.warps) for r in range(config.regs)}
+    assert places == {(b, row) for b in range(config.banks) for row in range(config.rows)}
+    assert config.bank_of(5, 4) == (9 & (config.banks - 1))
+
+
+def test_golden_refuses_registers_outside_the_file():
+    model = golden(entries=24, banks=4, warps=3, lanes=1, data_width=3)
+    ref = model.config.ref_layout.const({"warp": 3, "reg": 0}).as_value().value
+    with pytest.raises(ValueError, match=r"^register \(warp 3, reg 0\) is outside the "
+                                         r"3 x 8 register file$"):
+        model.step({"read__valid": 1, "read__payload": ref, "write__valid": 0,
+                     "write__payload": 0})
+
+
+def test_storage_small():
+    """4 banks (memories) of 6 rows x 3 bits = 72 memory bits (entries x lanes x width);
+    flip-flops: the response valid and the one-hot bank of the response (1 + 4)."""
+    params = {"entries": 24, "banks": 4, "warps": 3, "lanes": 1, "data_width": 3}
+    report = synthesize(get_block("regless.banked_rf"), params)
+    assert report.memories["count"] == 4
+    assert report.memory_bits == BankedRfConfig(**params).data_bits == 72
+    assert report.ff_bits == 1 + 4
