@@ -155,10 +155,11 @@ def test_exit_and_stack_order():
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_conservation_activation_stack():
-    """BMC, depth 16, on 2 warps, 2 banks x 1 line, 2 registers, up to 2 entries (the
-    harness of :mod:`tb.regless.formal_capacity_manager`): free-line conservation per
-    bank, ACTIVE only after every entry was taken and acknowledged, a consistent stack.
-    (k-induction does not close: the queues' memories are not visible to the harness.)"""
+    """BMC, depth 20 (about 3 minutes), on 2 warps, 2 banks x 1 line, 2 registers, up to 2
+    entries (the harness of :mod:`tb.regless.formal_capacity_manager`): free-line
+    conservation per bank, ACTIVE only after every entry was taken and acknowledged, a
+    consistent stack. (k-induction does not close: the queues' memories are not visible to
+    the harness.)"""
     result = prove(CapacityManagerFormal(lines=2, regs=2, max_entries=2),
-                   name="capacity_manager_bmc16", depth=16, mode="bmc")
+                   name="capacity_manager_bmc20", depth=20, mode="bmc")
     assert result.passed, result.log_tail
