@@ -36,11 +36,14 @@ def _run(params, seed, **options):
 
 
 def test_end_to_end_at_the_defaults(seed):
-    """16 warps x 3 random regions + check regions at the paper's shard (128 lines, 32 x 32
-    bits): every read equals the last write, and every way a value travels was taken."""
-    stats, transfers = _run(get_block("regless.shard").defaults, seed)
+    """16 warps x 4 random regions of 6-12 registers + check regions at the paper's shard
+    (128 lines, 32 x 32 bits): every read equals the last write, dirty lines are evicted
+    (compressed or not) and come back from the compressor and L1."""
+    stats, transfers = _run(get_block("regless.shard").defaults, seed, regions=4,
+                            size=(6, 12))
     assert stats["reads"] > 100
-    assert transfers["evict_compressed"] and transfers["preload_l1"]
+    for path in ("preload_compressed", "preload_l1", "evict_compressed", "evict_l1"):
+        assert transfers[path] > 0, (path, transfers)
 
 
 def test_small_shard_takes_every_path(seed):

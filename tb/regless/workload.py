@@ -35,13 +35,14 @@ class Region:
     invalidate: list[int] = field(default_factory=list)
 
 
-def warp_program(config: ShardConfig, rng, regions: int, warp: int) -> list[Region]:
-    """Random regions over the warp's registers, then regions reading every live register
-    the program wrote (three per region)."""
+def warp_program(config: ShardConfig, rng, regions: int, warp: int,
+                 size: tuple[int, int] = (2, 5)) -> list[Region]:
+    """Random regions of ``size`` (least, most) registers over the warp's registers, then
+    regions reading every live register the program wrote (three per region)."""
     live = set(range(config.regs))
     program, dead, touched = [], [], set()
     for _ in range(regions):
-        region = _random_region(config, rng, live, warp)
+        region = _random_region(config, rng, live, warp, size)
         region.invalidate, dead = dead, sorted(region.erase)
         written = {insn.dest for insn in region.instructions if insn.dest is not None}
         live = (live | written) - region.erase
@@ -52,11 +53,11 @@ def warp_program(config: ShardConfig, rng, regions: int, warp: int) -> list[Regi
     return program
 
 
-def _random_region(config, rng, live, warp) -> Region:
-    """Up to 5 registers (as many as fit in the OSU's banks), 1-6 instructions."""
+def _random_region(config, rng, live, warp, size) -> Region:
+    """``size`` registers (as many as fit in the OSU's banks), 1-6 instructions."""
     per_bank = config.lines // config.banks
     while True:
-        regs = rng.sample(range(config.regs), min(config.regs, rng.randint(2, 5)))
+        regs = rng.sample(range(config.regs), min(config.regs, rng.randint(*size)))
         banks = [(warp + r) & (config.banks - 1) for r in regs]
         if max(banks.count(b) for b in banks) <= per_bank:
             break
@@ -94,13 +95,14 @@ def _chunks(items, size):
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def run_regions(params, rng, cycles, *, warps=None, regions=3, limit=200_000, stats=None):
+def run_regions(params, rng, cycles, *, warps=None, regions=3, size=(2, 5), limit=200_000,
+                stats=None):
     """The shard running ``regions`` random regions (plus check regions) on each warp to
     completion; fails if a value read differs from the last one written or after ``limit``
     cycles. ``stats``, a dict, receives the counts of reads checked, preload entries and
     cycles."""
     config = ShardConfig(**params)
-    world = _World(config, rng, warps or config.warps, regions)
+    world = _World(config, rng, warps or config.warps, regions, size)
     for _ in range(limit):
         if world.finished():
             if stats is not None:
@@ -191,13 +193,13 @@ class _Warp:
 class _World:
     """Everything outside the shard; ``inputs()`` for a cycle, ``observe()`` its outputs."""
 
-    def __init__(self, config: ShardConfig, rng, warps: int, regions: int):
+    def __init__(self, config: ShardConfig, rng, warps: int, regions: int, size):
         self.config, self.rng, self.now = config, rng, 0
         self.cm = config.capacity_manager
         self.values = {(w, r): warp_value(config, rng)
                        for w in range(config.warps) for r in range(config.regs)}
         self.l1 = _L1(config, rng, {k: self._pack(v) for k, v in self.values.items()})
-        self.warps = [_Warp(w, warp_program(config, rng, regions, w) if w < warps else [])
+        self.warps = [_Warp(w, warp_program(config, rng, regions, w, size) if w < warps else [])
                       for w in range(config.warps)]
         self.exited: set[int] = set()
         self.words: deque = deque()
