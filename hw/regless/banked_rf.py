@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.gates import ripple_add
 from hw.params import check_int, check_int_choice
-from hw.wir.layouts import valid_only
+from hw.signatures import valid_only
 
 from .layouts import banked_rf_write_layout, osu_ref_layout, warp_value_layout
 from .osu import BANK_CHOICES

@@ -8,7 +8,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import check_int, check_int_choice
-from hw.wir.layouts import valid_only
+from hw.signatures import valid_only
 
 from .layouts import (
     osu_ack_layout,

@@ -8,7 +8,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import check_int
-from hw.wir.layouts import valid_only
+from hw.signatures import valid_only
 
 from .layouts import (
     osu_fetch_layout,

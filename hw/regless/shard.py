@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals
 from hw.params import check_int
-from hw.wir.layouts import valid_only
+from hw.signatures import valid_only
 
 from .capacity_manager import CapacityManager, CapacityManagerConfig
 from .compressor import Compressor, CompressorConfig

@@ -3,8 +3,7 @@
 Field order follows ``StructLayout``: the first field sits in the least significant bits.
 """
 
-from amaranth.lib import data, enum, wiring
-from amaranth.lib.wiring import Out
+from amaranth.lib import data, enum
 
 __all__ = [
     "AllocKind",
@@ -33,7 +32,6 @@ __all__ = [
     "reuse_response_layout",
     "reuse_row_layout",
     "reuse_tag_layout",
-    "valid_only",
     "verify_fill_layout",
     "verify_result_layout",
     "vsb_entry_layout",
@@ -122,11 +120,6 @@ def rename_retire_layout(*, warp_width: int, reg_width: int,
 
 # --- part B: reuse buffer, pending-retry queue, load filter ----------------------------
 
-
-def valid_only(layout) -> wiring.Signature:
-    """A valid-only stream (no ``ready``: the receiver always takes it): ``valid`` and
-    ``payload``, Verilog ports ``<name>__valid`` and ``<name>__payload``."""
-    return wiring.Signature({"valid": Out(1), "payload": Out(layout)})
 
 
 def reuse_opcode_layout(*, opcode_bits: int) -> data.StructLayout:

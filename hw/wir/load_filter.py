@@ -7,6 +7,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import check_int
+from hw.signatures import valid_only
 
 from .layouts import (
     LoadKind,
@@ -14,7 +15,6 @@ from .layouts import (
     load_block_layout,
     load_query_layout,
     load_store_layout,
-    valid_only,
 )
 
 __all__ = ["LoadFilter", "LoadFilterConfig"]

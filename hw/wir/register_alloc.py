@@ -9,6 +9,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import check_int
+from hw.signatures import valid_only
 
 from .h3_hash import H3Hash, H3HashConfig
 from .layouts import (
@@ -17,7 +18,6 @@ from .layouts import (
     alloc_result_layout,
     alloc_stage_layout,
     preg_ref_layout,
-    valid_only,
 )
 from .value_signature_buffer import ValueSignatureBuffer, ValueSignatureBufferConfig
 

@@ -8,13 +8,13 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import check_int, check_int_choice
+from hw.signatures import valid_only
 
 from .layouts import (
     preg_ref_layout,
     rename_reuse_issue_layout,
     rename_reuse_out_layout,
     rename_reuse_ticket_layout,
-    valid_only,
 )
 from .load_filter import LoadFilter, LoadFilterConfig
 from .pending_retry import DEPTH_CHOICES, PendingRetry, PendingRetryConfig

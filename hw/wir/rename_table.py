@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals, select
 from hw.params import check_int
+from hw.signatures import valid_only
 
 from .layouts import (
     preg_ref_layout,
@@ -16,7 +17,6 @@ from .layouts import (
     rename_renamed_layout,
     rename_retire_layout,
     rename_row_layout,
-    valid_only,
 )
 
 __all__ = ["RenameTable", "RenameTableConfig"]

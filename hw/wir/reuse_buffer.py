@@ -7,6 +7,7 @@ from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import check_int, check_int_choice
+from hw.signatures import valid_only
 
 from .layouts import (
     preg_ref_layout,
@@ -16,7 +17,6 @@ from .layouts import (
     reuse_response_layout,
     reuse_row_layout,
     reuse_tag_layout,
-    valid_only,
 )
 
 __all__ = ["ENTRY_CHOICES", "ReuseBuffer", "ReuseBufferConfig"]

@@ -8,10 +8,10 @@ from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals, select
 from hw.params import check_int, check_int_choice
+from hw.signatures import valid_only
 
 from .layouts import (
     preg_ref_layout,
-    valid_only,
     vsb_entry_layout,
     vsb_install_layout,
     vsb_result_layout,

@@ -8,8 +8,9 @@ from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals
 from hw.params import check_int
+from hw.signatures import valid_only
 
-from .layouts import valid_only, verify_fill_layout, verify_result_layout, warp_value_layout
+from .layouts import verify_fill_layout, verify_result_layout, warp_value_layout
 
 __all__ = ["VerifyCache", "VerifyCacheConfig"]
 
