@@ -56,6 +56,10 @@ class Block:
         Whether the suite runs Amaranth's simulator on the defaults too. ``False`` for
         blocks whose default configuration the Python simulator steps far slower than
         the compiled cocotb tiers do (its tier then covers ``test_params`` only).
+    lint_defaults : bool
+        Whether the suite lints the defaults' Verilog too. ``False`` for compositions whose
+        parts are registered blocks linted at the same sizes on their own (Verilator's lint
+        of the flattened whole takes minutes); the ``test_params`` are linted.
     """
 
     mechanism: str
@@ -66,6 +70,7 @@ class Block:
     synth_params: dict[str, Any] | None = None
     icarus_defaults: bool = True
     amaranth_defaults: bool = True
+    lint_defaults: bool = True
     _defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):

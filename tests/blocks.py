@@ -6,13 +6,15 @@ from hw.registry import all_blocks
 from sim.toolchain import SIMULATORS, missing_simulator
 
 
-def block_configs(*, amaranth: bool = False) -> list:
+def block_configs(*, amaranth: bool = False, lint: bool = False) -> list:
     """``pytest.param(block, params)`` for each block's defaults and declared test sets;
-    ``amaranth``: only those the Amaranth-simulator tier runs (see ``Block.amaranth_defaults``)."""
+    ``amaranth`` / ``lint``: only those the Amaranth-simulator tier / the lint test runs
+    (see ``Block.amaranth_defaults`` and ``Block.lint_defaults``)."""
     return [pytest.param(block, params, id=f"{block.qualname}-{index}")
             for block in all_blocks()
             for index, params in enumerate(({}, *block.test_params))
-            if index or block.amaranth_defaults or not amaranth]
+            if index or ((block.amaranth_defaults or not amaranth)
+                         and (block.lint_defaults or not lint))]
 
 
 def _simulators(block, index: int, every_set: bool) -> list[str]:

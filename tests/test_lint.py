@@ -11,7 +11,7 @@ from .blocks import block_configs
 
 @pytest.mark.skipif(missing_simulator("verilator") is not None,
                     reason=str(missing_simulator("verilator")))
-@pytest.mark.parametrize(("block", "params"), block_configs())
+@pytest.mark.parametrize(("block", "params"), block_configs(lint=True))
 def test_verilator_lint_clean(block, params):
     result = lint(write_verilog(block, params))
     assert not result.plain, f"--lint-only warnings:\n{result.output}"

@@ -50,5 +50,5 @@ BLOCKS: tuple[Block, ...] = (
                         "data_width": 4, "compressor_lines": 2, "max_entries": 16}),
           summary="one RegLess shard: capacity manager + OSU + compressor + transfer unit, "
                   "L1 port",
-          icarus_defaults=False, amaranth_defaults=False),
+          icarus_defaults=False, amaranth_defaults=False, lint_defaults=False),
 )
