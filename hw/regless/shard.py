@@ -34,8 +34,12 @@ class ShardConfig:
 
     def __post_init__(self):
         check_int("compressor_lines", self.compressor_lines, 2, 16)
-        for part in (self.osu, self.compressor, self.capacity_manager):
-            assert part is not None, "building each part's configuration validates it"
+        self.parts()
+
+    def parts(self) -> tuple:
+        """The configurations of the OSU, the compressor and the capacity manager (building
+        them validates the shard's parameters against each block's ranges)."""
+        return self.osu, self.compressor, self.capacity_manager
 
     @property
     def osu(self) -> OsuConfig:
