@@ -1,5 +1,6 @@
 """Build and run a block's cocotb bench on Icarus Verilog or Verilator (cocotb's Python runner)."""
 
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from tb.harness import BenchConfig, port_map
 from .toolchain import SIMULATORS, activate, missing_simulator
 from .verilog import build_dir, write_verilog
 
-__all__ = ["BenchBuildError", "CosimResult", "SimulatorMissingError", "run_bench"]
+__all__ = ["BenchBuildError", "BenchRunError", "CosimResult", "SimulatorMissingError", "run_bench"]
 
 
 class SimulatorMissingError(RuntimeError):
@@ -19,6 +20,10 @@ class SimulatorMissingError(RuntimeError):
 
 class BenchBuildError(RuntimeError):
     """The simulator could not build the generated Verilog; the message names the log."""
+
+
+class BenchRunError(RuntimeError):
+    """The simulator stopped without writing a results file; the message names the log."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,14 @@ class CosimResult:
     @property
     def passed(self) -> bool:
         return self.tests > 0 and self.failed == 0
+
+    @property
+    def failures(self) -> list[str]:
+        """``test: message`` of every failed cocotb test (from the results file)."""
+        tree = ElementTree.parse(self.results_xml)
+        return [f"{case.get('name')}: {problem.get('message')}"
+                for case in tree.iter("testcase")
+                for problem in (*case.findall("failure"), *case.findall("error"))]
 
 
 _VERILATOR_ARGS = ("-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "--no-public-flat-rw")
@@ -94,12 +107,20 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
         raise BenchBuildError(f"{sim} could not build {block.qualname} ({error}); "
                               f"see {work / 'build.log'}") from None
     config = BenchConfig(block=block.qualname, params=params, seed=seed, cycles=cycles)
-    results = runner.test(test_module=block.tb_module, hdl_toplevel=block.toplevel,
-                          build_dir=work, test_dir=work, seed=seed, waves=waves,
-                          testcase=testcase, extra_env=config.to_env(),
-                          results_xml=str(work / "results.xml"), log_file=work / "test.log")
+    results = work / "results.xml"
+    results.unlink(missing_ok=True)
+    try:
+        runner.test(test_module=block.tb_module, hdl_toplevel=block.toplevel,
+                    build_dir=work, test_dir=work, seed=seed, waves=waves,
+                    testcase=testcase, extra_env=config.to_env(),
+                    results_xml=str(results), log_file=work / "test.log")
+    except SystemExit:
+        # Under pytest, cocotb's runner exits when a test failed; the results file says which.
+        if not results.exists():
+            raise BenchRunError(f"{sim} run of {block.qualname} ended without results; "
+                                f"see {work / 'test.log'}") from None
     tests, failed = get_results(results)
-    return CosimResult(block.qualname, sim, tests, failed, Path(results))
+    return CosimResult(block.qualname, sim, tests, failed, results)
 
 
 def available_simulators() -> list[str]:

@@ -88,10 +88,14 @@ def _full_inputs(inputs: Mapping, input_names) -> dict:
     return {name: int(inputs.get(name, 0)) for name in input_names}
 
 
-def _sample(handle) -> int:
-    """A port's value as an unsigned int; an X or Z bit raises ``ValueError``."""
+def _sample(handle, name: str, cycle: int) -> int:
+    """A port's value as an unsigned int; an X or Z bit raises ``ValueError`` naming the
+    port and the cycle."""
     value = handle.value
-    return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+    try:
+        return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+    except ValueError:
+        raise ValueError(f"cycle {cycle}: output {name} is {value} (X or Z bits)") from None
 
 
 async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None) -> int:
@@ -134,7 +138,7 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
             for name, value in applied.items():
                 getattr(dut, name).value = value
             await ReadOnly()
-            got = {name: _sample(getattr(dut, name)) for name in outputs}
+            got = {name: _sample(getattr(dut, name), name, cycle) for name in outputs}
             checker.check(cycle, applied, got)
             cycle += 1
             await (RisingEdge(dut.clk) if clocked else Timer(CLOCK_PERIOD_NS, unit="ns"))

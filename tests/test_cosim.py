@@ -10,6 +10,7 @@ import importlib
 
 import pytest
 
+from hw.registry import get_block
 from sim.runner import run_bench
 from sim.toolchain import missing_simulator
 from tb.harness import simulate_amaranth
@@ -31,7 +32,7 @@ def test_cocotb(block, params, sim, seed, cycles):
     stimuli = importlib.import_module(block.tb_module).STIMULI
     assert result.tests == len(stimuli), f"{block.tb_module}: {result.tests} cocotb tests ran"
     assert result.failed == 0, (f"{result.failed}/{result.tests} cocotb tests failed on {sim} "
-                                f"(seed {seed}); see {result.results_xml.parent}")
+                                f"(seed {seed}): {result.failures}; see {result.log}")
 
 
 @pytest.mark.parametrize(("block", "params"), block_configs(amaranth=True))
@@ -43,3 +44,20 @@ def test_amaranth_sim(block, params, seed):
                                      block.resolve(params), seed, 400,
                                      label=f"{block.qualname}/{stimulus.__name__}")
         assert compared > 0
+
+
+@pytest.mark.parametrize(("name", "index", "sim", "seed", "testcase"), [
+    pytest.param("wir.register_alloc", 1, "icarus", 2036195225, "test_random_stream",
+                 id="select-is-not-a-process"),
+])
+def test_seed_that_once_failed(name, index, sim, seed, testcase, cycles):
+    """Seeds that found a bug, on the simulator that showed it. ``select-is-not-a-process``:
+    ``hw.gates.select`` was a case statement, which Icarus never evaluated while the VSB's
+    valid bits and index kept their initial values, so the first lookup of value 0 read X."""
+    reason = missing_simulator(sim)
+    if reason:
+        pytest.skip(reason)
+    block = get_block(name)
+    params = ({}, *block.test_params)[index]
+    result = run_bench(block, params, sim=sim, seed=seed, cycles=cycles, testcase=testcase)
+    assert (result.tests, result.failed) == (1, 0), f"{result.failures}; see {result.log}"
