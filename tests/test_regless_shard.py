@@ -2,11 +2,14 @@
 defaults (the cocotb benches run it on the RTL: ``tests/test_cosim.py -k shard``)."""
 
 import pytest
+from amaranth.sim import Simulator
 
 from golden.regless.shard import Shard as GoldenShard
+from golden.regless.shard import Transfer as GoldenTransfer
 from hw.registry import get_block
-from hw.regless.shard import Shard
+from hw.regless.shard import Shard, ShardConfig, Transfer
 from tb.harness import run_golden
+from tb.regless.test_shard import all_warps
 from tb.regless.workload import run_regions
 
 SMALL = {"lines": 8, "banks": 2, "warps": 4, "regs": 8, "lanes": 4, "data_width": 4,
@@ -55,3 +58,34 @@ def test_small_shard_takes_every_path(seed):
         assert transfers[path] > 0, (path, transfers)
     assert stats["preload"] > transfers["preload_compressed"] + transfers["preload_l1"], \
         "some preloads hit in the OSU"
+
+
+def test_transfer_takes_fetches_before_writebacks():
+    """An invalidation acknowledged in a bank's fetch register must reach the compressor
+    before the eviction of the register's next value: ``writeback`` waits while ``fetch``
+    offers, in the RTL and the golden model."""
+    dut = Transfer(ShardConfig(**SMALL))
+    golden = GoldenTransfer(ShardConfig(**SMALL))
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(dut.writeback.valid, 1)
+        for fetch in (1, 0):
+            ctx.set(dut.fetch.valid, fetch)
+            shown = golden.outputs(fetch)
+            seen.append((ctx.get(dut.fetch.ready), ctx.get(dut.writeback.ready),
+                         shown["fetch__ready"], shown["writeback__ready"]))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [(1, 0, 1, 0), (1, 1, 1, 1)]
+
+
+def test_redefined_register_survives_its_invalidation():
+    """Seed 2036195225 of test set 1: an invalidation waited in a bank's fetch register
+    while the warp redefined the register and its value was evicted compressed; with
+    writebacks first, the eviction overtook the invalidation, which then cleared it."""
+    params = get_block("regless.shard").test_params[0]
+    assert run_golden(GoldenShard(**params), all_warps, params, 2036195225, 0) > 0

@@ -31,11 +31,11 @@ class Transfer:
         """Requests by how they ended: ``preload_compressed``, ``preload_l1``,
         ``evict_compressed``, ``evict_l1``, ``invalidate`` (paper 6.5's preload sources)."""
 
-    def outputs(self, writeback_valid: int) -> dict:
-        """This cycle's outputs (state only, and ``fetch`` waits for ``writeback``)."""
+    def outputs(self, fetch_valid: int) -> dict:
+        """This cycle's outputs (state only, and ``writeback`` waits for ``fetch``)."""
         config, phase, job = self.config, self.phase, self.job
         idle = phase == TransferPhase.IDLE
-        out = {"writeback__ready": int(idle), "fetch__ready": int(idle and not writeback_valid),
+        out = {"fetch__ready": int(idle), "writeback__ready": int(idle and not fetch_valid),
                "request__valid": int(phase == TransferPhase.COMPRESSOR),
                "response__ready": int(phase == TransferPhase.ANSWER),
                "l1_request__valid": int(phase == TransferPhase.L1),
@@ -81,13 +81,13 @@ class Transfer:
 
     def _take(self, inputs):
         osu = self.config.osu
-        if inputs["writeback__valid"]:
-            view = osu.writeback_layout.from_bits(inputs["writeback__payload"])
-            op, value = CompressorOp.EVICT, view.data.as_value().value
-        elif inputs["fetch__valid"]:
+        if inputs["fetch__valid"]:
             view = osu.fetch_layout.from_bits(inputs["fetch__payload"])
             op = CompressorOp.INVALIDATE if view.invalidate else CompressorOp.PRELOAD
             value = 0
+        elif inputs["writeback__valid"]:
+            view = osu.writeback_layout.from_bits(inputs["writeback__payload"])
+            op, value = CompressorOp.EVICT, view.data.as_value().value
         else:
             return
         self.job = {"op": op, "warp": int(view.warp), "reg": int(view.reg),
@@ -139,8 +139,8 @@ class Shard:
         config = self.config
         cm_inputs = self._cm_inputs(inputs)
         cm_shown = copy.deepcopy(self.cm).step(cm_inputs)
-        writeback_valid = int(self.osu._grant("writeback") is not None)
-        transfer = self.transfer.outputs(writeback_valid)
+        fetch_valid = int(self.osu._grant("fetch") is not None)
+        transfer = self.transfer.outputs(fetch_valid)
         compressor = self.compressor.shown
         osu_out = self.osu.step(self._osu_inputs(inputs, cm_shown, transfer))
         for b in range(config.banks):

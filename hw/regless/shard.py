@@ -71,9 +71,8 @@ class Transfer(wiring.Component):
     """The shard's transfer unit: moves one OSU request at a time through the compressor
     and, when the compressor does not hold the value, L1 (paper 5.2.1, 5.3).
 
-    - A dirty line on ``writeback`` (taken first: a bank waits for it to allocate) goes to
-      the compressor as an eviction; a value the compressor hands back (no pattern matched)
-      is written to L1 as a full line.
+    - A dirty line on ``writeback`` goes to the compressor as an eviction; a value the
+      compressor hands back (no pattern matched) is written to L1 as a full line.
     - A preload miss on ``fetch`` asks the compressor; a compressed register comes back
       decompressed, otherwise the line is read from L1; the value goes to the OSU on
       ``fill``.
@@ -82,8 +81,13 @@ class Transfer(wiring.Component):
     Phases (:class:`TransferPhase`, one cycle at least each): ``IDLE`` takes a request,
     ``COMPRESSOR`` offers it to the compressor, ``ANSWER`` waits for its response, ``L1``
     offers the L1 request, ``L1_WAIT`` waits for the line, ``FILL`` offers it to the OSU.
-    Every output is a function of the registered state, except that ``fetch`` waits while
-    ``writeback`` offers.
+    Every output is a function of the registered state, except that ``writeback`` waits
+    while ``fetch`` offers. Fetches go first because an invalidation is acknowledged when it
+    enters its bank's fetch register: the warp may then redefine the register, and that
+    value's eviction must not reach the compressor and L1 before the invalidation, which
+    would clear it. A fetch never waits for a writeback (its line is allocated before it is
+    offered), so writebacks are only delayed; a dirty line's tag keeps matching until its
+    writeback is taken, so a preload of the same register cannot overtake it.
 
     Parameters
     ----------
@@ -140,8 +144,8 @@ class Transfer(wiring.Component):
         l1_op = Mux(op_is(CompressorOp.PRELOAD), L1Op.READ,
                     Mux(op_is(CompressorOp.EVICT), L1Op.WRITE, L1Op.INVALIDATE))
         m.d.comb += [
-            self.writeback.ready.eq(at(TransferPhase.IDLE)),
-            self.fetch.ready.eq(at(TransferPhase.IDLE) & ~self.writeback.valid),
+            self.fetch.ready.eq(at(TransferPhase.IDLE)),
+            self.writeback.ready.eq(at(TransferPhase.IDLE) & ~self.fetch.valid),
             self.request.valid.eq(at(TransferPhase.COMPRESSOR)),
             self.request.payload.op.eq(self.op),
             self.request.payload.warp.eq(self.ref.warp),
@@ -160,20 +164,20 @@ class Transfer(wiring.Component):
 
     def _take(self, m):
         writeback, fetch = self.writeback, self.fetch
-        with m.If(writeback.valid):
-            m.d.sync += [self.op.eq(CompressorOp.EVICT),
-                         self.ref.warp.eq(writeback.payload.warp),
-                         self.ref.reg.eq(writeback.payload.reg),
-                         self.line.eq(writeback.payload.line),
-                         self.value.eq(writeback.payload.data),
-                         self.phase.eq(TransferPhase.COMPRESSOR)]
-        with m.Elif(fetch.valid):
+        with m.If(fetch.valid):
             m.d.sync += [self.op.eq(Mux(fetch.payload.invalidate, CompressorOp.INVALIDATE,
                                         CompressorOp.PRELOAD)),
                          self.ref.warp.eq(fetch.payload.warp),
                          self.ref.reg.eq(fetch.payload.reg),
                          self.line.eq(fetch.payload.line),
                          self.value.eq(0),
+                         self.phase.eq(TransferPhase.COMPRESSOR)]
+        with m.Elif(writeback.valid):
+            m.d.sync += [self.op.eq(CompressorOp.EVICT),
+                         self.ref.warp.eq(writeback.payload.warp),
+                         self.ref.reg.eq(writeback.payload.reg),
+                         self.line.eq(writeback.payload.line),
+                         self.value.eq(writeback.payload.data),
                          self.phase.eq(TransferPhase.COMPRESSOR)]
 
     def _answer(self, m):
