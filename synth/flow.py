@@ -26,7 +26,7 @@ __all__ = ["SRAM_TRANSISTORS_PER_BIT", "StorageReport", "SynthReport", "storage"
 
 SRAM_TRANSISTORS_PER_BIT = 6
 
-_SCRIPT = """\
+_RTL_PASSES = """\
 read_rtlil top.il
 hierarchy -top {top}
 proc
@@ -39,6 +39,11 @@ memory_collect
 opt
 memory -nomap
 opt_clean
+"""
+"""From Amaranth's RTLIL to the flattened RTL with its memories collected (memory bits are
+counted before they are collected)."""
+
+_SCRIPT = _RTL_PASSES + """\
 design -save rtl
 techmap
 opt
@@ -54,19 +59,7 @@ opt_clean
 tee -q -o ltp.txt ltp -noff
 """
 
-_STORAGE_SCRIPT = """\
-read_rtlil top.il
-hierarchy -top {top}
-proc
-flatten
-delete t:$scopeinfo
-opt_clean
-memory_unpack
-tee -q -o memory.json stat -json
-memory_collect
-opt
-memory -nomap
-opt_clean
+_STORAGE_SCRIPT = _RTL_PASSES + """\
 techmap
 opt
 tee -q -o gates.json stat -json
