@@ -8,6 +8,8 @@ from golden.compression.collector_ext import merge_parts
 from hw.compression.collector_ext import CollectorExt, CollectorExtConfig
 from hw.registry import get_block
 
+from .ranges import parameter_tests
+
 RANGES = {"operands": (1, 4), "lanes": (1, 32)}
 
 
@@ -15,26 +17,7 @@ def golden(**params):
     return get_block("compression.collector_ext").golden(params)
 
 
-BUILDS = pytest.mark.parametrize("build", [CollectorExt, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value"),
-                         [(n, v) for n, (lo, hi) in RANGES.items() for v in (lo - 1, hi + 1)])
-def test_out_of_range(build, name, value):
-    low, high = RANGES[name]
-    with pytest.raises(ValueError, match=rf"^{name} must be an integer in {low}\.\.{high}, "
-                                         rf"not {value}$"):
-        build(**{name: value})
-
-
-@BUILDS
-@pytest.mark.parametrize("name", sorted(RANGES))
-def test_not_an_integer(build, name):
-    low, high = RANGES[name]
-    with pytest.raises(TypeError, match=rf"^{name} must be an integer in {low}\.\.{high}, "
-                                        r"not '2'$"):
-        build(**{name: "2"})
+test_out_of_range, test_not_an_integer = parameter_tests(CollectorExt, golden, RANGES)
 
 
 def test_default_widths():

@@ -15,6 +15,8 @@ from sim.formal import missing_solver, prove
 from synth.flow import storage
 from tb.compression.formal_indirection_table import IndirectionTableFormal
 
+from .ranges import parameter_tests
+
 RANGES = {"ports": (1, 16), "buffer": (0, 4), "tag_width": (1, 2048)}
 
 
@@ -22,13 +24,7 @@ def golden(**params):
     return get_block("compression.indirection_table").golden(params)
 
 
-BUILDS = pytest.mark.parametrize("build", [IndirectionTable, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), [
-    *[pytest.param(n, v, rf"^{n} must be an integer in {lo}\.\.{hi}, not {v}$", id=f"{n}={v}")
-      for n, (lo, hi) in RANGES.items() for v in (lo - 1, hi + 1)],
+test_out_of_range, test_not_an_integer = parameter_tests(IndirectionTable, golden, RANGES, [
     pytest.param("entries", 512, r"^entries must be one of 4, 8, 16, 32, 64, 128, 256, not 512$",
                  id="entries=512"),
     pytest.param("entries", 12, r"^entries must be one of 4, 8, 16, 32, 64, 128, 256, not 12$",
@@ -36,24 +32,14 @@ BUILDS = pytest.mark.parametrize("build", [IndirectionTable, golden], ids=["hw",
     pytest.param("banks", 3, r"^banks must be one of 1, 2, 4, 8, 16, not 3$", id="banks=3"),
     pytest.param("banks", 32, r"^banks must be one of 1, 2, 4, 8, 16, not 32$", id="banks=32"),
 ])
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
+
+BUILDS = pytest.mark.parametrize("build", [IndirectionTable, golden], ids=["hw", "golden"])
 
 
 @BUILDS
 def test_banks_at_most_entries(build):
     with pytest.raises(ValueError, match=r"^banks must be at most entries \(8\), not 16$"):
         build(entries=8, banks=16)
-
-
-@BUILDS
-@pytest.mark.parametrize("name", sorted(RANGES))
-def test_not_an_integer(build, name):
-    low, high = RANGES[name]
-    with pytest.raises(TypeError, match=rf"^{name} must be an integer in {low}\.\.{high}, "
-                                        r"not 2\.0$"):
-        build(**{name: 2.0})
 
 
 def test_default_widths():

@@ -8,7 +8,7 @@ from hw.greener.correction_table import CorrectionTable, CorrectionTableConfig
 from hw.registry import get_block
 from synth.flow import storage
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests, range_ends_test
 
 RANGES = {
     "warps": (2, 64),
@@ -25,29 +25,9 @@ def golden(**params):
     return get_block("greener.correction_table").golden(params)
 
 
-OUT_OF_RANGE = out_of_range_params(RANGES)
-
-
-@pytest.mark.parametrize("build", [CorrectionTable, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), OUT_OF_RANGE)
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [CorrectionTable, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("name", sorted(RANGES))
-def test_range_ends_accepted(name):
-    low, high = RANGES[name]
-    defaults = get_block("greener.correction_table").defaults
-    for value in (low, high):
-        assert getattr(CorrectionTableConfig(**{**defaults, name: value}), name) == value
+test_out_of_range, test_not_an_integer = parameter_tests(CorrectionTable, golden, RANGES)
+test_range_ends_accepted = range_ends_test(
+    CorrectionTableConfig, get_block("greener.correction_table").defaults, RANGES)
 
 
 def test_default_widths():

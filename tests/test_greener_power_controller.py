@@ -30,7 +30,7 @@ from tb.greener.test_power_controller import (
 )
 from tb.harness import simulate_amaranth
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests, range_ends_test
 
 RANGES = {
     "warps": (2, 64),
@@ -48,21 +48,7 @@ def golden(**params):
     return BLOCK.golden(params)
 
 
-OUT_OF_RANGE = out_of_range_params(RANGES)
-
-
-@pytest.mark.parametrize("build", [PowerController, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), OUT_OF_RANGE)
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [PowerController, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(PowerController, golden, RANGES)
 
 
 @pytest.mark.parametrize("build", [PowerController, golden], ids=["hw", "golden"])
@@ -74,11 +60,7 @@ def test_policy_choices(build):
         build(policy=1)
 
 
-@pytest.mark.parametrize("name", sorted(RANGES))
-def test_range_ends_accepted(name):
-    low, high = RANGES[name]
-    for value in (low, high):
-        assert getattr(PowerControllerConfig(**{**BLOCK.defaults, name: value}), name) == value
+test_range_ends_accepted = range_ends_test(PowerControllerConfig, BLOCK.defaults, RANGES)
 
 
 def test_default_widths():

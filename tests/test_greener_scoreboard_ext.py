@@ -1,14 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """Parameter validation, widths and the paper's storage figure of ``greener.scoreboard_ext``."""
 
-import pytest
-
 from golden.greener.scoreboard_ext import fits, touches
 from hw.greener.scoreboard_ext import ScoreboardExt, ScoreboardExtConfig
 from hw.registry import get_block
 from synth.flow import storage
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests, range_ends_test
 
 RANGES = {
     "warps": (2, 64),
@@ -25,29 +23,9 @@ def golden(**params):
     return get_block("greener.scoreboard_ext").golden(params)
 
 
-OUT_OF_RANGE = out_of_range_params(RANGES)
-
-
-@pytest.mark.parametrize("build", [ScoreboardExt, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), OUT_OF_RANGE)
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [ScoreboardExt, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("name", sorted(RANGES))
-def test_range_ends_accepted(name):
-    low, high = RANGES[name]
-    defaults = get_block("greener.scoreboard_ext").defaults
-    for value in (low, high):
-        assert getattr(ScoreboardExtConfig(**{**defaults, name: value}), name) == value
+test_out_of_range, test_not_an_integer = parameter_tests(ScoreboardExt, golden, RANGES)
+test_range_ends_accepted = range_ends_test(
+    ScoreboardExtConfig, get_block("greener.scoreboard_ext").defaults, RANGES)
 
 
 def test_default_widths():

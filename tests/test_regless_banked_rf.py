@@ -7,7 +7,7 @@ from hw.registry import get_block
 from hw.regless.banked_rf import BankedRf, BankedRfConfig
 from synth.flow import synthesize
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"entries": (1, 4096), "warps": (1, 64), "lanes": (1, 32), "data_width": (1, 32)}
 
@@ -16,12 +16,7 @@ def golden(**params):
     return get_block("regless.banked_rf").golden(params)
 
 
-BUILDS = pytest.mark.parametrize("build", [BankedRf, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), [
-    *out_of_range_params(RANGES),
+test_out_of_range, test_not_an_integer = parameter_tests(BankedRf, golden, RANGES, [
     pytest.param("banks", 1, r"^banks must be one of 2, 4, 8, 16, 32, not 1$", id="banks=1"),
     pytest.param("banks", 6, r"^banks must be one of 2, 4, 8, 16, 32, not 6$", id="banks=6"),
     pytest.param("entries", 500,
@@ -30,16 +25,6 @@ BUILDS = pytest.mark.parametrize("build", [BankedRf, golden], ids=["hw", "golden
                  r"^registers per warp \(entries / warps = 4\) must be a multiple of banks "
                  r"\(8\)$", id="entries=64"),
 ])
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
 
 
 def test_defaults():

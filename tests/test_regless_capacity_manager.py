@@ -12,7 +12,7 @@ from hw.regless.layouts import RegionWord, WarpState
 from sim.formal import missing_solver, prove
 from tb.regless.formal_capacity_manager import CapacityManagerFormal
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"warps": (1, 64), "regs": (1, 256), "max_entries": (1, 1024)}
 SMALL = {"warps": 3, "banks": 2, "lines": 4, "regs": 4, "max_entries": 4}
@@ -22,21 +22,9 @@ def golden(**params):
     return get_block("regless.capacity_manager").golden(params)
 
 
+test_out_of_range, test_not_an_integer = parameter_tests(CapacityManager, golden, RANGES)
+
 BUILDS = pytest.mark.parametrize("build", [CapacityManager, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
 
 
 @BUILDS

@@ -16,7 +16,7 @@ from sim.formal import missing_solver, prove
 from tb.regless.formal_compressor import CompressorFormal
 from tb.regless.test_compressor import directed_values
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"data_width": (4, 32), "lines": (2, 16)}
 CHOICES = {"lanes": (4, 8, 16, 32), "warps": (2, 4, 8, 16),
@@ -28,18 +28,7 @@ def golden(**params):
     return get_block("regless.compressor").golden(params)
 
 
-@pytest.mark.parametrize("build", [Compressor, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [Compressor, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(Compressor, golden, RANGES)
 
 
 @pytest.mark.parametrize("build", [Compressor, golden], ids=["hw", "golden"])

@@ -7,7 +7,7 @@ from hw.registry import get_block
 from hw.regless.osu import Osu, OsuConfig
 from synth.flow import storage
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"lines": (1, 4096), "warps": (1, 64), "regs": (1, 256), "lanes": (1, 32),
           "data_width": (1, 32)}
@@ -17,15 +17,7 @@ def golden(**params):
     return get_block("regless.osu").golden(params)
 
 
-BUILDS = pytest.mark.parametrize("build", [Osu, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), [
-    *[p for p in out_of_range_params(RANGES) if p.values[0] != "lines"],
-    pytest.param("lines", 0, r"^lines must be an integer in 1\.\.4096, not 0$", id="lines=0"),
-    pytest.param("lines", 4097, r"^lines must be an integer in 1\.\.4096, not 4097$",
-                 id="lines=4097"),
+test_out_of_range, test_not_an_integer = parameter_tests(Osu, golden, RANGES, [
     pytest.param("lines", 100, r"^lines must be a multiple of banks \(8\), not 100$",
                  id="lines=100"),
     pytest.param("banks", 1, r"^banks must be one of 2, 4, 8, 16, 32, not 1$", id="banks=1"),
@@ -33,16 +25,6 @@ BUILDS = pytest.mark.parametrize("build", [Osu, golden], ids=["hw", "golden"])
     pytest.param("banks", 64, r"^banks must be one of 2, 4, 8, 16, 32, not 64$",
                  id="banks=64"),
 ])
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
 
 
 def test_lines_per_bank_limit():

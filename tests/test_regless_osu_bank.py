@@ -11,7 +11,7 @@ from sim.formal import missing_solver, prove
 from synth.flow import storage
 from tb.regless.formal_osu_bank import OsuBankFormal
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"lines": (1, 256), "warps": (1, 64), "regs": (1, 256), "lanes": (1, 32),
           "data_width": (1, 32)}
@@ -21,21 +21,7 @@ def golden(**params):
     return get_block("regless.osu_bank").golden(params)
 
 
-BUILDS = pytest.mark.parametrize("build", [OsuBank, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(OsuBank, golden, RANGES)
 
 
 def test_default_widths():

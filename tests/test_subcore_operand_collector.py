@@ -9,7 +9,7 @@ from golden.subcore.operand_collector import bank_of
 from hw.registry import get_block
 from hw.subcore.operand_collector import CollectorUnit, OperandCollector, OperandCollectorConfig
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests, range_ends_test
 
 RANGES = {
     "cus": (1, 8),
@@ -29,21 +29,7 @@ def golden(**params):
     return get_block("subcore.operand_collector").golden(params)
 
 
-OUT_OF_RANGE = out_of_range_params(RANGES)
-
-
-@pytest.mark.parametrize("build", [OperandCollector, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), OUT_OF_RANGE)
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [OperandCollector, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(OperandCollector, golden, RANGES)
 
 
 @pytest.mark.parametrize("build", [OperandCollector, golden], ids=["hw", "golden"])
@@ -54,12 +40,8 @@ def test_bank_map_choices(build):
         build(bank_map=1)
 
 
-@pytest.mark.parametrize("name", sorted(RANGES))
-def test_range_ends_accepted(name):
-    low, high = RANGES[name]
-    defaults = get_block("subcore.operand_collector").defaults
-    for value in (low, high):
-        assert getattr(OperandCollectorConfig(**{**defaults, name: value}), name) == value
+test_range_ends_accepted = range_ends_test(
+    OperandCollectorConfig, get_block("subcore.operand_collector").defaults, RANGES)
 
 
 def test_default_widths():

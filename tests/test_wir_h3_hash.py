@@ -14,7 +14,7 @@ from hw.wir.h3_hash import H3Hash, H3HashConfig, h3_matrix
 from synth.wir import xor_depth
 from tb.wir.test_h3_hash import zero_hash_differences
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"width_in": (1, 4096), "width_out": (1, 64), "seed": (0, 2**32 - 1)}
 
@@ -23,18 +23,7 @@ def golden(**params):
     return get_block("wir.h3_hash").golden(params)
 
 
-@pytest.mark.parametrize("build", [H3Hash, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [H3Hash, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(H3Hash, golden, RANGES)
 
 
 @pytest.mark.parametrize("build", [H3Hash, golden], ids=["hw", "golden"])

@@ -1,15 +1,13 @@
 # amaranth: UnusedElaboratable=no
 """Parameters, state and the load-reuse rules of ``wir.load_filter``."""
 
-import pytest
-
 from golden.wir.load_filter import load_answer
 from hw.registry import get_block
 from hw.wir.layouts import LoadKind
 from hw.wir.load_filter import LoadFilter, LoadFilterConfig
 from synth.flow import storage
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"warps": (1, 64), "blocks": (1, 15), "barrier_bits": (1, 8)}
 
@@ -18,18 +16,7 @@ def golden(**params):
     return get_block("wir.load_filter").golden(params)
 
 
-@pytest.mark.parametrize("build", [LoadFilter, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [LoadFilter, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(LoadFilter, golden, RANGES)
 
 
 def test_defaults():

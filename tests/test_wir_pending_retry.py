@@ -7,7 +7,7 @@ from hw.registry import get_block
 from hw.wir.pending_retry import PendingRetry, PendingRetryConfig
 from synth.flow import storage
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"width": (1, 256)}
 
@@ -16,18 +16,7 @@ def golden(**params):
     return get_block("wir.pending_retry").golden(params)
 
 
-@pytest.mark.parametrize("build", [PendingRetry, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [PendingRetry, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(PendingRetry, golden, RANGES)
 
 
 @pytest.mark.parametrize("depth", [1, 3, 12, 128])

@@ -11,7 +11,7 @@ from sim.formal import missing_solver, prove
 from synth.flow import storage
 from tb.wir.formal_register_pool import RegisterPoolFormal
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"count_width": (2, 16), "inc_ports": (1, 16), "dec_ports": (1, 16),
           "query_ports": (1, 16)}
@@ -21,12 +21,7 @@ def golden(**params):
     return get_block("wir.register_pool").golden(params)
 
 
-BUILDS = pytest.mark.parametrize("build", [RegisterPool, golden], ids=["hw", "golden"])
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), [
-    *out_of_range_params(RANGES),
+test_out_of_range, test_not_an_integer = parameter_tests(RegisterPool, golden, RANGES, [
     pytest.param("pregs", 2, r"^pregs must be one of 4, 8, 16, 32, 64, 128, 256, 512, 1024, "
                              r"2048, 4096, not 2$", id="pregs=2"),
     pytest.param("pregs", 1000, r"^pregs must be one of 4, 8, 16, 32, 64, 128, 256, 512, "
@@ -38,16 +33,6 @@ BUILDS = pytest.mark.parametrize("build", [RegisterPool, golden], ids=["hw", "go
     pytest.param("low_water", -1, r"^low_water must be an integer in 0\.\.1023, not -1$",
                  id="low_water=-1"),
 ])
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@BUILDS
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
 
 
 def test_low_water_range_follows_pregs():

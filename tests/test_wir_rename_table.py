@@ -10,7 +10,7 @@ from sim.formal import missing_solver, prove
 from synth.flow import storage
 from tb.wir.formal_rename_table import RenameTableFormal
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"warps": (1, 64), "regs": (1, 255), "pregs": (2, 4096), "sources": (1, 4)}
 
@@ -19,18 +19,7 @@ def golden(**params):
     return get_block("wir.rename_table").golden(params)
 
 
-@pytest.mark.parametrize("build", [RenameTable, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [RenameTable, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(RenameTable, golden, RANGES)
 
 
 def test_default_widths():

@@ -11,7 +11,7 @@ from sim.formal import missing_solver, prove
 from synth.flow import storage
 from tb.wir.formal_reuse_buffer import ReuseBufferFormal
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {
     "opcode_bits": (4, 8),
@@ -26,18 +26,7 @@ def golden(**params):
     return get_block("wir.reuse_buffer").golden(params)
 
 
-@pytest.mark.parametrize("build", [ReuseBuffer, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [ReuseBuffer, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(ReuseBuffer, golden, RANGES)
 
 
 @pytest.mark.parametrize("entries", [0, 3, 6, 2048])

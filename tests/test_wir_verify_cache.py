@@ -10,7 +10,7 @@ from sim.formal import missing_solver, prove
 from synth.flow import storage
 from tb.wir.formal_verify_cache import VerifyCacheFormal
 
-from .ranges import not_an_integer_params, out_of_range_params
+from .ranges import parameter_tests
 
 RANGES = {"entries": (2, 64), "pregs": (2, 4096), "lanes": (1, 32), "data_width": (1, 32),
           "invalidate_ports": (1, 8)}
@@ -20,18 +20,7 @@ def golden(**params):
     return get_block("wir.verify_cache").golden(params)
 
 
-@pytest.mark.parametrize("build", [VerifyCache, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), out_of_range_params(RANGES))
-def test_out_of_range(build, name, value, message):
-    with pytest.raises(ValueError, match=message):
-        build(**{name: value})
-
-
-@pytest.mark.parametrize("build", [VerifyCache, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value", "message"), not_an_integer_params(RANGES))
-def test_not_an_integer(build, name, value, message):
-    with pytest.raises(TypeError, match=message):
-        build(**{name: value})
+test_out_of_range, test_not_an_integer = parameter_tests(VerifyCache, golden, RANGES)
 
 
 def test_default_widths():
