@@ -4,6 +4,7 @@ spec: the warp stack is a Python list (index 0 the top), the per-bank queues are
 are dictionaries. The rules (and the latencies they give) are those stated in
 :class:`hw.regless.capacity_manager.CapacityManager`."""
 
+import copy
 from collections import deque
 
 from hw.regless.capacity_manager import CapacityManagerConfig
@@ -61,6 +62,11 @@ class CapacityManager:
         self._trace = ""
 
     # --- one cycle -----------------------------------------------------------------
+
+    def peek(self, inputs: dict) -> dict:
+        """The outputs ``step(inputs)`` would return, without taking the edge (for a
+        composition that needs them before it knows the rest of this cycle's inputs)."""
+        return copy.deepcopy(self).step(inputs)
 
     def step(self, inputs: dict) -> dict:
         config = self.config

@@ -27,6 +27,10 @@ class Osu:
     def usable(self, warp: int, reg: int) -> bool:
         return self.banks[self.config.bank_of(warp, reg)].usable(warp, reg)
 
+    def offers(self, name: str) -> bool:
+        """Whether ``fetch`` or ``writeback`` (``name``) is offered this cycle (state only)."""
+        return self._grant(name) is not None
+
     def _grant(self, name: str) -> int | None:
         """The bank whose ``name`` offer the OSU shows: the one left waiting, else the
         lowest bank with an offer."""

@@ -1,7 +1,6 @@
 """Golden model of ``regless.shard``: the golden capacity manager, OSU and compressor and a
 model of the transfer unit, evaluated in the order their signals flow within a cycle."""
 
-import copy
 from collections import Counter
 from dataclasses import asdict
 
@@ -138,9 +137,8 @@ class Shard:
     def step(self, inputs: dict) -> dict:
         config = self.config
         cm_inputs = self._cm_inputs(inputs)
-        cm_shown = copy.deepcopy(self.cm).step(cm_inputs)
-        fetch_valid = int(self.osu._grant("fetch") is not None)
-        transfer = self.transfer.outputs(fetch_valid)
+        cm_shown = self.cm.peek(cm_inputs)
+        transfer = self.transfer.outputs(int(self.osu.offers("fetch")))
         compressor = self.compressor.shown
         osu_out = self.osu.step(self._osu_inputs(inputs, cm_shown, transfer))
         for b in range(config.banks):
