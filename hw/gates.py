@@ -1,7 +1,7 @@
 """Gate-level arithmetic and selection shared by the blocks whose generated Verilog must lint
 clean."""
 
-from amaranth.hdl import Cat, Const, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Signal, Value
 
 __all__ = ["equals", "ripple_add", "select"]
 
@@ -56,24 +56,14 @@ def equals(value, constant: int):
 
 
 def select(m, items, index, name):
-    """``items[index]`` as an AND-OR of one-hot terms; zero when ``index`` is out of range.
-
-    Neither a dynamic slice (a shift, which Verilator's lint flags as WIDTHTRUNC) nor a case
-    statement: that becomes an ``always @*`` process, which Icarus does not run until one of
-    its inputs changes, so with inputs that keep their initial values the output stays X.
-    """
-    if len(items) > 1 << len(index):
-        raise ValueError(f"{name}: {len(items)} items cannot be told apart by a "
-                         f"{len(index)}-bit index")
+    """``items[index]`` through a case statement (a dynamic slice would be a shift that
+    Verilator's lint flags as WIDTHTRUNC); zero when ``index`` is out of range."""
     out = Signal(len(Value.cast(items[0])), name=name)
-    terms = [Mux(equals(index, k), Value.cast(item), 0) for k, item in enumerate(items)]
-    m.d.comb += out.eq(_balanced_or(terms))
+    with m.Switch(index):
+        for k, item in enumerate(items):
+            with m.Case(k):
+                m.d.comb += out.eq(item)
+        if len(items) < 1 << len(index):
+            with m.Default():
+                m.d.comb += out.eq(0)
     return out
-
-
-def _balanced_or(terms):
-    """The OR of ``terms`` as a balanced tree (a chain would be ``len(terms)`` gates deep)."""
-    while len(terms) > 1:
-        pairs = [terms[i] | terms[i + 1] for i in range(0, len(terms) - 1, 2)]
-        terms = pairs + terms[len(terms) - len(terms) % 2:]
-    return terms[0]

@@ -60,6 +60,13 @@ class CosimResult:
                 for problem in (*case.findall("failure"), *case.findall("error"))]
 
 
+_ICARUS_ARGS = ("-g2005",)
+"""Verilog-2005 semantics (after cocotb's ``-g2012``; the last one counts): yosys writes
+every combinational process as ``always @*`` with a trigger register initialised in its
+declaration, an event at time 0 only under Verilog-2005. Under SystemVerilog rules a process
+whose inputs keep their initial values never runs and its output stays X (seed 2036195225
+of ``wir.register_alloc``)."""
+
 _VERILATOR_ARGS = ("-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "--no-public-flat-rw")
 """cocotb's runner makes every signal VPI-writable (``--public-flat-rw``), which keeps every
 Amaranth-named wire alive and multiplies the C++ Verilator compiles; the benches only touch
@@ -96,7 +103,7 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     source = write_verilog(block, params, root)
     work = build_dir(block, params, root) / (f"{sim}-waves" if waves else sim)
     runner = get_runner(sim)
-    extra = {}
+    extra = {"build_args": list(_ICARUS_ARGS)} if sim == "icarus" else {}
     if sim == "verilator":
         extra["build_args"] = [*_VERILATOR_ARGS, str(_public_ports(block, params, work))]
     try:

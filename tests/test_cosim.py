@@ -48,12 +48,13 @@ def test_amaranth_sim(block, params, seed):
 
 @pytest.mark.parametrize(("name", "index", "sim", "seed", "testcase"), [
     pytest.param("wir.register_alloc", 1, "icarus", 2036195225, "test_random_stream",
-                 id="select-is-not-a-process"),
+                 id="icarus-runs-processes-at-time-0"),
 ])
 def test_seed_that_once_failed(name, index, sim, seed, testcase, cycles):
-    """Seeds that found a bug, on the simulator that showed it. ``select-is-not-a-process``:
-    ``hw.gates.select`` was a case statement, which Icarus never evaluated while the VSB's
-    valid bits and index kept their initial values, so the first lookup of value 0 read X."""
+    """Seeds that found a bug, on the simulator that showed it.
+    ``icarus-runs-processes-at-time-0``: under SystemVerilog rules Icarus never ran the case
+    statement of ``hw.gates.select`` while the VSB's valid bits and index kept their initial
+    values, so the first lookup of value 0 read X (see ``sim.runner._ICARUS_ARGS``)."""
     reason = missing_simulator(sim)
     if reason:
         pytest.skip(reason)
