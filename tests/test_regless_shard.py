@@ -51,13 +51,20 @@ def test_end_to_end_at_the_defaults(seed):
 
 def test_small_shard_takes_every_path(seed):
     """A 2 x 4-line OSU with 2 compressed lines: values are recycled from dirty lines,
-    compressed, written back by the compressor's FIFO, refilled from L1 and invalidated."""
-    stats, transfers = _run(SMALL, seed, warps=4, regions=6)
-    for path in ("preload_compressed", "preload_l1", "evict_compressed", "evict_l1",
-                 "invalidate"):
-        assert transfers[path] > 0, (path, transfers)
-    assert stats["preload"] > transfers["preload_compressed"] + transfers["preload_l1"], \
-        "some preloads hit in the OSU"
+    compressed, written back by the compressor's FIFO, refilled from L1 and invalidated.
+
+    A random program has no invalidation about once in 200 seeds (1692732589), so the
+    workload runs again with the next seeds, at most three runs, until every path was taken.
+    """
+    paths = ("preload_compressed", "preload_l1", "evict_compressed", "evict_l1", "invalidate")
+    for attempt in range(3):
+        stats, transfers = _run(SMALL, seed + attempt, warps=4, regions=6)
+        assert stats["preload"] > transfers["preload_compressed"] + transfers["preload_l1"], \
+            "some preloads hit in the OSU"
+        missing = [path for path in paths if not transfers[path]]
+        if not missing:
+            return
+    pytest.fail(f"seeds {seed}..{seed + 2} never took {missing}: {transfers}")
 
 
 def test_transfer_takes_fetches_before_writebacks():
