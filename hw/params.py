@@ -7,7 +7,7 @@ with a message that names the parameter and the allowed range, e.g.
 
 from typing import Any
 
-__all__ = ["check_bool", "check_choice", "check_int", "check_int_choice"]
+__all__ = ["check_bool", "check_choice", "check_int", "check_int_choice", "index_bits"]
 
 
 def check_int(name: str, value: Any, low: int, high: int) -> int:
@@ -43,3 +43,8 @@ def check_int_choice(name: str, value: Any, choices: tuple[int, ...]) -> int:
     if value not in choices:
         raise ValueError(f"{name} must be one of {listed}, not {value!r}")
     return value
+
+
+def index_bits(count: int) -> int:
+    """Bits of an index ``0..count-1``, at least 1 (a signal of 0 bits cannot be a port)."""
+    return max(1, (count - 1).bit_length())

@@ -6,7 +6,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from hw.params import check_int, index_bits
 
 from .indirection_table import onehot_decode
 from .layouts import (
@@ -38,7 +38,7 @@ class CollectorExtConfig:
 
     @property
     def operand_bits(self) -> int:
-        return max(1, (self.operands - 1).bit_length())
+        return index_bits(self.operands)
 
     @property
     def field_bits(self) -> int:

@@ -8,7 +8,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.gates import ripple_add
-from hw.params import check_choice, check_int
+from hw.params import check_choice, check_int, index_bits
 
 from .layouts import PowerState, head_layout, keep_on_layout, set_state_layout
 
@@ -65,7 +65,7 @@ class PowerControllerConfig:
     @property
     def timer_width(self) -> int:
         """Bits of a wake-up timer: it holds up to ``max(latency) - 1``."""
-        return max(1, (max(self.sleep_wakeup, self.off_wakeup) - 1).bit_length())
+        return index_bits(max(self.sleep_wakeup, self.off_wakeup))
 
     @property
     def stride(self) -> int:

@@ -8,18 +8,13 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.gates import ripple_add
-from hw.params import check_int, check_int_choice
+from hw.params import check_int, check_int_choice, index_bits
 from hw.signatures import valid_only
 
 from .layouts import banked_rf_write_layout, osu_ref_layout, warp_value_layout
 from .osu import BANK_CHOICES
 
 __all__ = ["BankedRf", "BankedRfConfig"]
-
-
-def _bits(count: int) -> int:
-    """Bits of an index ``0..count-1`` (at least 1)."""
-    return max(1, (count - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -63,19 +58,19 @@ class BankedRfConfig:
 
     @property
     def warp_bits(self) -> int:
-        return _bits(self.warps)
+        return index_bits(self.warps)
 
     @property
     def reg_bits(self) -> int:
-        return _bits(self.regs)
+        return index_bits(self.regs)
 
     @property
     def bank_bits(self) -> int:
-        return _bits(self.banks)
+        return index_bits(self.banks)
 
     @property
     def row_bits(self) -> int:
-        return _bits(self.rows)
+        return index_bits(self.rows)
 
     @property
     def value_layout(self) -> data.ArrayLayout:

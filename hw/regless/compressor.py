@@ -8,7 +8,7 @@ from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals
-from hw.params import check_int, check_int_choice
+from hw.params import check_int, check_int_choice, index_bits
 
 from .layouts import (
     CompressorOp,
@@ -87,7 +87,7 @@ class CompressorConfig:
 
     @property
     def line_addr_bits(self) -> int:
-        return max(1, (self.compressed_lines - 1).bit_length())
+        return index_bits(self.compressed_lines)
 
     @property
     def storage_bits(self) -> int:
@@ -432,7 +432,7 @@ def _divide(m, value, divisor, quotient_bits):
         remainder = Signal(width, name=f"remainder_{i}")
         m.d.comb += remainder.eq(Mux(fits, difference[:width], current[:width]))
     line = Signal(quotient_bits, name="line")
-    slot = Signal(max(1, (divisor - 1).bit_length()), name="slot")
+    slot = Signal(index_bits(divisor), name="slot")
     m.d.comb += [line.eq(Cat(*quotient)[:quotient_bits]), slot.eq(remainder[:len(slot)])]
     return line, slot
 
@@ -477,7 +477,7 @@ def _onehot(index, width):
 
 def _encode(onehot, width):
     """The index of the set bit of ``onehot`` (0 when none), as AND-OR gates."""
-    bits = max(1, (width - 1).bit_length())
+    bits = index_bits(width)
     return Cat(Cat(onehot[e] for e in range(width) if e >> j & 1).any() for j in range(bits))
 
 

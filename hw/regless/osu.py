@@ -7,7 +7,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, check_int_choice
+from hw.params import check_int, check_int_choice, index_bits
 from hw.signatures import valid_only
 
 from .layouts import (
@@ -55,7 +55,7 @@ class OsuConfig:
 
     @property
     def bank_bits(self) -> int:
-        return max(1, (self.banks - 1).bit_length())
+        return index_bits(self.banks)
 
     @property
     def line_layout(self) -> data.StructLayout:

@@ -7,7 +7,7 @@ from amaranth import Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from hw.params import check_int, index_bits
 from hw.signatures import valid_only
 
 from .layouts import (
@@ -24,11 +24,6 @@ from .layouts import (
 )
 
 __all__ = ["OsuBank", "OsuBankConfig"]
-
-
-def _bits(count: int) -> int:
-    """Bits of an index ``0..count-1`` (at least 1)."""
-    return max(1, (count - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -51,15 +46,15 @@ class OsuBankConfig:
 
     @property
     def warp_bits(self) -> int:
-        return _bits(self.warps)
+        return index_bits(self.warps)
 
     @property
     def reg_bits(self) -> int:
-        return _bits(self.regs)
+        return index_bits(self.regs)
 
     @property
     def line_bits(self) -> int:
-        return _bits(self.lines)
+        return index_bits(self.lines)
 
     @property
     def value_layout(self) -> data.ArrayLayout:

@@ -8,7 +8,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_choice, check_int
+from hw.params import check_choice, check_int, index_bits
 
 from .layouts import (
     dispatch_layout,
@@ -59,7 +59,7 @@ class OperandCollectorConfig:
 
     @property
     def bank_width(self) -> int:
-        return max(1, (self.banks - 1).bit_length())
+        return index_bits(self.banks)
 
     @property
     def requests(self) -> int:

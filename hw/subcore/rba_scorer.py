@@ -6,7 +6,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from hw.params import check_int, index_bits
 
 from .layouts import queue_len_layout, rba_operands_layout, score_vector_layout
 
@@ -39,7 +39,7 @@ class RbaScorerConfig:
 
     @property
     def bank_width(self) -> int:
-        return max(1, (self.banks - 1).bit_length())
+        return index_bits(self.banks)
 
     @property
     def queue_max(self) -> int:

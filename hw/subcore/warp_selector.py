@@ -6,7 +6,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_bool, check_choice, check_int
+from hw.params import check_bool, check_choice, check_int, index_bits
 
 from .layouts import warp_slot_layout
 
@@ -36,7 +36,7 @@ class WarpSelectorConfig:
 
     @property
     def age_width(self) -> int:
-        return max(1, (self.slots - 1).bit_length())
+        return index_bits(self.slots)
 
     @property
     def stages(self) -> int:

@@ -6,7 +6,7 @@ from amaranth import Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from hw.params import check_int, index_bits
 from hw.signatures import valid_only
 
 from .layouts import (
@@ -38,11 +38,11 @@ class LoadFilterConfig:
 
     @property
     def warp_width(self) -> int:
-        return max(1, (self.warps - 1).bit_length())
+        return index_bits(self.warps)
 
     @property
     def tb_width(self) -> int:
-        return max(1, (self.blocks - 1).bit_length())
+        return index_bits(self.blocks)
 
     @property
     def tbid_bits(self) -> int:

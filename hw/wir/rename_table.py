@@ -7,7 +7,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals, select
-from hw.params import check_int
+from hw.params import check_int, index_bits
 from hw.signatures import valid_only
 
 from .layouts import (
@@ -39,11 +39,11 @@ class RenameTableConfig:
 
     @property
     def warp_width(self) -> int:
-        return max(1, (self.warps - 1).bit_length())
+        return index_bits(self.warps)
 
     @property
     def reg_width(self) -> int:
-        return max(1, (self.regs - 1).bit_length())
+        return index_bits(self.regs)
 
     @property
     def preg_bits(self) -> int:

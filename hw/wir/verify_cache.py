@@ -7,7 +7,7 @@ from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.gates import equals
-from hw.params import check_int
+from hw.params import check_int, index_bits
 from hw.signatures import valid_only
 
 from .layouts import verify_fill_layout, verify_result_layout, warp_value_layout
@@ -42,7 +42,7 @@ class VerifyCacheConfig:
 
     @property
     def pointer_bits(self) -> int:
-        return max(1, (self.entries - 1).bit_length())
+        return index_bits(self.entries)
 
     @property
     def entry_bits(self) -> int:
