@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Parametrizations of the integer-range parameter checks (``hw/params.py: check_int``),
 shared by the blocks' parameter tests: one anchored message pattern, built in one place."""
 
