@@ -103,13 +103,12 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     source = write_verilog(block, params, root)
     work = build_dir(block, params, root) / (f"{sim}-waves" if waves else sim)
     runner = get_runner(sim)
-    extra = {"build_args": list(_ICARUS_ARGS)} if sim == "icarus" else {}
-    if sim == "verilator":
-        extra["build_args"] = [*_VERILATOR_ARGS, str(_public_ports(block, params, work))]
+    build_args = (list(_ICARUS_ARGS) if sim == "icarus" else
+                  [*_VERILATOR_ARGS, str(_public_ports(block, params, work))])
     try:
         runner.build(sources=[source], hdl_toplevel=block.toplevel, build_dir=work,
                      waves=waves, timescale=("1ns", "1ps"), log_file=work / "build.log",
-                     **extra)
+                     build_args=build_args)
     except RuntimeError as error:
         raise BenchBuildError(f"{sim} could not build {block.qualname} ({error}); "
                               f"see {work / 'build.log'}") from None
