@@ -4,10 +4,10 @@ keys, and warp-level (SIMT) liveness.
 The passes of the papers (GReEneR, RegLess) reason about *physical* registers: GReEneR runs
 on PTXPlus, after register allocation, and a register shared by two virtual registers is
 one power domain. :func:`register_keys` names the 32-bit physical registers of every virtual
-register from :mod:`sim.ptx.regalloc` (``"R4"``, a 64-bit value ``("R4", "R5")``,
+register from :mod:`gpurf.sim.ptx.regalloc` (``"R4"``, a 64-bit value ``("R4", "R5")``,
 predicates ``"P1"``).
 
-Per-thread liveness (:mod:`sim.ptx.liveness`) is not enough to throw a warp register's
+Per-thread liveness (:mod:`gpurf.sim.ptx.liveness`) is not enough to throw a warp register's
 value away: a warp register holds the values of 32 lanes, and while a divergent warp runs
 one side of a branch the other lanes are parked — at the first instruction of the other
 side, or at the reconvergence point — and still need their values. The papers treat a
@@ -21,10 +21,10 @@ RegLess' soft definitions (its Section 4.4) address for invalidations.
 
 from dataclasses import dataclass
 
-from sim.ptx.cfg import CFG, EXIT, build_cfg
-from sim.ptx.ir import Kernel
-from sim.ptx.liveness import Liveness, liveness
-from sim.ptx.regalloc import Allocation, allocate_registers
+from gpurf.sim.ptx.cfg import CFG, EXIT, build_cfg
+from gpurf.sim.ptx.ir import Kernel
+from gpurf.sim.ptx.liveness import Liveness, liveness
+from gpurf.sim.ptx.regalloc import Allocation, allocate_registers
 
 __all__ = ["EXIT", "KernelFlow", "divergent_regions", "identity_keys", "instruction_successors",
            "kernel_flow",

@@ -2,7 +2,7 @@
 
 A pass says, per instruction, which physical registers lose their value once it has
 executed (GReEneR: turned OFF; RegLess: erased, or evicted and not preloaded). The
-functional model (:func:`sim.sm.run_kernel`) runs the workload warp by warp with an
+functional model (:func:`gpurf.sim.sm.run_kernel`) runs the workload warp by warp with an
 ``on_step`` observer that keeps, per warp, a 32-bit poison mask per physical register:
 
 - the instruction's source registers are read by its executing lanes (``Step.mask``; for
@@ -19,18 +19,18 @@ poisons every register it does not preload; an eviction keeps the line's lanes f
 preload) gives :attr:`Enforcement.before` / :attr:`Enforcement.after` hooks, called around
 the checks of every instruction with the warp's poison masks and a per-warp scratch dict.
 A pass that constrains register *contents* (static data compression: narrowed values)
-gives :attr:`Enforcement.values`, called with the :class:`~sim.sm.Warp` itself; the run
+gives :attr:`Enforcement.values`, called with the :class:`~gpurf.sim.sm.Warp` itself; the run
 then drives the thread blocks' warps directly (``run_kernel`` does not expose them).
 
 Registers start clean. The run must also still match its numpy reference
-(:attr:`sim.sm.KernelRun.passed`); the poison check is the stronger statement, since the
+(:attr:`gpurf.sim.sm.KernelRun.passed`); the poison check is the stronger statement, since the
 model keeps the true values and so cannot be fooled by a lucky stale value.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sim.sm import ExecutionError, KernelRun, run_kernel
+from gpurf.sim.sm import ExecutionError, KernelRun, run_kernel
 
 __all__ = ["ALL_LANES", "Enforcement", "PoisonReadError", "run_enforced"]
 
@@ -48,7 +48,7 @@ class Enforcement:
     Attributes
     ----------
     keys : dict
-        Virtual register -> physical registers (:func:`golden.dataflow.register_keys`).
+        Virtual register -> physical registers (:func:`gpurf.golden.dataflow.register_keys`).
     poison_after : sequence of frozenset
         Per pc, the physical registers that hold poison after the instruction executes.
     name : str
@@ -59,7 +59,7 @@ class Enforcement:
         (may be changed), ``scratch`` a dict for the pass' own per-warp state. Both are
         reset at every thread block.
     values : callable or None
-        ``hook(warp, step)`` called last, with the :class:`~sim.sm.Warp` that executed
+        ``hook(warp, step)`` called last, with the :class:`~gpurf.sim.sm.Warp` that executed
         the step (``warp.regs[warp.program.slots[vreg]]`` holds its 32 lanes): checks or
         rewrites the values the instruction wrote.
     """

@@ -93,11 +93,11 @@ class Block:
 
     @property
     def golden_module(self) -> str:
-        return f"golden.{self.mechanism}.{self.name}"
+        return f"gpurf.golden.{self.mechanism}.{self.name}"
 
     @property
     def tb_module(self) -> str:
-        return f"tb.{self.mechanism}.test_{self.name}"
+        return f"gpurf.tb.{self.mechanism}.test_{self.name}"
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -158,13 +158,13 @@ def _parse_value(key: str, raw: str, default: Any) -> Any:
 
 @cache
 def _registry() -> dict[str, Block]:
-    import hw
+    from gpurf import hw
 
     blocks = {}
     for info in sorted(pkgutil.iter_modules(hw.__path__), key=lambda i: i.name):
         if not info.ispkg:
             continue
-        package = importlib.import_module(f"hw.{info.name}")
+        package = importlib.import_module(f"gpurf.hw.{info.name}")
         for block in getattr(package, "BLOCKS", ()):
             blocks[block.qualname] = block
     return blocks

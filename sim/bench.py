@@ -4,7 +4,7 @@ The measured run is the first stimulus of the block's bench (by convention its r
 stream) at default parameters: RTL and golden model stepped and compared every cycle.
 Icarus and Verilator figures come from cocotb's ``results.xml`` (simulated time over the
 10 ns clock period, divided by the test's wall time, build excluded); the Amaranth figure
-times :func:`tb.harness.simulate_amaranth` on the same stimulus.
+times :func:`gpurf.tb.harness.simulate_amaranth` on the same stimulus.
 
 :func:`measure_kernel` times the SM model instead: warp instructions per second of a workload
 of ``sim/kernels``, functional only and on the timing model (build of the program and
@@ -16,8 +16,8 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-from hw.registry import Block
-from tb.harness import CLOCK_PERIOD_NS, simulate_amaranth
+from gpurf.hw.registry import Block
+from gpurf.tb.harness import CLOCK_PERIOD_NS, simulate_amaranth
 
 from .runner import available_simulators, run_bench
 
@@ -88,8 +88,8 @@ class KernelThroughput:
 def measure_kernel(name: str, *, size: str = "test") -> KernelThroughput:
     """Throughput of workload ``name`` at ``size``: functional only, then on the timing
     model with the default configuration (wall and process CPU seconds)."""
-    from sim.sm import run_kernel
-    from sim.sm.config import SMConfig
+    from gpurf.sim.sm import run_kernel
+    from gpurf.sim.sm.config import SMConfig
 
     run = run_kernel(name, size)
     timed = run_kernel(name, size, timing=SMConfig())

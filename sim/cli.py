@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from hw.registry import Block, BlockError, all_blocks, get_block
+from gpurf.hw.registry import Block, BlockError, all_blocks, get_block
 
 __all__ = ["main"]
 
@@ -67,7 +67,7 @@ def list_blocks(as_json):
               help="Write the Verilog here instead of standard output.")
 def generate(name, pairs, output):
     """Print (or write) the Verilog of block NAME."""
-    from sim.verilog import verilog_text
+    from gpurf.sim.verilog import verilog_text
 
     block = _block(name)
     text = verilog_text(block, _params(block, pairs))
@@ -84,8 +84,8 @@ def generate(name, pairs, output):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def synth(name, pairs, as_json):
     """Synthesize block NAME (or `all`) and report cells, transistors, storage and depth."""
-    from synth.flow import synthesize
-    from synth.report import markdown_table
+    from gpurf.synth.flow import synthesize
+    from gpurf.synth.report import markdown_table
 
     if name == "all":
         if pairs:
@@ -113,7 +113,7 @@ def synth(name, pairs, as_json):
 @click.option("--waves", is_flag=True, help="Dump waves into the build folder.")
 def test(name, pairs, sim, cycles, seed, waves):
     """Run the cocotb bench of block NAME against its golden model; exit 0 on pass."""
-    from sim.runner import SimulatorMissingError, run_bench
+    from gpurf.sim.runner import SimulatorMissingError, run_bench
 
     block = _block(name)
     params = _params(block, pairs)
@@ -157,7 +157,7 @@ def run(mechanism, cycles, seed, size, as_json, timing, config_file, pairs, assi
 
     With KERNEL (a workload of sim/kernels, e.g. saxpy or fma_subcore/unbalanced), run it
     on the functional SM model and check its outputs against its numpy reference."""
-    from sim.kernels import workload_names
+    from gpurf.sim.kernels import workload_names
 
     timing_options = (timing, config_file, pairs or None, assign, scheduler)
     if mechanism in workload_names():
@@ -173,7 +173,7 @@ def run(mechanism, cycles, seed, size, as_json, timing, config_file, pairs, assi
     if any(o is not None for o in timing_options):
         raise BadInput("--timing, --config, --param, --assign and --scheduler apply to a "
                        "KERNEL, not to the main job")
-    from sim.flow import run_all
+    from gpurf.sim.flow import run_all
 
     blocks = [b for b in all_blocks() if mechanism in (None, b.mechanism)]
     if not blocks:
@@ -185,7 +185,7 @@ def run(mechanism, cycles, seed, size, as_json, timing, config_file, pairs, assi
 
 
 def _timing_config(config_file, pairs, **overrides):
-    from sim.sm.config import ConfigError, load_config
+    from gpurf.sim.sm.config import ConfigError, load_config
 
     try:
         return load_config(config_file, pairs, **overrides)
@@ -196,9 +196,9 @@ def _timing_config(config_file, pairs, **overrides):
 def _run_kernel(name, size, as_json, config=None):
     """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
     table or JSON; exit 1 on a mismatch."""
-    from sim.ptx import PtxError
-    from sim.sm import run_kernel
-    from sim.sm.launch import LaunchError
+    from gpurf.sim.ptx import PtxError
+    from gpurf.sim.sm import run_kernel
+    from gpurf.sim.sm.launch import LaunchError
 
     try:
         result = run_kernel(name, size, progress=lambda blocks: _progress(blocks, name, "block"),
@@ -239,7 +239,7 @@ def _run_kernel(name, size, as_json, config=None):
 @click.argument("mechanism")
 def cost(mechanism):
     """Synthesize the paper's hardware-cost comparison of MECHANISM and print it."""
-    from synth.costs import cost_report
+    from gpurf.synth.costs import cost_report
 
     try:
         click.echo(cost_report(mechanism))
@@ -260,7 +260,7 @@ def cost(mechanism):
 def energy(kernel, size, warps, threshold, states, as_json):
     """GReEneR vs Sleep-Reg vs always-ON: leakage of KERNEL's register stream through the
     golden power controller (see sim/greener.py for the stream and the pipeline)."""
-    from sim.greener import compare_policies, energy_table
+    from gpurf.sim.greener import compare_policies, energy_table
 
     try:
         result = compare_policies(kernel, size, threshold=threshold, warps=warps,
@@ -282,7 +282,7 @@ def energy(kernel, size, warps, threshold, states, as_json):
 def compile_(kernel, pass_name, threshold, table, as_json):
     """Run a compiler pass on KERNEL and print its annotations (PTX listing or JSON), or
     with --table the pass's figures for every kernel."""
-    from sim.compile import compile_workload, pass_table, table_markdown
+    from gpurf.sim.compile import compile_workload, pass_table, table_markdown
 
     if table == (kernel is not None):
         raise BadInput("give a KERNEL or --table, not both" if table else
@@ -313,7 +313,7 @@ def compile_(kernel, pass_name, threshold, table, as_json):
 def bench(names, cycles, seed, kernels, size, as_json):
     """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator,
     or with --kernel the SM model's warp-instructions/s, functional only and with timing."""
-    from sim.bench import measure
+    from gpurf.sim.bench import measure
 
     if kernels:
         _bench_kernels(names, kernels, size, as_json)
@@ -332,8 +332,8 @@ def bench(names, cycles, seed, kernels, size, as_json):
 
 
 def _bench_kernels(names, kernels, size, as_json):
-    from sim.bench import measure_kernel
-    from sim.kernels import workload_names
+    from gpurf.sim.bench import measure_kernel
+    from gpurf.sim.kernels import workload_names
 
     if names:
         raise BadInput("give blocks or --kernel, not both")

@@ -12,10 +12,10 @@ paper's Fig. 3a) and ``to_json()``; :func:`pass_table` gives the per-kernel tabl
 
 from collections.abc import Callable
 
-from golden.greener.power_pass import DEFAULT_THRESHOLD, operand_cycles, power_pass
-from golden.regless.regions import region_table, regless_pass
-from sim.kernels import one_per_kernel
-from sim.sm.run import load_workload
+from gpurf.golden.greener.power_pass import DEFAULT_THRESHOLD, operand_cycles, power_pass
+from gpurf.golden.regless.regions import region_table, regless_pass
+from gpurf.sim.kernels import one_per_kernel
+from gpurf.sim.sm.run import load_workload
 
 __all__ = ["PASSES", "compile_workload", "pass_table", "table_markdown"]
 
@@ -30,7 +30,7 @@ def compile_workload(workload: str, pass_name: str, *, threshold: int = DEFAULT_
     if pass_name == "greener":
         return power_pass(kernel, threshold)
     if pass_name == "compression":
-        from golden.compression.compile_pass import compression_pass
+        from gpurf.golden.compression.compile_pass import compression_pass
 
         return compression_pass(workload)
     raise LookupError(f"unknown pass {pass_name!r}; known: {', '.join(PASSES)}")
@@ -52,7 +52,7 @@ def pass_table(pass_name: str, *, threshold: int = DEFAULT_THRESHOLD, size: str 
     if pass_name == "greener":
         return [_greener_row(w, threshold, size) for w in progress(one_per_kernel())]
     if pass_name == "compression":
-        from golden.compression.compile_pass import pressure_table
+        from gpurf.golden.compression.compile_pass import pressure_table
 
         return pressure_table()
     raise LookupError(f"unknown pass {pass_name!r}; known: {', '.join(PASSES)}")

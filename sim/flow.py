@@ -2,10 +2,10 @@
 
 from collections.abc import Callable, Sequence
 
-from hw.registry import Block
-from synth.costs import cost_report, has_cost_report
-from synth.flow import synthesize
-from synth.report import markdown_table
+from gpurf.hw.registry import Block
+from gpurf.synth.costs import cost_report, has_cost_report
+from gpurf.synth.flow import synthesize
+from gpurf.synth.report import markdown_table
 
 from .runner import available_simulators, run_bench
 from .toolchain import SIMULATORS, missing_simulator

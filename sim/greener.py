@@ -2,10 +2,10 @@
 
 The stream: a workload from ``sim/kernels`` runs on the functional SM model; every warp's
 dynamic instruction stream is recorded with its physical registers (our allocator,
-:mod:`sim.ptx.regalloc`; predicates are not in the register file and are left out; a 64-bit
+:mod:`gpurf.sim.ptx.regalloc`; predicates are not in the register file and are left out; a 64-bit
 value names both of its registers). The warps of the first thread blocks, up to the
 controller's 64 warp slots, are replayed through a small in-order pipeline around the golden
-:class:`golden.greener.power_controller.PowerController`:
+:class:`gpurf.golden.greener.power_controller.PowerController`:
 
 - per warp, the next instruction sits at the head of its instruction buffer (the controller
   wakes its registers and reports "operands ready");
@@ -20,7 +20,7 @@ controller's 64 warp slots, are replayed through a small in-order pipeline aroun
 Power states per operand (GReEneR), two sources:
 
 - ``"compiler"`` (default): the states the GReEneR compiler pass
-  (:mod:`golden.greener.power_pass`: ``Dist``, liveness, Table 1, threshold ``W``; two
+  (:mod:`gpurf.golden.greener.power_pass`: ``Dist``, liveness, Table 1, threshold ``W``; two
   sources and one destination encoded, further operands SLEEP) put in each instruction;
 - ``"oracle"``: the Table 1 rule on the warp's own dynamic future — ON when the register's
   next access comes within ``threshold`` instructions (a source its own instruction writes
@@ -35,9 +35,9 @@ every state ON; its leakage is every register ON for its whole run (the paper's 
 from collections import deque
 from dataclasses import dataclass, field
 
-from golden.greener.energy import always_on_energy, leakage_energy_range
-from golden.greener.power_controller import Ports, PowerController
-from hw.greener.layouts import PowerState
+from gpurf.golden.greener.energy import always_on_energy, leakage_energy_range
+from gpurf.golden.greener.power_controller import Ports, PowerController
+from gpurf.hw.greener.layouts import PowerState
 
 __all__ = ["PolicyRun", "WarpInstruction", "compare_policies", "energy_table",
            "kernel_stream", "oracle_states", "replay"]
@@ -68,12 +68,12 @@ def kernel_stream(name: str, size: str = "test", *, warps: int = MAX_WARPS,
                   threshold: int | None = None) -> tuple[list[list[WarpInstruction]], int]:
     """Per warp (first blocks, at most ``warps``) its dynamic stream, and the registers per
     thread the kernel was allocated. With ``threshold``, every operand carries the state
-    the GReEneR compiler pass (:func:`golden.greener.power_pass.power_pass`, ``W =
+    the GReEneR compiler pass (:func:`gpurf.golden.greener.power_pass.power_pass`, ``W =
     threshold``) encoded in its instruction; without, the states are left empty (see
     :func:`oracle_states`)."""
-    from golden.greener.power_pass import power_pass
-    from sim.ptx.regalloc import allocate_registers
-    from sim.sm.run import load_workload, run_kernel
+    from gpurf.golden.greener.power_pass import power_pass
+    from gpurf.sim.ptx.regalloc import allocate_registers
+    from gpurf.sim.sm.run import load_workload, run_kernel
 
     if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_WARPS:
         raise ValueError(f"warps must be an integer in 1..{MAX_WARPS}, not {warps!r}")

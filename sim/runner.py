@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hw.registry import Block
-from tb.harness import BenchConfig, port_map
+from gpurf.hw.registry import Block
+from gpurf.tb.harness import BenchConfig, port_map
 
 from .toolchain import SIMULATORS, activate, missing_simulator
 from .verilog import build_dir, write_verilog
@@ -90,7 +90,7 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
               testcase: str | None = None, root: Path | None = None) -> CosimResult:
     """Generate the block's Verilog, build it for ``sim`` and run ``tb/<mech>/test_<block>.py``.
 
-    ``seed`` and ``cycles`` reach the bench through :class:`tb.harness.BenchConfig`;
+    ``seed`` and ``cycles`` reach the bench through :class:`gpurf.tb.harness.BenchConfig`;
     ``waves`` dumps an FST (Verilator) or VCD/FST (Icarus) into the build folder.
     """
     from cocotb_tools.runner import get_results, get_runner

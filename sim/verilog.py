@@ -9,7 +9,7 @@ from typing import Any
 
 from amaranth.back import rtlil, verilog
 
-from hw.registry import Block
+from gpurf.hw.registry import Block
 
 from .toolchain import activate
 

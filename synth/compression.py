@@ -13,13 +13,13 @@ paper's counts: 16 warp extractors, 6 warp converters, 3 warp truncators, 2 tabl
 from dataclasses import dataclass
 from pathlib import Path
 
-from hw.compression.collector_ext import CollectorExtConfig, OperandMerge
-from hw.compression.indirection_table import DESTINATION, IndirectionTable
-from hw.compression.layouts import THREAD_BITS
-from hw.compression.value_converter import ValueConverter
-from hw.compression.value_extractor import ThreadValueExtractor, ValueExtractor
-from hw.compression.value_truncator import ValueTruncator
-from sim.verilog import BUILD_ROOT
+from gpurf.hw.compression.collector_ext import CollectorExtConfig, OperandMerge
+from gpurf.hw.compression.indirection_table import DESTINATION, IndirectionTable
+from gpurf.hw.compression.layouts import THREAD_BITS
+from gpurf.hw.compression.value_converter import ValueConverter
+from gpurf.hw.compression.value_extractor import ThreadValueExtractor, ValueExtractor
+from gpurf.hw.compression.value_truncator import ValueTruncator
+from gpurf.sim.verilog import BUILD_ROOT
 
 from .flow import SRAM_TRANSISTORS_PER_BIT, SynthReport, synthesize_design
 

@@ -3,13 +3,13 @@
 import importlib
 import importlib.util
 
-from hw.registry import all_blocks
+from gpurf.hw.registry import all_blocks
 
 __all__ = ["cost_report", "has_cost_report"]
 
 
 def has_cost_report(mechanism: str) -> bool:
-    return importlib.util.find_spec(f"synth.{mechanism}") is not None
+    return importlib.util.find_spec(f"gpurf.synth.{mechanism}") is not None
 
 
 def cost_report(mechanism: str) -> str:
@@ -18,4 +18,4 @@ def cost_report(mechanism: str) -> str:
         known = sorted({b.mechanism for b in all_blocks() if has_cost_report(b.mechanism)})
         raise LookupError(f"no cost report for mechanism {mechanism!r}; "
                           f"reports exist for: {', '.join(known)}")
-    return importlib.import_module(f"synth.{mechanism}").cost_report()
+    return importlib.import_module(f"gpurf.synth.{mechanism}").cost_report()

@@ -17,9 +17,9 @@ from typing import Any
 
 from amaranth.back import rtlil
 
-from hw.registry import Block
-from sim.toolchain import tool_env, yosys_command
-from sim.verilog import build_dir
+from gpurf.hw.registry import Block
+from gpurf.sim.toolchain import tool_env, yosys_command
+from gpurf.sim.verilog import build_dir
 
 __all__ = ["SRAM_TRANSISTORS_PER_BIT", "StorageReport", "SynthReport", "storage", "synthesize",
            "synthesize_design"]

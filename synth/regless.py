@@ -1,7 +1,7 @@
 """RegLess's Fig. 11: area of OSU capacities normalized to a 2048-entry register file;
 ``gpurf cost regless``.
 
-:func:`cost_report` synthesizes (:func:`synth.flow.synthesize`) the OSU of one shard at
+:func:`cost_report` synthesizes (:func:`gpurf.synth.flow.synthesize`) the OSU of one shard at
 32, 64, 96, 128, 256 and 512 lines (128 ... 2048 registers per SM, 4 shards, 8 banks), the
 baseline banked register file of one shard at 512 entries (2048 per SM) and the compressor
 at its defaults, and prints the figures per SM (one shard's x 4), each also as a ratio to the
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hw.registry import get_block
+from gpurf.hw.registry import get_block
 
 from .flow import SynthReport, synthesize
 

@@ -14,17 +14,17 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from hw.params import check_choice, check_int, check_int_choice
-from hw.registry import get_block
-from hw.subcore.layouts import (
+from gpurf.hw.params import check_choice, check_int, check_int_choice
+from gpurf.hw.registry import get_block
+from gpurf.hw.subcore.layouts import (
     dispatch_layout,
     issued_operand_layout,
     warp_register_layout,
 )
-from hw.subcore.operand_collector import OperandCollector
-from hw.subcore.rba_scorer import RbaScorer
-from hw.subcore.warp_selector import POLICIES, WarpSelector
-from sim.verilog import BUILD_ROOT
+from gpurf.hw.subcore.operand_collector import OperandCollector
+from gpurf.hw.subcore.rba_scorer import RbaScorer
+from gpurf.hw.subcore.warp_selector import POLICIES, WarpSelector
+from gpurf.sim.verilog import BUILD_ROOT
 
 from .flow import SynthReport, synthesize, synthesize_design
 
@@ -92,10 +92,10 @@ class IssueStageConfig:
 class IssueStage(wiring.Component):
     """Warp issue scheduler + operand collector + register-file banks of one sub-core.
 
-    The scheduler selects a warp with :class:`~hw.subcore.warp_selector.WarpSelector`
+    The scheduler selects a warp with :class:`~gpurf.hw.subcore.warp_selector.WarpSelector`
     (GTO: its greedy slot is the last issued warp, kept here; RBA: scores from
-    :class:`~hw.subcore.rba_scorer.RbaScorer` fed by the collector's queue lengths) and
-    issues it to a free CU of :class:`~hw.subcore.operand_collector.OperandCollector`;
+    :class:`~gpurf.hw.subcore.rba_scorer.RbaScorer` fed by the collector's queue lengths) and
+    issues it to a free CU of :class:`~gpurf.hw.subcore.operand_collector.OperandCollector`;
     each bank is a one-read, one-write memory of ``rows`` warp registers read one cycle
     after the grant (``read_latency=1``), written by the ``write`` ports (writeback).
 

@@ -23,9 +23,9 @@ from typing import Any
 
 from amaranth.back import rtlil
 
-from hw.registry import Block, get_block
-from sim.toolchain import tool_env, yosys_command
-from sim.verilog import build_dir
+from gpurf.hw.registry import Block, get_block
+from gpurf.sim.toolchain import tool_env, yosys_command
+from gpurf.sim.verilog import build_dir
 
 from .flow import SynthesisError, SynthReport, synthesize
 
@@ -71,7 +71,7 @@ def xor_depth(block: Block | str = "wir.h3_hash", params: dict[str, Any] | None 
               *, root: Path | None = None, abc: bool = False) -> int:
     """XOR2 levels of the H3 hash ``block`` (default ``wir.h3_hash``) with ``params``.
 
-    Raises :class:`~synth.flow.SynthesisError` if the mapped netlist holds cells other
+    Raises :class:`~gpurf.synth.flow.SynthesisError` if the mapped netlist holds cells other
     than XOR2 (``abc=False``), so the path length counts XOR2 gates only.
     """
     block = get_block(block) if isinstance(block, str) else block

@@ -36,7 +36,7 @@ class MismatchError(AssertionError):
 
 @dataclass(frozen=True)
 class BenchConfig:
-    """What a run is asked to do; set by :mod:`sim.runner` through the environment."""
+    """What a run is asked to do; set by :mod:`gpurf.sim.runner` through the environment."""
 
     block: str
     params: dict
@@ -102,12 +102,12 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
     """Run ``stimulus`` on ``dut`` (cocotb) and the block's golden model.
 
     The block, its parameters, the seed and the cycle budget come from ``config``
-    (by default from the environment :mod:`sim.runner` sets). Returns the cycles compared.
+    (by default from the environment :mod:`gpurf.sim.runner` sets). Returns the cycles compared.
     """
     from cocotb.clock import Clock
     from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
-    from hw.registry import get_block
+    from gpurf.hw.registry import get_block
 
     config = config or BenchConfig.from_env()
     block = get_block(config.block)

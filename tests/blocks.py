@@ -2,8 +2,8 @@
 
 import pytest
 
-from hw.registry import all_blocks
-from sim.toolchain import SIMULATORS, missing_simulator
+from gpurf.hw.registry import all_blocks
+from gpurf.sim.toolchain import SIMULATORS, missing_simulator
 
 
 def block_configs(*, amaranth: bool = False, lint: bool = False) -> list:

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from sim.cli import main
-from sim.toolchain import missing_simulator
+from gpurf.sim.cli import main
+from gpurf.sim.toolchain import missing_simulator
 
 
 def run_cli(capsys, *argv):

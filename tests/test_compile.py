@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from sim.kernels import workload_names
+from gpurf.sim.kernels import workload_names
 from tests.test_cli import run_cli
 
 

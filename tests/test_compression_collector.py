@@ -4,9 +4,9 @@ function and the input protocol of the golden model."""
 
 import pytest
 
-from golden.compression.collector_ext import merge_parts
-from hw.compression.collector_ext import CollectorExt, CollectorExtConfig
-from hw.registry import get_block
+from gpurf.golden.compression.collector_ext import merge_parts
+from gpurf.hw.compression.collector_ext import CollectorExt, CollectorExtConfig
+from gpurf.hw.registry import get_block
 
 from .ranges import parameter_tests
 

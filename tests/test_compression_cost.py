@@ -2,12 +2,12 @@
 """The Section 6.4 report of ``gpurf cost compression``: the paper's arithmetic, and the
 cheap synthesized figures (the full report synthesizes warp units and takes minutes)."""
 
-from hw.compression.collector_ext import CollectorExtConfig
-from hw.compression.value_extractor import ThreadValueExtractor
-from sim.verilog import BUILD_ROOT
-from synth.compression import PAPER, SM_COUNTS
-from synth.costs import has_cost_report
-from synth.flow import synthesize_design
+from gpurf.hw.compression.collector_ext import CollectorExtConfig
+from gpurf.hw.compression.value_extractor import ThreadValueExtractor
+from gpurf.sim.verilog import BUILD_ROOT
+from gpurf.synth.compression import PAPER, SM_COUNTS
+from gpurf.synth.costs import has_cost_report
+from gpurf.synth.flow import synthesize_design
 
 
 def test_report_is_registered():

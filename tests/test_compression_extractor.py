@@ -7,15 +7,15 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from golden.compression.value_extractor import (
+from gpurf.golden.compression.value_extractor import (
     check_entry,
     data_positions,
     extract_part,
     pack_entry,
 )
-from hw.compression.value_extractor import ValueExtractor
-from hw.registry import get_block
-from tb.compression.stimulus import FIG3_ENTRY
+from gpurf.hw.compression.value_extractor import ValueExtractor
+from gpurf.hw.registry import get_block
+from gpurf.tb.compression.stimulus import FIG3_ENTRY
 
 
 def golden(**params):

@@ -4,7 +4,7 @@ model and RTL), correct rounding, every format's RTL against the golden model, s
 placement.
 
 The RTL checks run the generated Verilog of a 4-lane configuration (lanes are identical
-copies) through one Verilator batch sweep per block (:mod:`tb.compression.sweep`): the
+copies) through one Verilator batch sweep per block (:mod:`gpurf.tb.compression.sweep`): the
 first build takes about 30 s per block, later runs reuse it from the build folder, and a
 sweep of 10^5 values takes about a second.
 """
@@ -15,25 +15,25 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from golden.compression.formats import FieldCodec, decode, pack
-from golden.compression.value_converter import widen
-from golden.compression.value_truncator import (
+from gpurf.golden.compression.formats import FieldCodec, decode, pack
+from gpurf.golden.compression.value_converter import widen
+from gpurf.golden.compression.value_truncator import (
     ValueTruncator as GoldenTruncator,
 )
-from golden.compression.value_truncator import (
+from gpurf.golden.compression.value_truncator import (
     check_entry,
     narrow,
     scatter,
     truncate,
 )
-from hw.compression.formats import FP32, TABLE3, FloatFormat, resolve_formats
-from hw.compression.layouts import indirection_entry_layout
-from hw.compression.value_converter import ValueConverter, ValueConverterConfig
-from hw.compression.value_truncator import ValueTruncator
-from hw.registry import get_block
-from sim.toolchain import missing_simulator
-from tb.compression.formats import FP32_SPECIALS, fp32_edges, random_fp32
-from tb.compression.sweep import Sweeper
+from gpurf.hw.compression.formats import FP32, TABLE3, FloatFormat, resolve_formats
+from gpurf.hw.compression.layouts import indirection_entry_layout
+from gpurf.hw.compression.value_converter import ValueConverter, ValueConverterConfig
+from gpurf.hw.compression.value_truncator import ValueTruncator
+from gpurf.hw.registry import get_block
+from gpurf.sim.toolchain import missing_simulator
+from gpurf.tb.compression.formats import FP32_SPECIALS, fp32_edges, random_fp32
+from gpurf.tb.compression.sweep import Sweeper
 
 F16 = TABLE3[16]
 RANDOM_VALUES = 100_000

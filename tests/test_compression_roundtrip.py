@@ -14,14 +14,14 @@ import random
 
 from amaranth.sim import Simulator
 
-from golden.compression.collector_ext import merge_parts
-from golden.compression.value_extractor import check_entry as check_extract
-from golden.compression.value_extractor import extract_part, pack_entry
-from golden.compression.value_truncator import check_entry, truncate
-from hw.compression.formats import table3_format
-from hw.compression.layouts import SLICE_BITS, SLICES
-from hw.compression.value_extractor import ValueExtractor
-from tb.compression.stimulus import random_mask
+from gpurf.golden.compression.collector_ext import merge_parts
+from gpurf.golden.compression.value_extractor import check_entry as check_extract
+from gpurf.golden.compression.value_extractor import extract_part, pack_entry
+from gpurf.golden.compression.value_truncator import check_entry, truncate
+from gpurf.hw.compression.formats import table3_format
+from gpurf.hw.compression.layouts import SLICE_BITS, SLICES
+from gpurf.hw.compression.value_extractor import ValueExtractor
+from gpurf.tb.compression.stimulus import random_mask
 
 PLACEMENTS = 60
 """Random placements per width and kind (split and not)."""

@@ -4,16 +4,16 @@ arbitration, and the SymbiYosys proofs (small configurations, named per test).""
 
 import pytest
 
-from golden.compression.indirection_table import grant_banks
-from hw.compression.indirection_table import (
+from gpurf.golden.compression.indirection_table import grant_banks
+from gpurf.hw.compression.indirection_table import (
     DESTINATION,
     IndirectionTable,
     IndirectionTableConfig,
 )
-from hw.registry import get_block
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.compression.formal_indirection_table import IndirectionTableFormal
+from gpurf.hw.registry import get_block
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.compression.formal_indirection_table import IndirectionTableFormal
 
 from .ranges import parameter_tests
 

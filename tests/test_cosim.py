@@ -10,10 +10,10 @@ import importlib
 
 import pytest
 
-from hw.registry import get_block
-from sim.runner import run_bench
-from sim.toolchain import missing_simulator
-from tb.harness import simulate_amaranth
+from gpurf.hw.registry import get_block
+from gpurf.sim.runner import run_bench
+from gpurf.sim.toolchain import missing_simulator
+from gpurf.tb.harness import simulate_amaranth
 
 from .blocks import block_configs, cosim_configs
 

@@ -3,10 +3,10 @@
 
 import pytest
 
-from golden.greener.correction_table import keep_on
-from hw.greener.correction_table import CorrectionTable, CorrectionTableConfig
-from hw.registry import get_block
-from synth.flow import storage
+from gpurf.golden.greener.correction_table import keep_on
+from gpurf.hw.greener.correction_table import CorrectionTable, CorrectionTableConfig
+from gpurf.hw.registry import get_block
+from gpurf.synth.flow import storage
 
 from .ranges import parameter_tests, range_ends_test
 

@@ -4,7 +4,7 @@ without an OFF read under every policy."""
 
 import pytest
 
-from sim.greener import OFF, ON, SLEEP, WarpInstruction, compare_policies, oracle_states
+from gpurf.sim.greener import OFF, ON, SLEEP, WarpInstruction, compare_policies, oracle_states
 
 
 def test_oracle_states_follow_table_1():

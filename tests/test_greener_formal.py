@@ -2,10 +2,10 @@
 
 import pytest
 
-from sim.formal import missing_solver, prove
-from tb.greener.formal_correction_table import CorrectionTableFormal
-from tb.greener.formal_power_controller import PowerControllerFormal
-from tb.greener.formal_scoreboard_ext import ScoreboardExtFormal
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.greener.formal_correction_table import CorrectionTableFormal
+from gpurf.tb.greener.formal_power_controller import PowerControllerFormal
+from gpurf.tb.greener.formal_scoreboard_ext import ScoreboardExtFormal
 
 pytestmark = pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from golden.greener.energy import (
+from gpurf.golden.greener.energy import (
     E_OFF_ON,
     E_SLEEP_ON,
     always_on_energy,
@@ -15,11 +15,11 @@ from golden.greener.energy import (
     leakage_energy,
     leakage_energy_range,
 )
-from golden.greener.power_controller import decode_state, next_state
-from hw.greener.layouts import PowerState
-from hw.greener.power_controller import PowerController, PowerControllerConfig
-from hw.registry import get_block
-from tb.greener.test_power_controller import (
+from gpurf.golden.greener.power_controller import decode_state, next_state
+from gpurf.hw.greener.layouts import PowerState
+from gpurf.hw.greener.power_controller import PowerController, PowerControllerConfig
+from gpurf.hw.registry import get_block
+from gpurf.tb.greener.test_power_controller import (
     OFF,
     ON,
     SLEEP,
@@ -28,7 +28,7 @@ from tb.greener.test_power_controller import (
     directed_wakeup,
     random_ports,
 )
-from tb.harness import simulate_amaranth
+from gpurf.tb.harness import simulate_amaranth
 
 from .ranges import parameter_tests, range_ends_test
 
@@ -173,7 +173,7 @@ def test_energy_validation():
 def test_energy_from_a_cosimulated_run(seed):
     """The golden model's counters, read back from its output ports, give the energy; a
     GReEneR run leaks less than always-ON whenever registers sleep."""
-    from tb.greener.test_power_controller import random_pipeline
+    from gpurf.tb.greener.test_power_controller import random_pipeline
 
     params = {"warps": 4, "regs": 8, "src_ports": 2, "dst_ports": 2}
     model = golden(**params)

@@ -1,10 +1,10 @@
 # amaranth: UnusedElaboratable=no
 """Parameter validation, widths and the paper's storage figure of ``greener.scoreboard_ext``."""
 
-from golden.greener.scoreboard_ext import fits, touches
-from hw.greener.scoreboard_ext import ScoreboardExt, ScoreboardExtConfig
-from hw.registry import get_block
-from synth.flow import storage
+from gpurf.golden.greener.scoreboard_ext import fits, touches
+from gpurf.hw.greener.scoreboard_ext import ScoreboardExt, ScoreboardExtConfig
+from gpurf.hw.registry import get_block
+from gpurf.synth.flow import storage
 
 from .ranges import parameter_tests, range_ends_test
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from golden.subcore.warp_selector import WarpSelector as GoldenSelector
-from hw.registry import get_block
-from tb.harness import BenchConfig, MismatchError, simulate_amaranth
-from tb.subcore.test_warp_selector import random_slots
+from gpurf.golden.subcore.warp_selector import WarpSelector as GoldenSelector
+from gpurf.hw.registry import get_block
+from gpurf.tb.harness import BenchConfig, MismatchError, simulate_amaranth
+from gpurf.tb.subcore.test_warp_selector import random_slots
 
 
 class _OffByOne(GoldenSelector):

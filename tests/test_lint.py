@@ -2,9 +2,9 @@
 
 import pytest
 
-from sim.lint import WAIVED, lint
-from sim.toolchain import missing_simulator
-from sim.verilog import write_verilog
+from gpurf.sim.lint import WAIVED, lint
+from gpurf.sim.toolchain import missing_simulator
+from gpurf.sim.verilog import write_verilog
 
 from .blocks import block_configs
 

@@ -5,35 +5,35 @@ and its indirection entries, and safety proved by execution on every kernel."""
 import numpy as np
 import pytest
 
-from golden.compression.compile_pass import (
+from gpurf.golden.compression.compile_pass import (
     NarrowValueError,
     compression_pass,
     pressure_table,
     run_compressed,
     tune_precision,
 )
-from golden.compression.precision import (
+from gpurf.golden.compression.precision import (
     narrow_lanes,
     quality_error,
     table3_formats,
     widen_lanes,
 )
-from golden.compression.ranges import (
+from gpurf.golden.compression.ranges import (
     Interval,
     LaunchRanges,
     as_type,
     interval_width,
     range_analysis,
 )
-from golden.compression.slices import allocate_slices, slice_interference
-from golden.compression.value_converter import widen
-from golden.compression.value_extractor import data_positions, extract_part, unpack_entry
-from golden.compression.value_truncator import narrow, scatter
-from hw.compression.formats import TABLE3
-from sim.kernels import kernel_names
-from sim.ptx import parse_ptx
-from sim.ptx.liveness import liveness
-from sim.sm.run import load_workload
+from gpurf.golden.compression.slices import allocate_slices, slice_interference
+from gpurf.golden.compression.value_converter import widen
+from gpurf.golden.compression.value_extractor import data_positions, extract_part, unpack_entry
+from gpurf.golden.compression.value_truncator import narrow, scatter
+from gpurf.hw.compression.formats import TABLE3
+from gpurf.sim.kernels import kernel_names
+from gpurf.sim.ptx import parse_ptx
+from gpurf.sim.ptx.liveness import liveness
+from gpurf.sim.sm.run import load_workload
 
 HEADER = """.version 7.0
 .target sm_80

@@ -4,17 +4,17 @@ import dataclasses
 
 import pytest
 
-from golden.dataflow import kernel_flow
-from golden.greener.power_pass import (
+from gpurf.golden.dataflow import kernel_flow
+from gpurf.golden.greener.power_pass import (
     operand_cycles,
     power_pass,
     sleep_reg_pass,
 )
-from golden.poison import Enforcement, PoisonReadError, run_enforced
-from hw.greener.layouts import PowerState
-from sim.kernels import workload_names
-from sim.ptx import parse_ptx
-from sim.sm.run import load_workload
+from gpurf.golden.poison import Enforcement, PoisonReadError, run_enforced
+from gpurf.hw.greener.layouts import PowerState
+from gpurf.sim.kernels import workload_names
+from gpurf.sim.ptx import parse_ptx
+from gpurf.sim.sm.run import load_workload
 
 ON, SLEEP, OFF = PowerState.ON, PowerState.SLEEP, PowerState.OFF
 

@@ -7,10 +7,10 @@ import pytest
 
 import golden.regless.regions as regions_module
 import sim.sm.run as run_module
-from golden.dataflow import kernel_flow
-from golden.poison import PoisonReadError, run_enforced
-from golden.regless.invalidation import post_dominator_invalidations, region_graph
-from golden.regless.regions import (
+from gpurf.golden.dataflow import kernel_flow
+from gpurf.golden.poison import PoisonReadError, run_enforced
+from gpurf.golden.regless.invalidation import post_dominator_invalidations, region_graph
+from gpurf.golden.regless.regions import (
     INVALIDATION_CHOICES,
     RegionConfig,
     global_load_uses,
@@ -19,10 +19,10 @@ from golden.regless.regions import (
     regless_pass,
     soft_definitions,
 )
-from sim.kernels import workload_names
-from sim.ptx import parse_ptx
-from sim.sm.program import Program
-from sim.sm.run import load_workload
+from gpurf.sim.kernels import workload_names
+from gpurf.sim.ptx import parse_ptx
+from gpurf.sim.sm.program import Program
+from gpurf.sim.sm.run import load_workload
 
 HEADER = """.version 7.0
 .target sm_80

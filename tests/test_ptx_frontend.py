@@ -5,11 +5,11 @@ import re
 
 import pytest
 
-from sim.ptx import PtxError, parse_ptx
-from sim.ptx.cfg import EXIT, build_cfg, dominator_tree
-from sim.ptx.liveness import liveness
-from sim.ptx.regalloc import allocate_registers, interference
-from sim.sm.program import Program
+from gpurf.sim.ptx import PtxError, parse_ptx
+from gpurf.sim.ptx.cfg import EXIT, build_cfg, dominator_tree
+from gpurf.sim.ptx.liveness import liveness
+from gpurf.sim.ptx.regalloc import allocate_registers, interference
+from gpurf.sim.sm.program import Program
 
 HEADER = ".version 9.0\n.target sm_80\n.address_size 64\n\n"
 

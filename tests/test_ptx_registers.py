@@ -6,12 +6,12 @@ import shutil
 import numpy as np
 import pytest
 
-from sim.kernels import kernel_names
-from sim.ptx.regalloc import allocate_registers
-from sim.ptx.registers import register_counts, register_table
-from sim.sm.memory import GlobalMemory
-from sim.sm.run import _blocks, load_workload, pack_params
-from sim.sm.warp import ThreadBlock
+from gpurf.sim.kernels import kernel_names
+from gpurf.sim.ptx.regalloc import allocate_registers
+from gpurf.sim.ptx.registers import register_counts, register_table
+from gpurf.sim.sm.memory import GlobalMemory
+from gpurf.sim.sm.run import _blocks, load_workload, pack_params
+from gpurf.sim.sm.warp import ThreadBlock
 
 PTXAS = shutil.which("ptxas")
 

@@ -3,9 +3,9 @@
 
 import pytest
 
-from hw.registry import get_block
-from hw.regless.banked_rf import BankedRf, BankedRfConfig
-from synth.flow import synthesize
+from gpurf.hw.registry import get_block
+from gpurf.hw.regless.banked_rf import BankedRf, BankedRfConfig
+from gpurf.synth.flow import synthesize
 
 from .ranges import parameter_tests
 

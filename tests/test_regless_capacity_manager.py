@@ -5,12 +5,12 @@ conservation, activation and stack invariants."""
 
 import pytest
 
-from golden.regless.capacity_manager import done_word, fits, region_words
-from hw.registry import get_block
-from hw.regless.capacity_manager import CapacityManager, CapacityManagerConfig
-from hw.regless.layouts import RegionWord, WarpState
-from sim.formal import missing_solver, prove
-from tb.regless.formal_capacity_manager import CapacityManagerFormal
+from gpurf.golden.regless.capacity_manager import done_word, fits, region_words
+from gpurf.hw.registry import get_block
+from gpurf.hw.regless.capacity_manager import CapacityManager, CapacityManagerConfig
+from gpurf.hw.regless.layouts import RegionWord, WarpState
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.regless.formal_capacity_manager import CapacityManagerFormal
 
 from .ranges import parameter_tests
 
@@ -144,7 +144,7 @@ def test_exit_and_stack_order():
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_conservation_activation_stack():
     """BMC, depth 20 (about 3 minutes), on 2 warps, 2 banks x 1 line, 2 registers, up to 2
-    entries (the harness of :mod:`tb.regless.formal_capacity_manager`): free-line
+    entries (the harness of :mod:`gpurf.tb.regless.formal_capacity_manager`): free-line
     conservation per bank, ACTIVE only after every entry was taken and acknowledged, a
     consistent stack. (k-induction does not close: the queues' memories are not visible to
     the harness.)"""

@@ -8,13 +8,13 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from golden.regless.compressor import expand, match_pattern
-from hw.registry import get_block
-from hw.regless.compressor import Compressor, CompressorConfig, PatternMatch
-from hw.regless.layouts import PatternState
-from sim.formal import missing_solver, prove
-from tb.regless.formal_compressor import CompressorFormal
-from tb.regless.test_compressor import directed_values
+from gpurf.golden.regless.compressor import expand, match_pattern
+from gpurf.hw.registry import get_block
+from gpurf.hw.regless.compressor import Compressor, CompressorConfig, PatternMatch
+from gpurf.hw.regless.layouts import PatternState
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.regless.formal_compressor import CompressorFormal
+from gpurf.tb.regless.test_compressor import directed_values
 
 from .ranges import parameter_tests
 

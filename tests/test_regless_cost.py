@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from hw.regless.banked_rf import BankedRfConfig
-from hw.regless.osu import OsuConfig
-from synth.costs import has_cost_report
-from synth.regless import FIG11, Fig11Setup, fig11_rows, format_report
+from gpurf.hw.regless.banked_rf import BankedRfConfig
+from gpurf.hw.regless.osu import OsuConfig
+from gpurf.synth.costs import has_cost_report
+from gpurf.synth.regless import FIG11, Fig11Setup, fig11_rows, format_report
 
 TINY = Fig11Setup(osu_lines=(4, 8), rf_entries=16, shards=4, design_lines=4,
                   common={"lanes": 2, "data_width": 4, "warps": 2, "banks": 2},

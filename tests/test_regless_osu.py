@@ -3,9 +3,9 @@
 
 import pytest
 
-from hw.registry import get_block
-from hw.regless.osu import Osu, OsuConfig
-from synth.flow import storage
+from gpurf.hw.registry import get_block
+from gpurf.hw.regless.osu import Osu, OsuConfig
+from gpurf.synth.flow import storage
 
 from .ranges import parameter_tests
 

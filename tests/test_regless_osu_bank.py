@@ -4,12 +4,12 @@ SymbiYosys proof of the list and dirty-value invariants."""
 
 import pytest
 
-from golden.regless.osu_bank import Line, allocation_choice
-from hw.registry import get_block
-from hw.regless.osu_bank import OsuBank, OsuBankConfig
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.regless.formal_osu_bank import OsuBankFormal
+from gpurf.golden.regless.osu_bank import Line, allocation_choice
+from gpurf.hw.registry import get_block
+from gpurf.hw.regless.osu_bank import OsuBank, OsuBankConfig
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.regless.formal_osu_bank import OsuBankFormal
 
 from .ranges import parameter_tests
 

@@ -4,13 +4,13 @@ defaults (the cocotb benches run it on the RTL: ``tests/test_cosim.py -k shard``
 import pytest
 from amaranth.sim import Simulator
 
-from golden.regless.shard import Shard as GoldenShard
-from golden.regless.shard import Transfer as GoldenTransfer
-from hw.registry import get_block
-from hw.regless.shard import Shard, ShardConfig, Transfer
-from tb.harness import run_golden
-from tb.regless.test_shard import all_warps
-from tb.regless.workload import run_regions
+from gpurf.golden.regless.shard import Shard as GoldenShard
+from gpurf.golden.regless.shard import Transfer as GoldenTransfer
+from gpurf.hw.registry import get_block
+from gpurf.hw.regless.shard import Shard, ShardConfig, Transfer
+from gpurf.tb.harness import run_golden
+from gpurf.tb.regless.test_shard import all_warps
+from gpurf.tb.regless.workload import run_regions
 
 SMALL = {"lines": 8, "banks": 2, "warps": 4, "regs": 8, "lanes": 4, "data_width": 4,
          "compressor_lines": 2, "max_entries": 16}

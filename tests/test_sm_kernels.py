@@ -9,13 +9,13 @@ import subprocess
 import numpy as np
 import pytest
 
-from sim.kernels import kernel_dir, kernel_names, workload_names
-from sim.ptx.parser import parse_ptx
-from sim.sm import ExecutionError, ThreadBlock, run_kernel
-from sim.sm.launch import LaunchError, load_launch
-from sim.sm.memory import GlobalMemory
-from sim.sm.program import Program
-from sim.sm.run import UnknownKernelError, check_params
+from gpurf.sim.kernels import kernel_dir, kernel_names, workload_names
+from gpurf.sim.ptx.parser import parse_ptx
+from gpurf.sim.sm import ExecutionError, ThreadBlock, run_kernel
+from gpurf.sim.sm.launch import LaunchError, load_launch
+from gpurf.sim.sm.memory import GlobalMemory
+from gpurf.sim.sm.program import Program
+from gpurf.sim.sm.run import UnknownKernelError, check_params
 
 NVCC = shutil.which("nvcc")
 

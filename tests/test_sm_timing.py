@@ -6,16 +6,16 @@ import re
 
 import pytest
 
-from sim.cli import main
-from sim.kernels import workload_names
-from sim.ptx.parser import parse_ptx
-from sim.sm import run_kernel
-from sim.sm.config import PRESETS, ConfigError, SMConfig, load_config
-from sim.sm.memory import GlobalMemory
-from sim.sm.program import Program
-from sim.sm.stats import STALLS
-from sim.sm.timing import TimingSM
-from sim.sm.warp import ThreadBlock
+from gpurf.sim.cli import main
+from gpurf.sim.kernels import workload_names
+from gpurf.sim.ptx.parser import parse_ptx
+from gpurf.sim.sm import run_kernel
+from gpurf.sim.sm.config import PRESETS, ConfigError, SMConfig, load_config
+from gpurf.sim.sm.memory import GlobalMemory
+from gpurf.sim.sm.program import Program
+from gpurf.sim.sm.stats import STALLS
+from gpurf.sim.sm.timing import TimingSM
+from gpurf.sim.sm.warp import ThreadBlock
 
 HEAD = ".version 9.0\n.target sm_80\n.address_size 64\n"
 

@@ -15,7 +15,7 @@ from amaranth.sim import Simulator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from golden.subcore.assignment import (
+from gpurf.golden.subcore.assignment import (
     decode_table,
     encode_table,
     rr_subcore,
@@ -25,8 +25,8 @@ from golden.subcore.assignment import (
     srr_table,
     table_subcore,
 )
-from golden.subcore.subcore_assigner import SubcoreAssigner as GoldenSubcoreAssigner
-from hw.subcore.subcore_assigner import (
+from gpurf.golden.subcore.subcore_assigner import SubcoreAssigner as GoldenSubcoreAssigner
+from gpurf.hw.subcore.subcore_assigner import (
     MODE_HASHED,
     MODE_ROUND_ROBIN,
     RR_ENTRY,

@@ -2,11 +2,11 @@
 
 import pytest
 
-from sim.formal import missing_solver, prove
-from tb.subcore.formal_operand_collector import OperandCollectorFormal
-from tb.subcore.formal_rba_scorer import RbaScorerFormal
-from tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
-from tb.subcore.formal_warp_selector import WarpSelectorFormal
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
+from gpurf.tb.subcore.formal_rba_scorer import RbaScorerFormal
+from gpurf.tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
+from gpurf.tb.subcore.formal_warp_selector import WarpSelectorFormal
 
 pytestmark = pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 

@@ -5,9 +5,13 @@ import pytest
 from amaranth import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from golden.subcore.operand_collector import bank_of
-from hw.registry import get_block
-from hw.subcore.operand_collector import CollectorUnit, OperandCollector, OperandCollectorConfig
+from gpurf.golden.subcore.operand_collector import bank_of
+from gpurf.hw.registry import get_block
+from gpurf.hw.subcore.operand_collector import (
+    CollectorUnit,
+    OperandCollector,
+    OperandCollectorConfig,
+)
 
 from .ranges import parameter_tests, range_ends_test
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from amaranth.hdl import Fragment, UnusedElaboratable
 
-from golden.subcore.rba_scorer import RbaScorer as GoldenRbaScorer
-from golden.subcore.rba_scorer import rba_score
-from hw.subcore.rba_scorer import RbaScorer, RbaScorerConfig
-from tb.harness import simulate_amaranth
-from tb.subcore.test_rba_scorer import STIMULI, pack_queues, pack_slots
+from gpurf.golden.subcore.rba_scorer import RbaScorer as GoldenRbaScorer
+from gpurf.golden.subcore.rba_scorer import rba_score
+from gpurf.hw.subcore.rba_scorer import RbaScorer, RbaScorerConfig
+from gpurf.tb.harness import simulate_amaranth
+from gpurf.tb.subcore.test_rba_scorer import STIMULI, pack_queues, pack_slots
 
 PAPER_OPERANDS = [(1, 0), (1, 0), (1, 1)]
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from golden.subcore.warp_selector import select_warp
-from hw.registry import get_block
-from hw.subcore.warp_selector import WarpSelector
-from sim.verilog import verilog_text
+from gpurf.golden.subcore.warp_selector import select_warp
+from gpurf.hw.registry import get_block
+from gpurf.hw.subcore.warp_selector import WarpSelector
+from gpurf.sim.verilog import verilog_text
 
 
 @pytest.mark.parametrize(("params", "error", "message"), [

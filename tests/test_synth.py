@@ -3,9 +3,9 @@ flip-flops counted, transistors from ``stat -tech cmos``, depth from ``ltp``."""
 
 import pytest
 
-from hw.registry import get_block
-from synth.flow import SRAM_TRANSISTORS_PER_BIT, synthesize, synthesize_design
-from synth.subcore import IssueStage
+from gpurf.hw.registry import get_block
+from gpurf.synth.flow import SRAM_TRANSISTORS_PER_BIT, synthesize, synthesize_design
+from gpurf.synth.subcore import IssueStage
 
 
 def test_issue_stage_banks_stay_memories(tmp_path):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from golden.wir.h3_hash import h3
-from hw.registry import get_block
-from hw.wir.h3_hash import H3Hash, H3HashConfig, h3_matrix
-from synth.wir import xor_depth
-from tb.wir.test_h3_hash import zero_hash_differences
+from gpurf.golden.wir.h3_hash import h3
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.h3_hash import H3Hash, H3HashConfig, h3_matrix
+from gpurf.synth.wir import xor_depth
+from gpurf.tb.wir.test_h3_hash import zero_hash_differences
 
 from .ranges import parameter_tests
 

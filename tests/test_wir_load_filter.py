@@ -1,11 +1,11 @@
 # amaranth: UnusedElaboratable=no
 """Parameters, state and the load-reuse rules of ``wir.load_filter``."""
 
-from golden.wir.load_filter import load_answer
-from hw.registry import get_block
-from hw.wir.layouts import LoadKind
-from hw.wir.load_filter import LoadFilter, LoadFilterConfig
-from synth.flow import storage
+from gpurf.golden.wir.load_filter import load_answer
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.layouts import LoadKind
+from gpurf.hw.wir.load_filter import LoadFilter, LoadFilterConfig
+from gpurf.synth.flow import storage
 
 from .ranges import parameter_tests
 

@@ -3,9 +3,9 @@
 
 import pytest
 
-from hw.registry import get_block
-from hw.wir.pending_retry import PendingRetry, PendingRetryConfig
-from synth.flow import storage
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.pending_retry import PendingRetry, PendingRetryConfig
+from gpurf.synth.flow import storage
 
 from .ranges import parameter_tests
 

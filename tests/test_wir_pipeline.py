@@ -12,9 +12,9 @@ import pytest
 from amaranth import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from hw.wir.layouts import AllocKind, LoadKind
-from hw.wir.register_alloc import RegisterAlloc
-from hw.wir.rename_reuse import RenameReuse
+from gpurf.hw.wir.layouts import AllocKind, LoadKind
+from gpurf.hw.wir.register_alloc import RegisterAlloc
+from gpurf.hw.wir.rename_reuse import RenameReuse
 
 SMALL_RR = {"warps": 4, "regs": 4, "pregs": 16, "entries": 8, "opcode_bits": 4,
             "imm_bits": 6, "blocks": 2, "barrier_bits": 2, "retry_depth": 4}

@@ -4,12 +4,12 @@ model's merge and protocol, and the SymbiYosys proof of the pool's invariants.""
 
 import pytest
 
-from golden.wir.register_pool import ProtocolError, merge_events
-from hw.registry import get_block
-from hw.wir.register_pool import RegisterPool, RegisterPoolConfig
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.wir.formal_register_pool import RegisterPoolFormal
+from gpurf.golden.wir.register_pool import ProtocolError, merge_events
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.register_pool import RegisterPool, RegisterPoolConfig
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.wir.formal_register_pool import RegisterPoolFormal
 
 from .ranges import parameter_tests
 

@@ -4,11 +4,11 @@ formal proof of their reference accounting."""
 
 import pytest
 
-from hw.registry import get_block
-from hw.wir.rename_table import RenameTable, RenameTableConfig
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.wir.formal_rename_table import RenameTableFormal
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.rename_table import RenameTable, RenameTableConfig
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.wir.formal_rename_table import RenameTableFormal
 
 from .ranges import parameter_tests
 

@@ -4,12 +4,12 @@
 
 import pytest
 
-from golden.wir.reuse_buffer import fold_index
-from hw.registry import get_block
-from hw.wir.reuse_buffer import ReuseBuffer, ReuseBufferConfig
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.wir.formal_reuse_buffer import ReuseBufferFormal
+from gpurf.golden.wir.reuse_buffer import fold_index
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.reuse_buffer import ReuseBuffer, ReuseBufferConfig
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.wir.formal_reuse_buffer import ReuseBufferFormal
 
 from .ranges import parameter_tests
 

@@ -4,11 +4,11 @@ the formal proof of its lookups and reference accounting."""
 
 import pytest
 
-from hw.registry import get_block
-from hw.wir.value_signature_buffer import ValueSignatureBuffer, ValueSignatureBufferConfig
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.wir.formal_value_signature_buffer import ValueSignatureBufferFormal
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer, ValueSignatureBufferConfig
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.wir.formal_value_signature_buffer import ValueSignatureBufferFormal
 
 from .ranges import parameter_tests
 

@@ -4,11 +4,11 @@ its coherence (a hit returns the register's current value)."""
 
 import pytest
 
-from hw.registry import get_block
-from hw.wir.verify_cache import VerifyCache, VerifyCacheConfig
-from sim.formal import missing_solver, prove
-from synth.flow import storage
-from tb.wir.formal_verify_cache import VerifyCacheFormal
+from gpurf.hw.registry import get_block
+from gpurf.hw.wir.verify_cache import VerifyCache, VerifyCacheConfig
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.synth.flow import storage
+from gpurf.tb.wir.formal_verify_cache import VerifyCacheFormal
 
 from .ranges import parameter_tests
 

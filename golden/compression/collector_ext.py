@@ -1,6 +1,6 @@
 """Golden model of ``compression.collector_ext``: per-operand fields and the parts received."""
 
-from hw.compression.collector_ext import CollectorExtConfig
+from gpurf.hw.compression.collector_ext import CollectorExtConfig
 
 from .value_extractor import data_positions, sign_extend, unpack_entry
 

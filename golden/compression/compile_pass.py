@@ -2,9 +2,9 @@
 range analysis, float formats from precision tuning, slice allocation and the indirection
 table, and the run that proves them safe.
 
-- :mod:`golden.compression.ranges`: integer ranges and widths (Section 4.2, Fig. 8).
-- :mod:`golden.compression.precision`: float formats, the quality metric and narrowing.
-- :mod:`golden.compression.slices`: slice allocation and the indirection entries (4.3).
+- :mod:`gpurf.golden.compression.ranges`: integer ranges and widths (Section 4.2, Fig. 8).
+- :mod:`gpurf.golden.compression.precision`: float formats, the quality metric and narrowing.
+- :mod:`gpurf.golden.compression.slices`: slice allocation and the indirection entries (4.3).
 
 :func:`compression_pass` puts them together for one kernel; :func:`tune_precision` is the
 quality-driven search of Section 4.1 (per kernel: the narrowest Table 3 format for every
@@ -15,7 +15,7 @@ Quality is assumed monotone in the format for the per-kernel search (binary sear
 Table 3); the chosen format's run is always one that passed.
 
 Proof by execution (:meth:`CompressionPass.enforcement` with
-:func:`golden.poison.run_enforced`): every value an instruction writes to a narrowed
+:func:`gpurf.golden.poison.run_enforced`): every value an instruction writes to a narrowed
 register is stored as the hardware stores it and read back from there:
 
 - an integer must fit its analysed width (signed: sign-extended back, else zero-extended),
@@ -33,10 +33,10 @@ register is stored as the hardware stores it and read back from there:
   positions come from the packed entries through the value extractor's ``unpack_entry``
   and ``data_positions`` (data slices fill ``m0`` then ``m1``, spec Fig. 3); the scatter
   and gather are the array form of the truncator's ``scatter`` and the extractor's
-  placement, and the floats go through :func:`~golden.compression.precision.narrow_lanes`,
+  placement, and the floats go through :func:`~gpurf.golden.compression.precision.narrow_lanes`,
   bit-exact with the truncator's ``narrow`` (tests/test_passes_compression.py).
 
-Registers "before" are :func:`sim.ptx.regalloc.allocate_registers`' count (32-bit
+Registers "before" are :func:`gpurf.sim.ptx.regalloc.allocate_registers`' count (32-bit
 registers, 64-bit values as pairs); "after" the slice allocation's. Predicates are in
 their own file and counted in neither.
 """
@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hw.compression.formats import FP32, FloatFormat
-from hw.compression.layouts import SLICE_BITS
-from sim.ptx.ir import Kernel
-from sim.ptx.liveness import liveness
-from sim.ptx.regalloc import allocate_registers
+from gpurf.hw.compression.formats import FP32, FloatFormat
+from gpurf.hw.compression.layouts import SLICE_BITS
+from gpurf.sim.ptx.ir import Kernel
+from gpurf.sim.ptx.liveness import liveness
+from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .precision import narrow_lanes, quality_error, table3_formats, widen_lanes
 from .ranges import IntWidth, LaunchRanges, range_analysis
@@ -77,14 +77,14 @@ class CompressionPass:
     ----------
     kernel : Kernel
     ints : dict
-        Integer register -> :class:`~golden.compression.ranges.IntWidth` (``None`` when
+        Integer register -> :class:`~gpurf.golden.compression.ranges.IntWidth` (``None`` when
         integers are not narrowed: their declared width).
     floats : dict
-        Float register -> :class:`~hw.compression.formats.FloatFormat`.
+        Float register -> :class:`~gpurf.hw.compression.formats.FloatFormat`.
     allocation : SliceAllocation
     before : int
         32-bit registers per thread of the uncompressed allocation
-        (:func:`sim.ptx.regalloc.allocate_registers`).
+        (:func:`gpurf.sim.ptx.regalloc.allocate_registers`).
     """
 
     kernel: Kernel
@@ -162,10 +162,10 @@ class CompressionPass:
     # -- enforcement ----------------------------------------------------------
     def enforcement(self, *, check: bool = True, emulate: bool = True,
                     name: str = "compression"):
-        """The :class:`golden.poison.Enforcement` of this pass (see the module docstring);
+        """The :class:`gpurf.golden.poison.Enforcement` of this pass (see the module docstring);
         ``emulate=False`` skips the physical register file (narrowing only: the tuning
         runs)."""
-        from golden.poison import Enforcement
+        from gpurf.golden.poison import Enforcement
 
         hook = _Storage(self, check, emulate, name)
         return Enforcement({}, [frozenset()] * len(self.kernel.instructions), name,
@@ -328,7 +328,7 @@ def compression_pass(kernel: Kernel | str, *, launch: LaunchRanges | None = None
         One format for every ``f32`` register, or register -> format (missing: fp32).
     """
     if isinstance(kernel, str):
-        from sim.sm.run import load_workload
+        from gpurf.sim.sm.run import load_workload
 
         launch = launch or LaunchRanges.of(kernel, size)
         kernel = load_workload(kernel)[1].kernel
@@ -360,7 +360,7 @@ def compression_pass(kernel: Kernel | str, *, launch: LaunchRanges | None = None
 def run_compressed(workload: str, cp: CompressionPass, size: str = "test", *,
                    check: bool = True, emulate: bool = True):
     """Run ``workload`` with ``cp`` enforced; return ``(run, quality error)``."""
-    from golden.poison import run_enforced
+    from gpurf.golden.poison import run_enforced
 
     run, _ = run_enforced(workload, cp.enforcement(check=check, emulate=emulate), size)
     return run, quality_error(run.outputs, run.expected)
@@ -373,8 +373,8 @@ def _workload_pass(workload, size, ints, floats):
 def tune_precision(workload: str, threshold: float = 0.0, *, size: str = "test",
                    per_register: bool = False) -> dict:
     """The float formats of ``workload`` meeting ``threshold`` (the quality metric of
-    :mod:`golden.compression.precision`) on its ``size`` input: register -> format."""
-    from sim.sm.run import load_workload
+    :mod:`gpurf.golden.compression.precision`) on its ``size`` input: register -> format."""
+    from gpurf.sim.sm.run import load_workload
 
     kernel = load_workload(workload)[1].kernel
     written = {d for ins in kernel.instructions for d in ins.dests}
@@ -412,7 +412,7 @@ def pressure_table(workloads=None, *, size: str = "paper", threshold: float = 0.
     declared widths), ``ints`` (integers narrowed, launch of ``size``), ``floats_perfect``
     / ``floats_high`` (floats only, tuned on the ``test`` input for quality 0 /
     ``threshold``), ``both_perfect`` / ``both_high``, and the formats chosen."""
-    from sim.kernels import one_per_kernel
+    from gpurf.sim.kernels import one_per_kernel
 
     rows = []
     for name in one_per_kernel(workloads):

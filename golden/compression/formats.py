@@ -16,7 +16,7 @@ from functools import cache
 from amaranth import Shape
 from amaranth.lib import data
 
-from hw.compression.formats import FloatFormat
+from gpurf.hw.compression.formats import FloatFormat
 
 __all__ = ["Decoded", "FieldCodec", "decode", "encode", "encode_nan", "pack", "unpack"]
 

@@ -4,7 +4,7 @@ from collections import deque
 
 from amaranth.lib import data
 
-from hw.compression.indirection_table import IndirectionTableConfig
+from gpurf.hw.compression.indirection_table import IndirectionTableConfig
 
 from .value_extractor import unpack_entry
 

@@ -1,8 +1,9 @@
 """Float precision of the compressed register file: narrowing whole warp registers at once,
 the quality metric, and the quality-driven search of paper Section 4.1.
 
-:func:`narrow_lanes` / :func:`widen_lanes` are :func:`golden.compression.value_truncator.narrow`
-and :func:`golden.compression.value_converter.widen` on numpy arrays (the enforced runs
+:func:`narrow_lanes` / :func:`widen_lanes` are
+:func:`gpurf.golden.compression.value_truncator.narrow`
+and :func:`gpurf.golden.compression.value_converter.widen` on numpy arrays (the enforced runs
 narrow every float a kernel writes; the scalar models take microseconds per value). They
 follow the same definitions (round to nearest, ties to even; overflow to infinity; tiny
 values to subnormals or zero; NaN payload kept at the top, lowest bit set if nothing is
@@ -19,8 +20,8 @@ quality" allows 10 %.
 
 import numpy as np
 
-from hw.compression.formats import FP32, TABLE3_WIDTHS, FloatFormat, table3_format
-from hw.compression.layouts import SLICE_BITS
+from gpurf.hw.compression.formats import FP32, TABLE3_WIDTHS, FloatFormat, table3_format
+from gpurf.hw.compression.layouts import SLICE_BITS
 
 __all__ = ["narrow_lanes", "quality_error", "round_trip", "table3_formats", "widen_lanes"]
 

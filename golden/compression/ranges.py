@@ -1,7 +1,7 @@
 """Integer range analysis of a PTX kernel (paper Section 4.2, Fig. 8): an interval per
 integer virtual register, with e-SSA-style branch refinement, giving each one a bit width.
 
-Abstract interpretation over the CFG (:mod:`sim.ptx.cfg`). A register's interval holds the
+Abstract interpretation over the CFG (:mod:`gpurf.sim.ptx.cfg`). A register's interval holds the
 *mathematical* values whose bits (modulo ``2^W``, ``W`` the register's declared width) it
 holds: an instruction reads a register as its type (``s32``, ``u16``, ``b64``: unsigned),
 and a value outside the type's range is reinterpreted (shifted by ``2^t``) or, if it would
@@ -38,8 +38,8 @@ complement signed number (sign-extended back); never more than the declared widt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sim.ptx.cfg import CFG, EXIT, build_cfg
-from sim.ptx.ir import Imm, Instruction, Kernel, Reg, Special, Sym, type_width
+from gpurf.sim.ptx.cfg import CFG, EXIT, build_cfg
+from gpurf.sim.ptx.ir import Imm, Instruction, Kernel, Reg, Special, Sym, type_width
 
 __all__ = [
     "IntWidth",
@@ -139,7 +139,7 @@ class LaunchRanges:
     @classmethod
     def of(cls, workload: str, size: str = "test") -> "LaunchRanges":
         """The ranges of ``workload``'s launch at ``size`` (its dims and scalar params)."""
-        from sim.sm.run import load_workload
+        from gpurf.sim.sm.run import load_workload
 
         spec, program, variant = load_workload(workload)
         launch = spec.make(size, variant)

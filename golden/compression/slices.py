@@ -2,12 +2,12 @@
 slices packed into physical registers of 8 slices, each part of an operand in one
 register, at most two parts, and the indirection table contents.
 
-Interference is per thread (:mod:`sim.ptx.liveness`): a register written by an instruction
+Interference is per thread (:mod:`gpurf.sim.ptx.liveness`): a register written by an instruction
 interferes with every register live after it, and the registers live at the entry with
 each other. Per-thread is enough for storage (unlike GReEneR's power gating): a write only
 touches the executing lanes and the operand's slices (the truncator's per-slice write
 mask), so lanes parked by divergence keep their slices. Unlike
-:func:`sim.ptx.regalloc.allocate_registers`, a ``mov``'s source and destination interfere
+:func:`gpurf.sim.ptx.regalloc.allocate_registers`, a ``mov``'s source and destination interfere
 (they may be stored in different widths).
 
 Greedy in order of first definition (linear-scan order), each operand placed where it
@@ -26,9 +26,9 @@ file and take no slices.
 
 from dataclasses import dataclass
 
-from hw.compression.layouts import SLICES
-from sim.ptx.ir import Kernel
-from sim.ptx.liveness import Liveness
+from gpurf.hw.compression.layouts import SLICES
+from gpurf.sim.ptx.ir import Kernel
+from gpurf.sim.ptx.liveness import Liveness
 
 from .value_extractor import data_positions, pack_entry, unpack_entry
 

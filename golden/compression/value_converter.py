@@ -1,7 +1,7 @@
 """Golden model of ``compression.value_converter``: exact widening of narrow floats."""
 
-from hw.compression.formats import FP32, FloatFormat
-from hw.compression.value_converter import ValueConverterConfig
+from gpurf.hw.compression.formats import FP32, FloatFormat
+from gpurf.hw.compression.value_converter import ValueConverterConfig
 
 from .formats import decode, encode, encode_nan, pack
 

@@ -2,14 +2,14 @@
 
 from amaranth.lib import data
 
-from hw.compression.layouts import (
+from gpurf.hw.compression.layouts import (
     SLICE_BITS,
     SLICES,
     THREAD_BITS,
     indirection_entry_layout,
     slice_layout,
 )
-from hw.compression.value_extractor import ValueExtractorConfig
+from gpurf.hw.compression.value_extractor import ValueExtractorConfig
 
 __all__ = [
     "Entry",

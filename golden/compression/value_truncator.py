@@ -7,14 +7,14 @@ Public functions (the round-trip tests of the other blocks use them): :func:`nar
 
 from collections.abc import Mapping
 
-from hw.compression.formats import FP32, FloatFormat
-from hw.compression.layouts import (
+from gpurf.hw.compression.formats import FP32, FloatFormat
+from gpurf.hw.compression.layouts import (
     SLICES,
     indirection_entry_layout,
     register_write_layout,
     slice_layout,
 )
-from hw.compression.value_truncator import ValueTruncatorConfig
+from gpurf.hw.compression.value_truncator import ValueTruncatorConfig
 
 from .formats import FieldCodec, decode, encode, encode_nan, pack
 

@@ -3,7 +3,7 @@ per warp, the list of in-flight decoded instructions ``(pc, registers)``."""
 
 from amaranth.lib import data
 
-from hw.greener.correction_table import CorrectionTableConfig
+from gpurf.hw.greener.correction_table import CorrectionTableConfig
 
 __all__ = ["CorrectionTable", "keep_on"]
 

@@ -10,8 +10,8 @@ bookkeepings check each other.
 from amaranth import Shape
 from amaranth.lib import data
 
-from hw.greener.layouts import PowerState
-from hw.greener.power_controller import STATES, TRANSITIONS, PowerControllerConfig
+from gpurf.hw.greener.layouts import PowerState
+from gpurf.hw.greener.power_controller import STATES, TRANSITIONS, PowerControllerConfig
 
 __all__ = ["FieldMap", "Ports", "PowerController", "decode_state", "next_state"]
 
@@ -192,7 +192,7 @@ class PowerController:
 
     def counters(self) -> dict[str, int]:
         """The accounting counters (unwrapped): ``cycles_<state>`` and the transitions, as
-        :func:`golden.greener.energy.leakage_energy` takes them."""
+        :func:`gpurf.golden.greener.energy.leakage_energy` takes them."""
         return {**{f"cycles_{s}": n for s, n in self.cycles.items()}, **self.transitions}
 
     def _outputs(self, heads, population) -> dict:

@@ -21,11 +21,11 @@ higher of its source states (ON > SLEEP > OFF) — both choices are never less s
 
 Interpretations:
 
-- Registers are physical (the paper runs on PTXPlus): :func:`golden.dataflow.register_keys`;
+- Registers are physical (the paper runs on PTXPlus): :func:`gpurf.golden.dataflow.register_keys`;
   a 64-bit operand covers two registers and takes the higher of their two states.
   Predicates are registers ``P<n>`` with their own states (the paper's Fig. 3a gives
   ``$p2`` one); consumers without a predicate power domain ignore them.
-- ``isLive`` is warp-level liveness (:func:`golden.dataflow.warp_liveness`), not the
+- ``isLive`` is warp-level liveness (:func:`gpurf.golden.dataflow.warp_liveness`), not the
   per-thread liveness the paper cites: a warp register is gated for all 32 lanes, and
   lanes parked by divergence still need their values. This only turns some OFF into
   SLEEP; ``Dist`` is the paper's.
@@ -39,11 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from golden.dataflow import EXIT, KernelFlow, kernel_flow
-from golden.poison import Enforcement, run_enforced
-from hw.greener.layouts import PowerState
-from hw.params import check_int
-from sim.ptx.ir import Kernel
+from gpurf.golden.dataflow import EXIT, KernelFlow, kernel_flow
+from gpurf.golden.poison import Enforcement, run_enforced
+from gpurf.hw.greener.layouts import PowerState
+from gpurf.hw.params import check_int
+from gpurf.sim.ptx.ir import Kernel
 
 __all__ = ["DEFAULT_THRESHOLD", "OperandPower", "PowerPass", "distances", "operand_cycles",
            "power_pass", "sleep_reg_pass"]

@@ -3,7 +3,7 @@ warp, the multiset of source registers reserved by issued instructions."""
 
 from amaranth.lib import data
 
-from hw.greener.scoreboard_ext import ScoreboardExtConfig
+from gpurf.hw.greener.scoreboard_ext import ScoreboardExtConfig
 
 __all__ = ["ScoreboardExt", "fits", "touches"]
 

@@ -2,13 +2,13 @@
 spec: the warp stack is a Python list (index 0 the top), the per-bank queues are deques of
 ``lines / banks`` entries, the per-warp state, usage, outstanding writes and pending entries
 are dictionaries. The rules (and the latencies they give) are those stated in
-:class:`hw.regless.capacity_manager.CapacityManager`."""
+:class:`gpurf.hw.regless.capacity_manager.CapacityManager`."""
 
 import copy
 from collections import deque
 
-from hw.regless.capacity_manager import CapacityManagerConfig
-from hw.regless.layouts import RegionWord, WarpState
+from gpurf.hw.regless.capacity_manager import CapacityManagerConfig
+from gpurf.hw.regless.layouts import RegionWord, WarpState
 
 __all__ = ["CapacityManager", "done_word", "fits", "region_words"]
 

@@ -43,7 +43,7 @@ placement satisfy it, so the post-dominator placement is exactly as safe as the 
 and the enforcement runs (tests/test_passes_regless.py) check both.
 """
 
-from sim.ptx.cfg import EXIT, dominator_tree
+from gpurf.sim.ptx.cfg import EXIT, dominator_tree
 
 __all__ = ["entry_invalidations", "live_ranges", "post_dominator_invalidations",
            "region_graph"]
@@ -54,7 +54,7 @@ ENTRY = -1
 
 def region_graph(cfg, spans) -> list[tuple[int, ...]]:
     """Per region (``spans``: ``(block, start, end)`` in pc order), its successor regions
-    (:data:`~sim.ptx.cfg.EXIT` for the kernel's exit)."""
+    (:data:`~gpurf.sim.ptx.cfg.EXIT` for the kernel's exit)."""
     first = {start: i for i, (_, start, _) in enumerate(spans)}
     succs = []
     for block, _, end in spans:

@@ -29,7 +29,7 @@ an **invalidating** preload (its L1 copy is dropped, ``r2`` of Fig. 6). A live r
 control flow kills (live at the end of a region, dead at the entry of a successor: ``r3``
 of Fig. 6) is **invalidated** once, at the entry of the region that post-dominates its
 definitions and death points (Section 4.4; the rule is stated in
-:mod:`golden.regless.invalidation`); ``RegionConfig(invalidation="entry")`` instead
+:mod:`gpurf.golden.regless.invalidation`); ``RegionConfig(invalidation="entry")`` instead
 invalidates it at the entry of every region where it becomes dead (the placement before
 the post-dominator was computed), for comparison (:func:`invalidation_table`).
 
@@ -47,7 +47,7 @@ liveness, plus:
 
 Liveness: live ranges do not end at a soft definition (the pass' own backward dataflow
 on physical registers, a soft definition being a use and not a kill), made warp-level as
-in :func:`golden.dataflow.warp_liveness`: registers the waiting lanes need are live on the
+in :func:`gpurf.golden.dataflow.warp_liveness`: registers the waiting lanes need are live on the
 side of the branch that runs meanwhile. Unlike that function (which adds the fall-through's
 and the reconvergence point's needs to both sides, right for the functional model, which
 runs the taken side first), :func:`parking` adds to each side the other side's entry and
@@ -63,7 +63,7 @@ range dying on several edges gets one.
 
 Interpretations:
 
-- Registers are the allocator's physical 32-bit registers (:func:`golden.dataflow.
+- Registers are the allocator's physical 32-bit registers (:func:`gpurf.golden.dataflow.
   register_keys`; a 64-bit value is two registers, in two banks); predicates are not staged
   in the OSU (the GPU keeps them in their own file) and get no annotation.
 - Bank usage is per bank the most lines held at once in the region, for warp 0; warp ``w``
@@ -85,15 +85,15 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from golden.dataflow import EXIT, KernelFlow, kernel_flow
-from golden.poison import ALL_LANES, Enforcement
-from golden.regless.invalidation import (
+from gpurf.golden.dataflow import EXIT, KernelFlow, kernel_flow
+from gpurf.golden.poison import ALL_LANES, Enforcement
+from gpurf.golden.regless.invalidation import (
     entry_invalidations,
     post_dominator_invalidations,
     region_graph,
 )
-from hw.params import check_bool, check_choice, check_int, check_int_choice
-from sim.ptx.ir import Kernel
+from gpurf.hw.params import check_bool, check_choice, check_int, check_int_choice
+from gpurf.sim.ptx.ir import Kernel
 
 __all__ = ["INVALIDATION_CHOICES", "Region", "RegionConfig", "RegionPass", "global_load_uses",
            "invalidation_table", "is_soft_def", "parking", "region_table", "regless_pass",
@@ -125,7 +125,7 @@ class RegionConfig:
     invalidation : str
         Where a register dead by control flow is invalidated: ``"post_dominator"`` (the
         paper: once per live range, in the post-dominator of its definitions and death
-        points, :mod:`golden.regless.invalidation`) or ``"entry"`` (at the entry of every
+        points, :mod:`gpurf.golden.regless.invalidation`) or ``"entry"`` (at the entry of every
         region where it becomes dead).
     """
 
@@ -547,7 +547,7 @@ class RegionPass:
         return result
 
     def enforcement(self) -> Enforcement:
-        """The annotations as poison (:mod:`golden.poison`). Per warp the run keeps, besides
+        """The annotations as poison (:mod:`gpurf.golden.poison`). Per warp the run keeps, besides
         the OSU view (``poison``: lanes this region cannot read), the lanes whose value
         the backing store (L1) has lost (``scratch["lost"]``: erased, invalidated, or
         never written into a line that was then written back). At a region's entry:
@@ -655,8 +655,8 @@ def regless_pass(kernel: Kernel | KernelFlow, **config) -> RegionPass:
 def region_table(workloads=None, **config) -> list[dict]:
     """:meth:`RegionPass.summary` of every workload's kernel (the paper's Table 2 analog,
     static), once per distinct kernel file."""
-    from sim.kernels import one_per_kernel
-    from sim.sm.run import load_workload
+    from gpurf.sim.kernels import one_per_kernel
+    from gpurf.sim.sm.run import load_workload
 
     rows = []
     for name in one_per_kernel(workloads):
@@ -670,8 +670,8 @@ def invalidation_table(workloads=None, **config) -> list[dict]:
     """Per kernel (once per kernel file), the invalidations placed (static count) with each
     placement of :attr:`RegionConfig.invalidation`, the registers whose invalidation
     moved, and the invalidating preloads (the same with both)."""
-    from sim.kernels import one_per_kernel
-    from sim.sm.run import load_workload
+    from gpurf.sim.kernels import one_per_kernel
+    from gpurf.sim.sm.run import load_workload
 
     rows = []
     for name in one_per_kernel(workloads):

@@ -4,8 +4,8 @@ model of the transfer unit, evaluated in the order their signals flow within a c
 from collections import Counter
 from dataclasses import asdict
 
-from hw.regless.layouts import CompressorOp, L1Op, TransferPhase
-from hw.regless.shard import ShardConfig
+from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
+from gpurf.hw.regless.shard import ShardConfig
 
 from .capacity_manager import CapacityManager
 from .compressor import Compressor
@@ -18,7 +18,7 @@ _L1_OPS = {CompressorOp.PRELOAD: L1Op.READ, CompressorOp.EVICT: L1Op.WRITE,
 
 
 class Transfer:
-    """The transfer unit of :class:`hw.regless.shard.Transfer`: one OSU request at a time,
+    """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: one OSU request at a time,
     through the compressor and then, if the compressor does not hold the value, L1."""
 
     def __init__(self, config: ShardConfig):

@@ -10,9 +10,9 @@ RR repeats every ``N`` warps and SRR every ``N*N``, both dividing ``4 * depth``.
 
 import random
 
-from hw.params import check_int
-from hw.subcore.layouts import hash_entry_layout
-from hw.subcore.subcore_assigner import (
+from gpurf.hw.params import check_int
+from gpurf.hw.subcore.layouts import hash_entry_layout
+from gpurf.hw.subcore.subcore_assigner import (
     DEPTHS,
     TABLE_SUBCORES,
     WARPS_PER_ENTRY,

@@ -5,7 +5,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import cache
 
-from hw.subcore.operand_collector import OperandCollectorConfig
+from gpurf.hw.subcore.operand_collector import OperandCollectorConfig
 
 __all__ = ["OperandCollector", "bank_of"]
 

@@ -4,7 +4,7 @@ from collections import deque
 
 from amaranth.lib import data
 
-from hw.subcore.rba_scorer import RbaScorerConfig
+from gpurf.hw.subcore.rba_scorer import RbaScorerConfig
 
 __all__ = ["RbaScorer", "rba_score"]
 

@@ -2,7 +2,7 @@
 
 from collections import deque
 
-from hw.subcore.subcore_assigner import MODE_HASHED, WARPS_PER_ENTRY, SubcoreAssignerConfig
+from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, WARPS_PER_ENTRY, SubcoreAssignerConfig
 
 from .assignment import decode_table, rr_subcore, rr_table
 

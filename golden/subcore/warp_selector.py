@@ -2,7 +2,7 @@
 
 from amaranth.lib import data
 
-from hw.subcore.warp_selector import WarpSelectorConfig
+from gpurf.hw.subcore.warp_selector import WarpSelectorConfig
 
 __all__ = ["WarpSelector", "pick_warp", "select_warp"]
 

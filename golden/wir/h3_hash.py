@@ -1,7 +1,7 @@
 """Golden model of ``wir.h3_hash``: the spec's definition, output bit ``j`` = XOR of the
-input bits ``i`` with ``Q[i][j] = 1`` (``Q`` from :func:`hw.wir.h3_hash.h3_matrix`)."""
+input bits ``i`` with ``Q[i][j] = 1`` (``Q`` from :func:`gpurf.hw.wir.h3_hash.h3_matrix`)."""
 
-from hw.wir.h3_hash import H3HashConfig
+from gpurf.hw.wir.h3_hash import H3HashConfig
 
 __all__ = ["H3Hash", "h3"]
 

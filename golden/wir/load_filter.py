@@ -1,8 +1,8 @@
 """Golden model of ``wir.load_filter``, written from the paper's Section VI-A: per warp the set
 of memory spaces it stored to since its block's last barrier, per block its barrier count."""
 
-from hw.wir.layouts import LoadKind
-from hw.wir.load_filter import LoadFilterConfig
+from gpurf.hw.wir.layouts import LoadKind
+from gpurf.hw.wir.load_filter import LoadFilterConfig
 
 __all__ = ["LoadFilter", "load_answer"]
 

@@ -4,7 +4,7 @@ its entry is still pending."""
 
 from collections import deque
 
-from hw.wir.pending_retry import PendingRetryConfig
+from gpurf.hw.wir.pending_retry import PendingRetryConfig
 
 __all__ = ["PendingRetry"]
 

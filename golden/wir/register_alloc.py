@@ -3,8 +3,8 @@ the golden H3 hash and value signature buffer behind a two-cycle pipeline (hash,
 
 from collections import deque
 
-from hw.wir.layouts import AllocKind
-from hw.wir.register_alloc import RegisterAllocConfig
+from gpurf.hw.wir.layouts import AllocKind
+from gpurf.hw.wir.register_alloc import RegisterAllocConfig
 
 from .h3_hash import H3Hash
 from .value_signature_buffer import ValueSignatureBuffer

@@ -4,7 +4,7 @@ from collections import Counter, deque
 
 from amaranth.lib import data
 
-from hw.wir.register_pool import RegisterPoolConfig
+from gpurf.hw.wir.register_pool import RegisterPoolConfig
 
 __all__ = ["ProtocolError", "RegisterPool", "merge_events"]
 

@@ -4,8 +4,8 @@ chained by two pipeline registers (rename stage, reuse stage)."""
 
 from amaranth.lib import data
 
-from hw.wir.rename_reuse import SOURCES, RenameReuseConfig
-from hw.wir.reuse_buffer import DEC_PORTS, INC_PORTS
+from gpurf.hw.wir.rename_reuse import SOURCES, RenameReuseConfig
+from gpurf.hw.wir.reuse_buffer import DEC_PORTS, INC_PORTS
 
 from .load_filter import LoadFilter
 from .pending_retry import PendingRetry

@@ -1,8 +1,8 @@
 """Golden model of ``wir.rename_table``, from the paper's Sections V-B and V-D: per warp a
 map from logical registers to ``(preg, pin)``; absent = invalid (all absent at start)."""
 
-from hw.wir.layouts import preg_ref_layout
-from hw.wir.rename_table import RenameTableConfig
+from gpurf.hw.wir.layouts import preg_ref_layout
+from gpurf.hw.wir.rename_table import RenameTableConfig
 
 __all__ = ["RenameTable"]
 

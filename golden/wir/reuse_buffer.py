@@ -3,7 +3,7 @@ spec: a list of entries, each ``None`` (invalid) or a dict ``{tag, result, pendi
 
 from amaranth.lib import data
 
-from hw.wir.reuse_buffer import ReuseBufferConfig
+from gpurf.hw.wir.reuse_buffer import ReuseBufferConfig
 
 __all__ = ["ReuseBuffer", "fold_index"]
 

@@ -1,8 +1,8 @@
 """Golden model of ``wir.value_signature_buffer``, from the paper's Section V-A: a
 direct-indexed map from result hashes to the physical registers holding those values."""
 
-from hw.wir.layouts import preg_ref_layout
-from hw.wir.value_signature_buffer import ValueSignatureBufferConfig
+from gpurf.hw.wir.layouts import preg_ref_layout
+from gpurf.hw.wir.value_signature_buffer import ValueSignatureBufferConfig
 
 __all__ = ["ValueSignatureBuffer"]
 

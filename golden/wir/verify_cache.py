@@ -4,7 +4,7 @@ a verify-read miss and invalidated by any write to the register."""
 
 from amaranth.lib import data
 
-from hw.wir.verify_cache import VerifyCacheConfig
+from gpurf.hw.wir.verify_cache import VerifyCacheConfig
 
 __all__ = ["VerifyCache"]
 

@@ -4,7 +4,7 @@ converter, value truncator, extended collector unit.
 Paper: ``shared/papers/static-data-compression-rf.md``; reading: ``shared/spec/compression.md``.
 """
 
-from hw.registry import Block
+from gpurf.hw.registry import Block
 
 from .collector_ext import CollectorExt
 from .indirection_table import DESTINATION, IndirectionTable

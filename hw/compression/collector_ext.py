@@ -6,7 +6,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, index_bits
+from gpurf.hw.params import check_int, index_bits
 
 from .indirection_table import onehot_decode
 from .layouts import (

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from amaranth.lib import data
 
-from hw.params import check_int, check_int_choice
+from gpurf.hw.params import check_int, check_int_choice
 
 from .layouts import SLICE_BITS, float_layout
 

@@ -6,7 +6,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from gpurf.hw.params import check_int
 
 from .formats import FP32, FloatFormat, resolve_formats, table3_format
 from .layouts import warp_register_layout

@@ -6,7 +6,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from gpurf.hw.params import check_int
 
 from .layouts import (
     SLICE_BITS,
@@ -183,7 +183,7 @@ class ValueExtractor(wiring.Component):
     split operand; an unsplit signed operand (``is_signed``, ``m1 = 0``) is sign-extended from
     its top data bit. ``part`` 1 of an unsplit entry gives zero. The collector unit ORs the
     two parts of a split operand and then sign-extends them
-    (:class:`~hw.compression.collector_ext.CollectorExt`; **spec interpretation**).
+    (:class:`~gpurf.hw.compression.collector_ext.CollectorExt`; **spec interpretation**).
 
     Input protocol (asserted by the golden model): ``m0`` is not zero, the entry holds at
     most 8 data slices, and the masks do not overlap when ``r0 == r1``.

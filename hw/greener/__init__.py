@@ -3,7 +3,7 @@
 Paper: ``shared/papers/greener-rf-leakage.md``; reading: ``shared/spec/greener.md``.
 """
 
-from hw.registry import Block
+from gpurf.hw.registry import Block
 
 from .correction_table import CorrectionTable
 from .power_controller import PowerController

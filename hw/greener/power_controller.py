@@ -7,8 +7,8 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import ripple_add
-from hw.params import check_choice, check_int, index_bits
+from gpurf.hw.gates import ripple_add
+from gpurf.hw.params import check_choice, check_int, index_bits
 
 from .layouts import PowerState, head_layout, keep_on_layout, set_state_layout
 

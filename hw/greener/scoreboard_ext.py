@@ -8,7 +8,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from gpurf.hw.params import check_int
 
 from .layouts import scoreboard_check_layout, scoreboard_release_layout, scoreboard_reserve_layout
 

@@ -3,7 +3,7 @@
 Paper: ``shared/papers/regless-micro17.md``; reading: ``shared/spec/regless.md``.
 """
 
-from hw.registry import Block
+from gpurf.hw.registry import Block
 
 from .banked_rf import BankedRf
 from .capacity_manager import CapacityManager

@@ -7,9 +7,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import ripple_add
-from hw.params import check_int, check_int_choice, index_bits
-from hw.signatures import valid_only
+from gpurf.hw.gates import ripple_add
+from gpurf.hw.params import check_int, check_int_choice, index_bits
+from gpurf.hw.signatures import valid_only
 
 from .layouts import banked_rf_write_layout, osu_ref_layout, warp_value_layout
 from .osu import BANK_CHOICES
@@ -165,7 +165,7 @@ class BankedRf(wiring.Component):
 
     def _place(self, m, name, ref):
         """One-hot bank and row of ``ref`` (``{warp, reg}``), from one-bit gates
-        (:func:`hw.gates.ripple_add`; the row's ``warp * (regs / banks)`` as a sum of
+        (:func:`gpurf.hw.gates.ripple_add`; the row's ``warp * (regs / banks)`` as a sum of
         shifted copies of ``warp``)."""
         config = self.config
         bank = ripple_add(m, ref.warp, ref.reg, config.bank_bits, f"{name}_bank")

@@ -7,9 +7,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import ripple_add
-from hw.params import check_int
-from hw.signatures import valid_only
+from gpurf.hw.gates import ripple_add
+from gpurf.hw.params import check_int
+from gpurf.hw.signatures import valid_only
 
 from .layouts import (
     RegionWord,
@@ -122,7 +122,7 @@ class CapacityManagerConfig:
 class CapacityManager(wiring.Component):
     """The capacity manager of one shard (paper 5.1, Fig. 9).
 
-    **State** (flip-flops): per warp a :class:`~hw.regless.layouts.WarpState`
+    **State** (flip-flops): per warp a :class:`~gpurf.hw.regless.layouts.WarpState`
     (``INACTIVE -> PRELOADING -> ACTIVE -> DRAINING -> INACTIVE``), its region's bank usage,
     its outstanding writes per bank, its pending (not yet acknowledged) entries and an
     ``exited`` bit; the warp stack (a shift register, entry 0 the top, and its fill); the

@@ -7,8 +7,8 @@ from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import equals
-from hw.params import check_int, check_int_choice, index_bits
+from gpurf.hw.gates import equals
+from gpurf.hw.params import check_int, check_int_choice, index_bits
 
 from .layouts import (
     CompressorOp,

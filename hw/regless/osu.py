@@ -7,8 +7,8 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, check_int_choice, index_bits
-from hw.signatures import valid_only
+from gpurf.hw.params import check_int, check_int_choice, index_bits
+from gpurf.hw.signatures import valid_only
 
 from .layouts import (
     osu_ack_layout,
@@ -122,7 +122,7 @@ class Osu(wiring.Component):
 
     A register ``(warp, reg)`` lives in bank ``(warp + reg) & (banks - 1)`` (paper 5.2); a
     line is named ``{line, bank}`` (``osu_line_layout``). Every bank works as documented in
-    :mod:`hw.regless.osu_bank` (one tag operation per cycle, read > reserve > preload >
+    :mod:`gpurf.hw.regless.osu_bank` (one tag operation per cycle, read > reserve > preload >
     release; one data access, write > read > fill > eviction read-out); the OSU adds no
     state on the request side and no latency:
 
@@ -148,7 +148,7 @@ class Osu(wiring.Component):
     banks : int
         Banks, a power of two 2..32 (default 8).
     warps, regs, lanes, data_width : int
-        As :class:`~hw.regless.osu_bank.OsuBank` (defaults 16, 64, 32, 32).
+        As :class:`~gpurf.hw.regless.osu_bank.OsuBank` (defaults 16, 64, 32, 32).
 
     Attributes
     ----------

@@ -7,8 +7,8 @@ from amaranth import Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, index_bits
-from hw.signatures import valid_only
+from gpurf.hw.params import check_int, index_bits
+from gpurf.hw.signatures import valid_only
 
 from .layouts import (
     osu_fetch_layout,
@@ -29,7 +29,7 @@ __all__ = ["OsuBank", "OsuBankConfig"]
 @dataclass(frozen=True)
 class OsuBankConfig:
     """Validated parameters of an OSU bank and the widths derived from them (shared by
-    :class:`OsuBank`, its golden model and :class:`hw.regless.osu.OsuConfig`)."""
+    :class:`OsuBank`, its golden model and :class:`gpurf.hw.regless.osu.OsuConfig`)."""
 
     lines: int
     warps: int

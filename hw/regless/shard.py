@@ -7,9 +7,9 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import equals
-from hw.params import check_int
-from hw.signatures import valid_only
+from gpurf.hw.gates import equals
+from gpurf.hw.params import check_int
+from gpurf.hw.signatures import valid_only
 
 from .capacity_manager import CapacityManager, CapacityManagerConfig
 from .compressor import Compressor, CompressorConfig
@@ -195,8 +195,8 @@ class Transfer(wiring.Component):
 
 
 class Shard(wiring.Component):
-    """One RegLess shard: :class:`~hw.regless.capacity_manager.CapacityManager`,
-    :class:`~hw.regless.osu.Osu`, :class:`~hw.regless.compressor.Compressor` and the
+    """One RegLess shard: :class:`~gpurf.hw.regless.capacity_manager.CapacityManager`,
+    :class:`~gpurf.hw.regless.osu.Osu`, :class:`~gpurf.hw.regless.compressor.Compressor` and the
     :class:`Transfer` unit, wired as in the paper's Fig. 8 for one warp scheduler.
 
     Wiring: the CM's per-bank queues feed the OSU's preload ports and the OSU's
@@ -211,7 +211,7 @@ class Shard(wiring.Component):
       CM's ``written`` (**interpretation**: the writeback unit, which knows the warp of
       each result, reports the OSU write to the CM; the OSU's write port carries the line
       only);
-    - to L1: ``l1_request`` / ``l1_response`` (:func:`~hw.regless.layouts.
+    - to L1: ``l1_request`` / ``l1_response`` (:func:`~gpurf.hw.regless.layouts.
       shard_l1_request_layout`). The compressor and the transfer unit share the port: the
       transfer unit uses L1 only after the compressor has answered its request, and the
       compressor uses it only while serving one, so they never ask at once; a response goes

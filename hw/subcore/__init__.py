@@ -3,7 +3,7 @@
 Paper: ``shared/papers/subcore-partitioning-rba.md``; reading: ``shared/spec/subcore.md``.
 """
 
-from hw.registry import Block
+from gpurf.hw.registry import Block
 
 from .operand_collector import OperandCollector
 from .rba_scorer import RbaScorer

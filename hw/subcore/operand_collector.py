@@ -8,7 +8,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_choice, check_int, index_bits
+from gpurf.hw.params import check_choice, check_int, index_bits
 
 from .layouts import (
     dispatch_layout,

@@ -6,7 +6,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, index_bits
+from gpurf.hw.params import check_int, index_bits
 
 from .layouts import queue_len_layout, rba_operands_layout, score_vector_layout
 

@@ -6,7 +6,7 @@ from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, check_int_choice
+from gpurf.hw.params import check_int, check_int_choice
 
 from .layouts import hash_entry_layout
 

@@ -6,7 +6,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_bool, check_choice, check_int, index_bits
+from gpurf.hw.params import check_bool, check_choice, check_int, index_bits
 
 from .layouts import warp_slot_layout
 

@@ -3,7 +3,7 @@
 Paper: ``shared/papers/wir-warp-instruction-reuse.md``; reading: ``shared/spec/wir.md``.
 """
 
-from hw.registry import Block
+from gpurf.hw.registry import Block
 
 from .h3_hash import H3Hash
 from .load_filter import LoadFilter

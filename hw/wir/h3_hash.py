@@ -8,7 +8,7 @@ from amaranth import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
+from gpurf.hw.params import check_int
 
 __all__ = ["H3Hash", "H3HashConfig", "h3_matrix"]
 

@@ -6,8 +6,8 @@ from amaranth import Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, index_bits
-from hw.signatures import valid_only
+from gpurf.hw.params import check_int, index_bits
+from gpurf.hw.signatures import valid_only
 
 from .layouts import (
     LoadKind,

@@ -6,7 +6,7 @@ from amaranth import Module, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, check_int_choice
+from gpurf.hw.params import check_int, check_int_choice
 
 __all__ = ["DEPTH_CHOICES", "PendingRetry", "PendingRetryConfig"]
 

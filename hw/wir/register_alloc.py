@@ -8,8 +8,8 @@ from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int
-from hw.signatures import valid_only
+from gpurf.hw.params import check_int
+from gpurf.hw.signatures import valid_only
 
 from .h3_hash import H3Hash, H3HashConfig
 from .layouts import (

@@ -7,8 +7,8 @@ from amaranth import Cat, Const, Module, Mux, Shape, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import ripple_add
-from hw.params import check_choice, check_int, check_int_choice
+from gpurf.hw.gates import ripple_add
+from gpurf.hw.params import check_choice, check_int, check_int_choice
 
 from .layouts import preg_ref_layout, refcount_merge_layout
 

@@ -7,8 +7,8 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.params import check_int, check_int_choice
-from hw.signatures import valid_only
+from gpurf.hw.params import check_int, check_int_choice
+from gpurf.hw.signatures import valid_only
 
 from .layouts import (
     preg_ref_layout,

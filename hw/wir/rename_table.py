@@ -6,9 +6,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import equals, select
-from hw.params import check_int, index_bits
-from hw.signatures import valid_only
+from gpurf.hw.gates import equals, select
+from gpurf.hw.params import check_int, index_bits
+from gpurf.hw.signatures import valid_only
 
 from .layouts import (
     preg_ref_layout,

@@ -6,9 +6,9 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.gates import equals
-from hw.params import check_int, index_bits
-from hw.signatures import valid_only
+from gpurf.hw.gates import equals
+from gpurf.hw.params import check_int, index_bits
+from gpurf.hw.signatures import valid_only
 
 from .layouts import verify_fill_layout, verify_result_layout, warp_value_layout
 

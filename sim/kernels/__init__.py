@@ -1,7 +1,7 @@
 """The project's workloads: CUDA source, committed PTX and launch description per kernel.
 
 Each folder ``sim/kernels/<name>/`` holds ``kernel.cu``, ``kernel.ptx`` (``nvcc -ptx
--arch=sm_80 kernel.cu``, CUDA 13.0) and ``launch.toml`` (:mod:`sim.sm.launch`). A workload
+-arch=sm_80 kernel.cu``, CUDA 13.0) and ``launch.toml`` (:mod:`gpurf.sim.sm.launch`). A workload
 is named by its folder, or ``<folder>/<variant>`` for launch files with variants (the FMA
 microbenchmark's ``fma_subcore/balanced`` and ``fma_subcore/unbalanced``).
 """

@@ -1,6 +1,6 @@
 """Register liveness of a kernel, per block and per instruction.
 
-Backward dataflow over the :class:`~sim.ptx.cfg.CFG`:
+Backward dataflow over the :class:`~gpurf.sim.ptx.cfg.CFG`:
 ``live_out(B) = union of live_in(S) for S in succs(B)`` and
 ``live_in(B) = uses(B) | (live_out(B) - kills(B))``, iterated to a fixed point.
 

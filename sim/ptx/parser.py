@@ -1,6 +1,6 @@
 """Parser of the PTX subset nvcc emits for gpurf's kernels.
 
-:func:`parse_ptx` turns PTX text into a :class:`~sim.ptx.ir.Module`. Every construct it does
+:func:`parse_ptx` turns PTX text into a :class:`~gpurf.sim.ptx.ir.Module`. Every construct it does
 not know — a directive, an instruction, a modifier, an operand form — raises
 :class:`PtxError` whose message starts with ``file:line:`` and names what was found and what
 was expected; nothing is skipped silently. Comments, ``.pragma`` and the ``{ }`` scopes nvcc

@@ -1,6 +1,6 @@
 """Register allocation: PTX virtual registers to physical 32-bit registers.
 
-The allocator colours the interference graph built from :func:`~sim.ptx.liveness.liveness`:
+The allocator colours the interference graph built from :func:`~gpurf.sim.ptx.liveness.liveness`:
 a register written by an instruction interferes with every register live after it (except
 itself, and except the source of an unguarded register-to-register ``mov``, so copies can
 share a register). Registers are coloured greedily in order of their first definition —

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.kernels import kernel_dir, kernel_names
+from gpurf.sim.kernels import kernel_dir, kernel_names
 
 from .liveness import liveness
 from .parser import load_ptx

@@ -4,7 +4,7 @@
 :class:`KernelRun` (outputs, reference outputs, statistics). For step-by-step driving
 (a timing model), build :class:`ThreadBlock` objects and call :meth:`Warp.step`.
 ``run_kernel(name, size, timing=SMConfig())`` runs it on the timing model
-(:mod:`sim.sm.timing`, configured by :mod:`sim.sm.config`).
+(:mod:`gpurf.sim.sm.timing`, configured by :mod:`gpurf.sim.sm.config`).
 """
 
 from .config import SMConfig, load_config

@@ -1,6 +1,6 @@
 """Fast functional execution of thread blocks: warps at one instruction run as one array.
 
-:func:`run_blocks` runs a cohort of :class:`~sim.sm.warp.ThreadBlock` objects to completion
+:func:`run_blocks` runs a cohort of :class:`~gpurf.sim.sm.warp.ThreadBlock` objects to completion
 like :meth:`ThreadBlock.run`, but each round groups the ready warps of every block of the
 cohort by their next instruction and executes a group at once:
 
@@ -19,7 +19,7 @@ kernels, so the results equal a block-by-block, warp-by-warp run's.
 
 With ``traces`` (one :class:`WarpTrace` per warp) the run records what a timing model
 needs to replay each warp: its dynamic instruction sequence and, per global or shared
-access, the L1 requests it makes (:mod:`sim.sm.timing` replays them cycle by cycle).
+access, the L1 requests it makes (:mod:`gpurf.sim.sm.timing` replays them cycle by cycle).
 """
 
 import itertools

@@ -1,6 +1,6 @@
 """Configuration of the timing model: presets, a TOML file, ``key=value`` overrides.
 
-:class:`SMConfig` holds every parameter of :mod:`sim.sm.timing`, validated at construction
+:class:`SMConfig` holds every parameter of :mod:`gpurf.sim.sm.timing`, validated at construction
 (messages like ``cus must be an integer in 1..8, not 0``, as the blocks give). Presets
 (``PRESETS``) follow the papers' baselines (``shared/spec/golden-sm.md``):
 
@@ -31,7 +31,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from hw.params import check_bool, check_choice, check_int
+from gpurf.hw.params import check_bool, check_choice, check_int
 
 __all__ = ["ASSIGNMENTS", "PRESETS", "SCHEDULERS", "ConfigError", "SMConfig", "load_config"]
 

@@ -1,7 +1,7 @@
 """Launch descriptions (``sim/kernels/<name>/launch.toml``) and the data they generate.
 
 A launch file names the PTX entry, the numpy reference (a function of
-:mod:`sim.kernels.reference`), a seed, size variables per size (``[sizes.test]``,
+:mod:`gpurf.sim.kernels.reference`), a seed, size variables per size (``[sizes.test]``,
 ``[sizes.paper]``) and optionally per variant (``[variants.<name>]``, overriding size
 variables), the grid and block (``[launch]``), the kernel parameters in order
 (``[[params]]``: ``name`` and either ``buffer`` or ``type`` + ``value``) and the buffers
@@ -88,7 +88,7 @@ class LaunchSpec:
                                           f"{', '.join(sorted(_TOP))})")
         self.entry = self._need(d, (), "entry", (str,), "the .entry name, a string")
         self.reference = self._need(d, (), "reference", (str,), "a function name of "
-                                    "sim.kernels.reference")
+                                    "gpurf.sim.kernels.reference")
         self.seed = self._need(d, (), "seed", (int,), "an integer seed")
         self.rtol = float(d.get("rtol", 0.0))
         sizes = self._need(d, (), "sizes", (dict,), "a table [sizes.test] and [sizes.paper]")

@@ -2,15 +2,15 @@
 
 :class:`Program` is built once per kernel and shared by every warp that runs it. It fixes
 each virtual register's slot (:attr:`Program.slots`) and width, compiles every instruction
-into a numpy closure (:mod:`sim.sm.semantics`), and resolves, for every branch, its target
+into a numpy closure (:mod:`gpurf.sim.sm.semantics`), and resolves, for every branch, its target
 and its reconvergence point: the first instruction of the immediate post-dominator of the
-branch's block (:meth:`sim.ptx.cfg.CFG.reconvergence_pc`).
+branch's block (:meth:`gpurf.sim.ptx.cfg.CFG.reconvergence_pc`).
 """
 
 from functools import cached_property
 
-from sim.ptx.cfg import build_cfg
-from sim.ptx.ir import Kernel
+from gpurf.sim.ptx.cfg import build_cfg
+from gpurf.sim.ptx.ir import Kernel
 
 from .semantics import Context, compile_instruction
 
@@ -21,8 +21,8 @@ ALU, BRA, EXIT, BAR = range(4)
 
 
 class Program:
-    """``kernel`` compiled for :class:`~sim.sm.warp.Warp` (raises
-    :class:`~sim.ptx.parser.PtxError` for instructions the model does not implement)."""
+    """``kernel`` compiled for :class:`~gpurf.sim.sm.warp.Warp` (raises
+    :class:`~gpurf.sim.ptx.parser.PtxError` for instructions the model does not implement)."""
 
     def __init__(self, kernel: Kernel):
         self.kernel = kernel

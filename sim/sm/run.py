@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.kernels import kernel_dir, kernel_names, reference
-from sim.ptx.ir import Kernel, type_width
-from sim.ptx.parser import load_ptx
+from gpurf.sim.kernels import kernel_dir, kernel_names, reference
+from gpurf.sim.ptx.ir import Kernel, type_width
+from gpurf.sim.ptx.parser import load_ptx
 
 from .batch import COHORT, run_blocks
 from .launch import PARAM_TYPES, Launch, LaunchError, LaunchSpec, load_launch
@@ -45,7 +45,7 @@ class KernelRun:
         ``warp_instructions``, ``thread_instructions``, ``simd_efficiency`` (thread
         instructions / (32 x warp instructions)), ``blocks``, ``warps``, ``barriers``,
         ``seconds`` (wall time of the run), ``cpu_seconds`` (its process CPU time), and
-        with timing ``timing`` (:class:`~sim.sm.stats.TimingStats`).
+        with timing ``timing`` (:class:`~gpurf.sim.sm.stats.TimingStats`).
     rtol : float
         Relative tolerance of the comparison (0: bit-exact).
     """
@@ -139,11 +139,11 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
 
     ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step, warp)``
     is called after every warp instruction (warp by warp, block by block; without it, blocks
-    run in cohorts of :data:`~sim.sm.batch.COHORT` and warps at the same instruction run
-    together, :func:`sim.sm.batch.run_blocks`). With ``timing`` (an
-    :class:`~sim.sm.config.SMConfig`) the blocks run on the timing model
-    (:class:`~sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
-    :class:`~sim.sm.stats.TimingStats`; the outputs are the same either way.
+    run in cohorts of :data:`~gpurf.sim.sm.batch.COHORT` and warps at the same instruction run
+    together, :func:`gpurf.sim.sm.batch.run_blocks`). With ``timing`` (an
+    :class:`~gpurf.sim.sm.config.SMConfig`) the blocks run on the timing model
+    (:class:`~gpurf.sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
+    :class:`~gpurf.sim.sm.stats.TimingStats`; the outputs are the same either way.
     """
     spec, program, variant = load_workload(name)
     launch = spec.make(size, variant)
@@ -189,7 +189,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     func = getattr(reference, launch.reference, None)
     if func is None:
         raise spec.error((), "reference", f"no function {launch.reference!r} in "
-                         "sim.kernels.reference")
+                         "gpurf.sim.kernels.reference")
     scalars = {**launch.variables, **{n: v for n, t, v in launch.params if t != "ptr"}}
     expected = func({k: v.copy() for k, v in inputs.items()}, scalars)
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)

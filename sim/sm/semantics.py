@@ -1,8 +1,8 @@
 """What each PTX instruction does to a warp: one numpy closure per instruction.
 
-:func:`compile_instruction` turns an :class:`~sim.ptx.ir.Instruction` into
+:func:`compile_instruction` turns an :class:`~gpurf.sim.ptx.ir.Instruction` into
 ``fn(warp, mask)`` that reads its source registers as 32-lane arrays, computes all lanes at
-once (a group of k warps, :class:`sim.sm.batch.WarpGroup`, passes ``(k, 32)`` arrays), and
+once (a group of k warps, :class:`gpurf.sim.sm.batch.WarpGroup`, passes ``(k, 32)`` arrays), and
 writes the destination only in lanes where ``mask`` is set. Memory instructions return
 ``(space, addresses)`` of the active lanes, others ``None``. Control instructions
 (``bra``, ``ret``, ``exit``, ``bar``) are handled by the warp itself.
@@ -12,18 +12,18 @@ instruction's type says how to read them. Integer arithmetic wraps; ``div``/``re
 truncate towards zero (division by zero gives 0, a documented choice: PTX leaves it
 undefined); shifts saturate (``shl.b32`` by 32 or more gives 0, ``shr.s32`` the sign);
 float-to-integer ``cvt`` saturates and maps NaN to 0; ``fma.rn.f32`` and ``mad.f32`` are
-fused (:func:`sim.sm.fp.fma_f32`); ``div.approx``/``div.full`` are computed correctly rounded.
+fused (:func:`gpurf.sim.sm.fp.fma_f32`); ``div.approx``/``div.full`` are computed correctly rounded.
 
 Instruction/type combinations the model does not implement raise
-:class:`~sim.ptx.parser.PtxError` naming the file and line, when the kernel is compiled.
+:class:`~gpurf.sim.ptx.parser.PtxError` naming the file and line, when the kernel is compiled.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.ptx.ir import Addr, Imm, Instruction, Reg, Special, Sym, type_width
-from sim.ptx.parser import PtxError
+from gpurf.sim.ptx.ir import Addr, Imm, Instruction, Reg, Special, Sym, type_width
+from gpurf.sim.ptx.parser import PtxError
 
 from .fp import fma_f32, fma_f64, ftz
 

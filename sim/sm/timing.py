@@ -2,30 +2,30 @@
 
 The SM (:class:`TimingSM`) admits thread blocks in order while warp slots, registers and
 shared memory allow; a block has run functionally before it is admitted (in a cohort of
-blocks run together, :func:`sim.sm.batch.run_blocks`, recording every warp's instruction
+blocks run together, :func:`gpurf.sim.sm.batch.run_blocks`, recording every warp's instruction
 stream and L1 requests) and its warps are then replayed cycle by cycle. Functional results therefore
 never depend on timing, as in the trace-driven simulator the sub-core paper used
 (Accel-Sim); the kernels do not communicate through memory between barriers.
 
 Per cycle, per sub-core:
 
-1. The golden :class:`~golden.subcore.operand_collector.OperandCollector` decides this
+1. The golden :class:`~gpurf.golden.subcore.operand_collector.OperandCollector` decides this
    cycle's bank grants and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
 2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
    pending in the scoreboard, no branch in flight), if a CU is free: GTO and RBA through
-   the golden :func:`~golden.subcore.warp_selector.select_warp` (RBA with scores from the
-   golden :class:`~golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
+   the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
+   golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
    LRR and two-level (Narasiman et al., MICRO 2011: an active set of
    ``two_level_active`` warps, a warp leaving it on a global load or a barrier) here.
 3. The collector takes the clock edge with the issue (:meth:`OperandCollector.advance`,
    the same state update its port model's ``step`` performs).
 
 Warps go to sub-cores through the golden
-:class:`~golden.subcore.subcore_assigner.SubcoreAssigner` (its table written with the
-``rr``, ``srr`` or ``shuffle`` policy bytes of :mod:`golden.subcore.assignment`), counting
+:class:`~gpurf.golden.subcore.subcore_assigner.SubcoreAssigner` (its table written with the
+``rr``, ``srr`` or ``shuffle`` policy bytes of :mod:`gpurf.golden.subcore.assignment`), counting
 warps since the kernel's launch. Registers map to banks through the register allocator
-(:mod:`sim.ptx.regalloc`): a 64-bit value is read as its first 32-bit register; predicates
+(:mod:`gpurf.sim.ptx.regalloc`): a 64-bit value is read as its first 32-bit register; predicates
 are not register-file reads.
 
 At dispatch an instruction's completion is known: ALU results after the unit's latency,
@@ -46,13 +46,13 @@ from functools import cache
 
 import numpy as np
 
-from golden.subcore.assignment import shuffle_table, srr_table
-from golden.subcore.operand_collector import OperandCollector, bank_of
-from golden.subcore.rba_scorer import RbaScorer
-from golden.subcore.subcore_assigner import SubcoreAssigner
-from golden.subcore.warp_selector import pick_warp
-from hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
-from sim.ptx.regalloc import allocate_registers
+from gpurf.golden.subcore.assignment import shuffle_table, srr_table
+from gpurf.golden.subcore.operand_collector import OperandCollector, bank_of
+from gpurf.golden.subcore.rba_scorer import RbaScorer
+from gpurf.golden.subcore.subcore_assigner import SubcoreAssigner
+from gpurf.golden.subcore.warp_selector import pick_warp
+from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
+from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .batch import COHORT, new_traces, run_blocks
 from .config import SMConfig
@@ -434,7 +434,7 @@ class TimingSM:
     make_block : callable
         ``make_block(block_id) -> ThreadBlock`` (shares the launch's global memory).
     cohort : int
-        Blocks run functionally together (:func:`sim.sm.batch.run_blocks`) when the next
+        Blocks run functionally together (:func:`gpurf.sim.sm.batch.run_blocks`) when the next
         block to admit has not run yet.
     """
 
@@ -464,7 +464,7 @@ class TimingSM:
         self.now = 0
 
     def _after(self, latency: int) -> int:
-        """Cycles a unit adds after dispatch (see :mod:`sim.sm.config`)."""
+        """Cycles a unit adds after dispatch (see :mod:`gpurf.sim.sm.config`)."""
         return max(1, latency - self.pipe)
 
     # -- assignment --------------------------------------------------------------------
@@ -547,7 +547,7 @@ class TimingSM:
                     self._exit(warp, now)
 
     def _run_cohort(self, run: _Run) -> None:
-        """Run the next ``cohort`` blocks functionally (:func:`sim.sm.batch.run_blocks`),
+        """Run the next ``cohort`` blocks functionally (:func:`gpurf.sim.sm.batch.run_blocks`),
         recording their traces, and queue them for admission."""
         blocks = [self.make_block(b) for b in itertools.islice(run.blocks, self.cohort)]
         traces = [new_traces(block) for block in blocks]

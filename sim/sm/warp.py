@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from sim.ptx.ir import Instruction
+from gpurf.sim.ptx.ir import Instruction
 
 from .memory import Memory, MemoryFaultError
 from .program import ALU, BAR, BRA, EXIT, Program

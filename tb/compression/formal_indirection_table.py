@@ -23,7 +23,7 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnyConst, AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.compression.indirection_table import IndirectionTable
+from gpurf.hw.compression.indirection_table import IndirectionTable
 
 __all__ = ["CHECKS", "SMALL", "IndirectionTableFormal"]
 

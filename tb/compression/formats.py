@@ -5,8 +5,8 @@ entries. Python floats compute the edge values; packing goes through the layouts
 import struct
 from functools import cache
 
-from hw.compression.formats import FP32, FloatFormat
-from hw.compression.layouts import SLICES, indirection_entry_layout
+from gpurf.hw.compression.formats import FP32, FloatFormat
+from gpurf.hw.compression.layouts import SLICES, indirection_entry_layout
 
 __all__ = ["FP32_SPECIALS", "fp32_edges", "narrow_edges", "pack_entry", "random_entry",
            "random_fp32", "random_narrow"]

@@ -1,7 +1,7 @@
 """Stimulus helpers shared by the compression benches and tests; packing goes through
 ``hw.compression.layouts`` (via the golden models' pack/unpack functions)."""
 
-from hw.compression.layouts import SLICES
+from gpurf.hw.compression.layouts import SLICES
 
 __all__ = ["FIG3_ENTRY", "random_entry", "random_mask"]
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from amaranth.lib import wiring
 
-from hw.registry import Block
-from sim.toolchain import tool_env
-from sim.verilog import build_dir, write_verilog
-from tb.harness import port_map
+from gpurf.hw.registry import Block
+from gpurf.sim.toolchain import tool_env
+from gpurf.sim.verilog import build_dir, write_verilog
+from gpurf.tb.harness import port_map
 
 __all__ = ["SweepError", "Sweeper"]
 

@@ -1,9 +1,9 @@
 """cocotb bench of ``compression.collector_ext`` against its golden model."""
 
-from golden.compression.value_extractor import extract_part
-from hw.compression.collector_ext import CollectorExtConfig
-from hw.compression.layouts import THREAD_BITS
-from tb.harness import cocotb_tests
+from gpurf.golden.compression.value_extractor import extract_part
+from gpurf.hw.compression.collector_ext import CollectorExtConfig
+from gpurf.hw.compression.layouts import THREAD_BITS
+from gpurf.tb.harness import cocotb_tests
 
 from .stimulus import random_entry
 

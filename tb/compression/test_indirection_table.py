@@ -2,8 +2,8 @@
 
 from amaranth.lib import data
 
-from hw.compression.indirection_table import IndirectionTableConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.compression.indirection_table import IndirectionTableConfig
+from gpurf.tb.harness import cocotb_tests
 
 from .stimulus import random_entry
 

@@ -4,8 +4,8 @@ Every cycle picks one format (all lanes share it: one operand of a warp) and a n
 per lane, with random bits above the format's width, which the converter ignores.
 """
 
-from hw.compression.value_converter import ValueConverterConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.compression.value_converter import ValueConverterConfig
+from gpurf.tb.harness import cocotb_tests
 
 from .formats import narrow_edges, random_narrow
 

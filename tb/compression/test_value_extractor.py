@@ -2,10 +2,10 @@
 
 from amaranth.lib import data
 
-from golden.compression.value_extractor import pack_entry
-from hw.compression.layouts import SLICE_BITS, SLICES, THREAD_BITS
-from hw.compression.value_extractor import ValueExtractorConfig
-from tb.harness import cocotb_tests
+from gpurf.golden.compression.value_extractor import pack_entry
+from gpurf.hw.compression.layouts import SLICE_BITS, SLICES, THREAD_BITS
+from gpurf.hw.compression.value_extractor import ValueExtractorConfig
+from gpurf.tb.harness import cocotb_tests
 
 from .stimulus import FIG3_ENTRY, random_entry
 

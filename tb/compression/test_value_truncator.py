@@ -6,8 +6,8 @@ range, exact ties, edges, any bit pattern) or an integer (any 32 bits: the slice
 the operand's width are dropped).
 """
 
-from hw.compression.value_truncator import ValueTruncatorConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.compression.value_truncator import ValueTruncatorConfig
+from gpurf.tb.harness import cocotb_tests
 
 from .formats import fp32_edges, pack_entry, random_entry, random_fp32
 

@@ -24,7 +24,7 @@ from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.greener.correction_table import CorrectionTable
+from gpurf.hw.greener.correction_table import CorrectionTable
 
 __all__ = ["SMALL", "CorrectionTableFormal"]
 

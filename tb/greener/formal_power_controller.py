@@ -21,7 +21,7 @@ from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.greener.power_controller import PowerController
+from gpurf.hw.greener.power_controller import PowerController
 
 __all__ = ["SMALL", "PowerControllerFormal"]
 

@@ -18,7 +18,7 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.greener.scoreboard_ext import ScoreboardExt
+from gpurf.hw.greener.scoreboard_ext import ScoreboardExt
 
 __all__ = ["SMALL", "ScoreboardExtFormal"]
 

@@ -9,8 +9,8 @@ Streams follow the ready/valid rule: an offer is held until taken.
 
 from amaranth.lib import data
 
-from hw.greener.correction_table import CorrectionTableConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.greener.correction_table import CorrectionTableConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -14,9 +14,9 @@ keep_on and the OFF-read error.
 
 from dataclasses import dataclass, field
 
-from golden.greener.power_controller import Ports
-from hw.greener.layouts import PowerState
-from tb.harness import cocotb_tests
+from gpurf.golden.greener.power_controller import Ports
+from gpurf.hw.greener.layouts import PowerState
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "Ports"]
 

@@ -9,8 +9,8 @@ warp so hazards are frequent; inputs that are not valid carry random in-range va
 
 from amaranth.lib import data
 
-from hw.greener.scoreboard_ext import ScoreboardExtConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.greener.scoreboard_ext import ScoreboardExtConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

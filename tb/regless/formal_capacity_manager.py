@@ -24,8 +24,8 @@ from amaranth import Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.regless.capacity_manager import CapacityManager
-from hw.regless.layouts import WarpState
+from gpurf.hw.regless.capacity_manager import CapacityManager
+from gpurf.hw.regless.layouts import WarpState
 
 __all__ = ["SMALL", "CapacityManagerFormal"]
 

@@ -19,8 +19,8 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
 from amaranth.asserts import AnyConst, AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.regless.compressor import Compressor, PatternMatch, Phase
-from hw.regless.layouts import CompressorOp
+from gpurf.hw.regless.compressor import Compressor, PatternMatch, Phase
+from gpurf.hw.regless.layouts import CompressorOp
 
 __all__ = ["SMALL", "CompressorFormal"]
 

@@ -23,7 +23,7 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.regless.osu_bank import OsuBank
+from gpurf.hw.regless.osu_bank import OsuBank
 
 __all__ = ["SMALL", "OsuBankFormal"]
 

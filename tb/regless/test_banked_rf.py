@@ -4,8 +4,8 @@ Reads and writes name registers of the file only (``warp < warps``, ``reg < entr
 warps``); both ports are always ready, so every request transfers in its cycle.
 """
 
-from hw.regless.banked_rf import BankedRfConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.regless.banked_rf import BankedRfConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

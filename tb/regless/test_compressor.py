@@ -7,10 +7,10 @@ random data, on a register pool a little larger than the internal store covers, 
 refills and dirty write-backs are all frequent.
 """
 
-from golden.regless.compressor import PATTERNS, expand
-from hw.regless.compressor import CompressorConfig
-from hw.regless.layouts import CompressorOp, PatternState
-from tb.harness import cocotb_tests
+from gpurf.golden.regless.compressor import PATTERNS, expand
+from gpurf.hw.regless.compressor import CompressorConfig
+from gpurf.hw.regless.layouts import CompressorOp, PatternState
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "directed_values"]
 

@@ -1,14 +1,14 @@
 """cocotb bench of ``regless.osu`` against its golden model.
 
-The bank bench's :class:`~tb.regless.test_osu_bank.Driver` plays the register read and
+The bank bench's :class:`~gpurf.tb.regless.test_osu_bank.Driver` plays the register read and
 writeback units, the CM (one preload queue per bank) and the compressor / L1, with the
 OSU's port names: ``preload__<bank>``, lines named ``{line, bank}`` and one
 acknowledgement per bank in ``preloaded``.
 """
 
-from golden.regless.osu import Osu
-from hw.regless.osu import OsuConfig
-from tb.harness import cocotb_tests
+from gpurf.golden.regless.osu import Osu
+from gpurf.hw.regless.osu import OsuConfig
+from gpurf.tb.harness import cocotb_tests
 
 from .test_osu_bank import Driver, cycle, random_traffic, registers, until_taken
 

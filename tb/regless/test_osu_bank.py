@@ -10,9 +10,9 @@ its transfer (stream rule).
 
 from collections import defaultdict
 
-from golden.regless.osu_bank import OsuBank
-from hw.regless.osu_bank import OsuBankConfig
-from tb.harness import cocotb_tests
+from gpurf.golden.regless.osu_bank import OsuBank
+from gpurf.hw.regless.osu_bank import OsuBankConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "Driver"]
 

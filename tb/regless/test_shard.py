@@ -1,8 +1,8 @@
 """cocotb bench of ``regless.shard`` against its golden model: the workload of
-:mod:`tb.regless.workload` (random regions on every warp, run to completion, every value
+:mod:`gpurf.tb.regless.workload` (random regions on every warp, run to completion, every value
 read checked against the last one written) with the golden model compared every cycle."""
 
-from tb.harness import cocotb_tests
+from gpurf.tb.harness import cocotb_tests
 
 from .workload import run_regions
 

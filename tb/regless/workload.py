@@ -1,6 +1,6 @@
 """A warp scheduler, register units and L1 around one RegLess shard, running random regions.
 
-:func:`run_regions` is a stimulus (see :mod:`tb.harness`): it plays everything outside the
+:func:`run_regions` is a stimulus (see :mod:`gpurf.tb.harness`): it plays everything outside the
 shard — the metadata store answering ``want`` with region descriptors, a GTO-like scheduler
 issuing the regions' instructions (reads, reserves, writes 1-10 cycles after the issue,
 releases at last use, ``issue`` / ``written`` reports), and L1 with a golden memory and a
@@ -12,8 +12,8 @@ patterns or not, at random.
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from hw.regless.layouts import L1Op, RegionWord
-from hw.regless.shard import ShardConfig
+from gpurf.hw.regless.layouts import L1Op, RegionWord
+from gpurf.hw.regless.shard import ShardConfig
 
 __all__ = ["Instruction", "Region", "run_regions", "warp_program"]
 

@@ -24,7 +24,7 @@ from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.subcore.operand_collector import OperandCollector
+from gpurf.hw.subcore.operand_collector import OperandCollector
 
 __all__ = ["SMALL", "OperandCollectorFormal"]
 

@@ -5,7 +5,7 @@ from amaranth import Elaboratable, Module, Mux, Signal
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert
 
-from hw.subcore.rba_scorer import RbaScorer
+from gpurf.hw.subcore.rba_scorer import RbaScorer
 
 __all__ = ["RbaScorerFormal"]
 

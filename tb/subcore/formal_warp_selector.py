@@ -4,7 +4,7 @@ from amaranth import Cat, Elaboratable, Module
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert
 
-from hw.subcore.warp_selector import WarpSelector
+from gpurf.hw.subcore.warp_selector import WarpSelector
 
 __all__ = ["WarpSelectorFormal"]
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from amaranth import Shape
 from amaranth.lib import data
 
-from hw.subcore.warp_selector import WarpSelectorConfig
+from gpurf.hw.subcore.warp_selector import WarpSelectorConfig
 
 __all__ = ["Geometry", "pack_slots", "random_ages"]
 

@@ -9,9 +9,9 @@ Issue payloads are random while ``issue.valid`` is low.
 
 from collections import deque
 
-from golden.subcore.operand_collector import bank_of
-from hw.subcore.operand_collector import OperandCollectorConfig
-from tb.harness import cocotb_tests
+from gpurf.golden.subcore.operand_collector import bank_of
+from gpurf.hw.subcore.operand_collector import OperandCollectorConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

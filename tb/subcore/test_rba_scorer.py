@@ -2,8 +2,8 @@
 
 from amaranth.lib import data
 
-from hw.subcore.rba_scorer import RbaScorerConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.subcore.rba_scorer import RbaScorerConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

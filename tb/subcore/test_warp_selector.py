@@ -1,6 +1,6 @@
 """cocotb bench of ``subcore.warp_selector`` against its golden model."""
 
-from tb.harness import cocotb_tests
+from gpurf.tb.harness import cocotb_tests
 
 from .stimulus import Geometry, pack_slots, random_ages
 

@@ -27,7 +27,7 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.wir.register_pool import RegisterPool
+from gpurf.hw.wir.register_pool import RegisterPool
 
 __all__ = ["SMALL", "RegisterPoolFormal"]
 

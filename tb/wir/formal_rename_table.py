@@ -16,7 +16,7 @@ from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.wir.rename_table import RenameTable
+from gpurf.hw.wir.rename_table import RenameTable
 
 __all__ = ["SMALL", "RenameTableFormal"]
 

@@ -22,7 +22,7 @@ from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.wir.reuse_buffer import ReuseBuffer
+from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 
 __all__ = ["SMALL", "ReuseBufferFormal"]
 

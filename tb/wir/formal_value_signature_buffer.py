@@ -19,7 +19,7 @@ from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.wir.value_signature_buffer import ValueSignatureBuffer
+from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 
 __all__ = ["SMALL", "ValueSignatureBufferFormal"]
 

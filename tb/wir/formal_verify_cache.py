@@ -17,7 +17,7 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
-from hw.wir.verify_cache import VerifyCache
+from gpurf.hw.wir.verify_cache import VerifyCache
 
 __all__ = ["SMALL", "VerifyCacheFormal"]
 

@@ -1,7 +1,7 @@
 """cocotb bench of ``wir.h3_hash`` against its golden model."""
 
-from hw.wir.h3_hash import H3HashConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.h3_hash import H3HashConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

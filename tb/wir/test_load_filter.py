@@ -4,9 +4,9 @@ The bench plays a few thread blocks (slots with their warps), their stores, barr
 releases and relaunches, and queries of every kind from the reuse stage.
 """
 
-from hw.wir.layouts import LoadKind
-from hw.wir.load_filter import LoadFilterConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.layouts import LoadKind
+from gpurf.hw.wir.load_filter import LoadFilterConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

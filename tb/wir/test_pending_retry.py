@@ -5,8 +5,8 @@ taken, or withdrawn after a random wait, as a full queue makes the instruction e
 normally), raises ``recheck.ready`` on idle rename cycles and answers ``still_pending``.
 """
 
-from hw.wir.pending_retry import PendingRetryConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.pending_retry import PendingRetryConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -10,9 +10,9 @@ a chosen matrix: the second is told to verify the first's register, a false posi
 verify-read catches).
 """
 
-from hw.wir.layouts import AllocKind
-from hw.wir.register_alloc import RegisterAllocConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.layouts import AllocKind
+from gpurf.hw.wir.register_alloc import RegisterAllocConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -7,8 +7,8 @@ in ``0..2**count_width - 1``.
 
 from amaranth.lib import data
 
-from hw.wir.register_pool import RegisterPoolConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.register_pool import RegisterPoolConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "Refs"]
 

@@ -8,9 +8,9 @@ one reserves, the others wait in the pending-retry queue and hit once it is fill
 full queue, loads around stores and barriers, unmapped sources.
 """
 
-from hw.wir.layouts import LoadKind
-from hw.wir.rename_reuse import SOURCES, RenameReuseConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.layouts import LoadKind
+from gpurf.hw.wir.rename_reuse import SOURCES, RenameReuseConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -5,8 +5,8 @@ pin rules (a pinned register is rewritten in place, the first divergent write ta
 register). Offers are held until taken (ready is low while clearing and during exits).
 """
 
-from hw.wir.rename_table import RenameTableConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.rename_table import RenameTableConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -6,8 +6,8 @@ mode signal. Instructions come from a small program so tags repeat; the index an
 every reservation are kept to fill it later.
 """
 
-from hw.wir.reuse_buffer import ReuseBufferConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.reuse_buffer import ReuseBufferConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -5,8 +5,8 @@ different high bits), so hits, index conflicts (a miss on a valid entry) and dis
 are all frequent.
 """
 
-from hw.wir.value_signature_buffer import ValueSignatureBufferConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.value_signature_buffer import ValueSignatureBufferConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 

@@ -6,8 +6,8 @@ replacement and re-fills of cached registers are all frequent.
 
 from amaranth.lib import data
 
-from hw.wir.verify_cache import VerifyCacheConfig
-from tb.harness import cocotb_tests
+from gpurf.hw.wir.verify_cache import VerifyCacheConfig
+from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
 
