@@ -20,6 +20,8 @@ from typing import Any
 
 from amaranth.lib import wiring
 
+from gpurf.hw.params import BlockConfig, Param
+
 __all__ = ["Block", "BlockError", "all_blocks", "get_block"]
 
 
@@ -81,6 +83,19 @@ class Block:
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         }
         object.__setattr__(self, "_defaults", defaults)
+
+    @property
+    def config_class(self) -> type[BlockConfig] | None:
+        """The block's :class:`~gpurf.hw.params.BlockConfig`, where it declares one."""
+        return getattr(self.component, "config_class", None)
+
+    @property
+    def declared(self) -> dict[str, tuple[Any, Param | None]]:
+        """``name -> (default, declaration)`` of every parameter (declaration ``None`` for a
+        block without a :class:`~gpurf.hw.params.BlockConfig`)."""
+        if self.config_class is not None:
+            return self.config_class.declared()
+        return {name: (default, None) for name, default in self._defaults.items()}
 
     @property
     def qualname(self) -> str:

@@ -4,7 +4,8 @@ The measured run is the first stimulus of the block's bench (by convention its r
 stream) at default parameters: RTL and golden model stepped and compared every cycle.
 Icarus and Verilator figures come from cocotb's ``results.xml`` (simulated time over the
 10 ns clock period, divided by the test's wall time, build excluded); the Amaranth figure
-times :func:`gpurf.tb.harness.simulate_amaranth` on the same stimulus.
+times :func:`gpurf.tb.harness.simulate_amaranth` on the same stimulus. :func:`measure_golden`
+times the golden model and its stimulus alone (:func:`gpurf.tb.harness.run_golden`).
 
 :func:`measure_kernel` times the SM model instead: warp instructions per second of a workload
 of ``sim/kernels``, functional only and on the timing model (build of the program and
@@ -17,11 +18,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from gpurf.hw.registry import Block
-from gpurf.tb.harness import CLOCK_PERIOD_NS, simulate_amaranth
+from gpurf.tb.harness import CLOCK_PERIOD_NS, run_golden, simulate_amaranth
 
 from .runner import available_simulators, run_bench
 
-__all__ = ["KernelThroughput", "Throughput", "measure", "measure_kernel"]
+__all__ = ["KernelThroughput", "Throughput", "measure", "measure_golden", "measure_kernel"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,21 @@ def _amaranth(block: Block, cycles: int, seed: int) -> Throughput:
     compared = simulate_amaranth(block.build(), block.golden(), _random_stimulus(block),
                                  block.resolve(), seed, cycles)
     return Throughput(block.qualname, "amaranth", compared, time.perf_counter() - start)
+
+
+def measure_golden(block: Block, *, cycles: int, seed: int) -> list[Throughput]:
+    """Cycles/s of the golden model driven by the block's random stimulus alone (no
+    simulator), at each of the block's test configurations (``simulator`` names the set:
+    ``golden[i]`` for ``test_params[i]``; ``golden`` for a block without test sets)."""
+    runs = []
+    for index, params in enumerate(block.test_params or ({},)):
+        label = f"golden[{index}]" if block.test_params else "golden"
+        model = block.golden(params)
+        start = time.perf_counter()
+        compared = run_golden(model, _random_stimulus(block), block.resolve(params), seed,
+                              cycles)
+        runs.append(Throughput(block.qualname, label, compared, time.perf_counter() - start))
+    return runs
 
 
 def measure(block: Block, *, cycles: int, seed: int) -> list[Throughput]:

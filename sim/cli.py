@@ -49,14 +49,17 @@ def cli():
 @cli.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_blocks(as_json):
-    """List every block as <mechanism>.<block> with its parameters and defaults."""
-    entries = [{"name": b.qualname, "summary": b.summary, "params": b.defaults}
+    """List every block as <mechanism>.<block> with its parameters, defaults and ranges."""
+    entries = [{"name": b.qualname, "summary": b.summary, "params": b.defaults,
+                "allowed": {name: spec.allowed if spec else None
+                            for name, (_, spec) in b.declared.items()}}
                for b in all_blocks()]
     if as_json:
         click.echo(json.dumps(entries, indent=1))
         return
     for entry in entries:
-        params = " ".join(f"{k}={v}" for k, v in entry["params"].items())
+        params = " ".join(f"{k}={v}" + (f" ({entry['allowed'][k]})" if entry["allowed"][k]
+                                        else "") for k, v in entry["params"].items())
         click.echo(f"{entry['name']:32} {entry['summary']}\n{'':32} {params}")
 
 
@@ -309,18 +312,23 @@ def compile_(kernel, pass_name, threshold, table, as_json):
                    "`all` for every workload) instead of the blocks.")
 @click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True,
               help="Launch size of --kernel runs.")
+@click.option("--golden", "golden_only", is_flag=True,
+              help="Measure the golden model and its stimulus alone, at every test "
+                   "configuration of each block.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def bench(names, cycles, seed, kernels, size, as_json):
+def bench(names, cycles, seed, kernels, size, golden_only, as_json):
     """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator,
-    or with --kernel the SM model's warp-instructions/s, functional only and with timing."""
-    from gpurf.sim.bench import measure
+    with --golden the golden models' own rate, or with --kernel the SM model's
+    warp-instructions/s, functional only and with timing."""
+    from gpurf.sim.bench import measure, measure_golden
 
     if kernels:
         _bench_kernels(names, kernels, size, as_json)
         return
     blocks = [_block(name) for name in names] or all_blocks()
+    measure_block = measure_golden if golden_only else measure
     runs = [run for block in _progress(blocks, "bench")
-            for run in measure(block, cycles=cycles, seed=seed)]
+            for run in measure_block(block, cycles=cycles, seed=seed)]
     if as_json:
         click.echo(json.dumps([{**vars(r), "cycles_per_second": r.cycles_per_second}
                                for r in runs], indent=1))

@@ -10,7 +10,8 @@ from amaranth.hdl import Fragment, UnusedElaboratable
 
 from gpurf.golden.subcore.rba_scorer import RbaScorer as GoldenRbaScorer
 from gpurf.golden.subcore.rba_scorer import rba_score
-from gpurf.hw.subcore.rba_scorer import RbaScorer, RbaScorerConfig
+from gpurf.hw.subcore.configs import RbaScorerConfig
+from gpurf.hw.subcore.rba_scorer import RbaScorer
 from gpurf.tb.harness import simulate_amaranth
 from gpurf.tb.subcore.test_rba_scorer import STIMULI, pack_queues, pack_slots
 
@@ -47,7 +48,7 @@ def _run_model(model, config, history, operands):
     slot = pack_slots(config, [operands] * config.slots)
     outputs = [model.step({"slot": slot, "queue_len": pack_queues(config, q)})
                for q in history]
-    return [config.score_layout.from_bits(out["score"])[0] for out in outputs]
+    return [config.ports["score"].unpack(out["score"])[0] for out in outputs]
 
 
 @pytest.mark.parametrize("latency", [0, 1, 2, 7])
@@ -113,7 +114,7 @@ def test_random_golden_scores_match_the_formula(seed):
         queues = [rng.randrange(8) for _ in range(3)]
         out = model.step({"slot": pack_slots(config, slots),
                           "queue_len": pack_queues(config, queues)})
-        scores = config.score_layout.from_bits(out["score"])
+        scores = config.ports["score"].unpack(out["score"])
         for s, ops in enumerate(slots):
             want = min(7, sum(queues[b] for v, b in ops if v and b < 3))
             assert int(scores[s]) == want

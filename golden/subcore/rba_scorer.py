@@ -2,9 +2,8 @@
 
 from collections import deque
 
-from amaranth.lib import data
-
-from gpurf.hw.subcore.rba_scorer import RbaScorerConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.subcore.configs import RbaScorerConfig
 
 __all__ = ["RbaScorer", "rba_score"]
 
@@ -21,7 +20,7 @@ def rba_score(operands, queue_len, *, score_max):
     return min(total, score_max)
 
 
-class RbaScorer:
+class RbaScorer(PortModel, config=RbaScorerConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's scores, then takes the edge.
 
     With ``score_latency = L >= 1`` the scores shown in cycle ``t`` are those of the
@@ -30,10 +29,6 @@ class RbaScorer:
     ``L`` queue-length vectors (zeros after reset); ``L = 0`` scores this cycle's inputs.
     """
 
-    def __init__(self, **params):
-        self.config = RbaScorerConfig(**params)
-        self.reset()
-
     def reset(self):
         config = self.config
         self._queues = deque([[0] * config.banks] * config.score_latency,
@@ -41,32 +36,19 @@ class RbaScorer:
         self._previous = None
         self._last = None
 
-    def unpack_slots(self, bits):
-        """Per slot, the ``(valid, bank)`` pairs of the packed ``slot`` port."""
-        config = self.config
-        array = data.ArrayLayout(config.operands_layout, config.slots).from_bits(bits)
-        return [[(int(array[s][k].valid), int(array[s][k].bank)) for k in range(config.operands)]
-                for s in range(config.slots)]
-
-    def unpack_queues(self, bits):
-        view = self.config.queue_layout.from_bits(bits)
-        return [int(view[b]) for b in range(self.config.banks)]
-
-    def pack_scores(self, scores):
-        return self.config.score_layout.const(scores).as_value().value
-
     def _scores(self, slots, queue_len):
         if slots is None:
             return [0] * self.config.slots
         return [rba_score(ops, queue_len, score_max=self.config.score_max) for ops in slots]
 
     def step(self, inputs):
-        scores = self.advance(self.unpack_slots(inputs["slot"]),
-                              self.unpack_queues(inputs["queue_len"]))
-        return {"score": self.pack_scores(scores)}
+        scores = self.advance(self.ports["slot"].unpack(inputs["slot"]),
+                              self.ports["queue_len"].unpack(inputs["queue_len"]))
+        return {"score": self.ports["score"].pack(scores)}
 
     def advance(self, slots, queue_len):
-        """This cycle's scores for per-slot ``(valid, bank)`` operand lists ``slots`` and
+        """This cycle's scores for per-slot ``(valid, bank)`` operand lists ``slots`` (pairs or
+        the ``slot`` port's structs) and
         bank queue lengths ``queue_len`` (plain lists), then the clock edge: the whole
         behaviour of :meth:`step` without packed ports."""
         if self.config.score_latency == 0:

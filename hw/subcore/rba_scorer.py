@@ -1,99 +1,15 @@
 """RBA scoring logic of a sub-core scheduler (RBA paper, Section IV-A, Fig. 6 item 9)."""
 
-from dataclasses import dataclass
-
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import check_int, index_bits
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import queue_len_layout, rba_operands_layout, score_vector_layout
+from .configs import RbaScorerConfig
 
 __all__ = ["RbaScorer", "RbaScorerConfig"]
 
 
-@dataclass(frozen=True)
-class RbaScorerConfig:
-    """Validated parameters of the RBA scorer and the widths derived from them.
-
-    Shared by :class:`RbaScorer` and its golden model, so both reject the same
-    parameters with the same message and agree on every width. The defaults are the
-    paper's values, as in :class:`RbaScorer`.
-    """
-
-    slots: int = 16
-    operands: int = 3
-    banks: int = 2
-    cus: int = 2
-    score_width: int = 5
-    score_latency: int = 1
-
-    def __post_init__(self):
-        check_int("slots", self.slots, 1, 64)
-        check_int("operands", self.operands, 1, 4)
-        check_int("banks", self.banks, 1, 8)
-        check_int("cus", self.cus, 1, 8)
-        check_int("score_width", self.score_width, 1, 8)
-        check_int("score_latency", self.score_latency, 0, 20)
-
-    @property
-    def bank_width(self) -> int:
-        return index_bits(self.banks)
-
-    @property
-    def queue_max(self) -> int:
-        """Longest possible bank queue: one request per operand port of every CU."""
-        return self.cus * self.operands
-
-    @property
-    def queue_width(self) -> int:
-        return self.queue_max.bit_length()
-
-    @property
-    def score_max(self) -> int:
-        """The saturation value ``2**score_width - 1``."""
-        return (1 << self.score_width) - 1
-
-    @property
-    def sum_width(self) -> int:
-        """Width of the unsaturated sum: every operand reads a full-scale queue length."""
-        return (self.operands * ((1 << self.queue_width) - 1)).bit_length()
-
-    @property
-    def saturates(self) -> bool:
-        """The unsaturated sum can exceed ``score_max`` (else no saturation logic is built)."""
-        return self.sum_width > self.score_width
-
-    @property
-    def delay_stages(self) -> int:
-        """Register stages on the queue-length vector before the stored score register."""
-        return max(0, self.score_latency - 1)
-
-    @property
-    def score_ff_bits(self) -> int:
-        """Flip-flops of the stored scores (the paper's 16 x 5 = 80 bits); 0 if combinational."""
-        return self.slots * self.score_width if self.score_latency else 0
-
-    @property
-    def delay_ff_bits(self) -> int:
-        """Flip-flops of the queue-length delay line."""
-        return self.delay_stages * self.banks * self.queue_width
-
-    @property
-    def operands_layout(self) -> data.ArrayLayout:
-        return rba_operands_layout(operands=self.operands, bank_width=self.bank_width)
-
-    @property
-    def queue_layout(self) -> data.ArrayLayout:
-        return queue_len_layout(banks=self.banks, width=self.queue_width)
-
-    @property
-    def score_layout(self) -> data.ArrayLayout:
-        return score_vector_layout(slots=self.slots, score_width=self.score_width)
-
-
-class RbaScorer(wiring.Component):
+class RbaScorer(ConfiguredComponent, config=RbaScorerConfig):
     """Score every warp slot's next instruction by the request queues its operands join.
 
     ``score = min(sum over valid operands of queue_len[operand.bank], 2**score_width - 1)``:
@@ -113,22 +29,6 @@ class RbaScorer(wiring.Component):
     the previous instruction's score for one cycle, as a stored table does. After reset
     the stored scores and the delay line are 0.
 
-    Parameters
-    ----------
-    slots : int
-        Warp slots of the scheduler, 1..64 (default 16: 64 warps over 4 sub-cores).
-    operands : int
-        Source operands per instruction, 1..4 (default 3).
-    banks : int
-        Register-file banks of the sub-core, 1..8 (default 2).
-    cus : int
-        Collector units; with ``operands`` it bounds a queue length at ``cus * operands``
-        and so sets the width of ``queue_len`` (1..8, default 2: 3-bit lengths up to 6).
-    score_width : int
-        Width of a stored score, 1..8 (default 5: 3 x 6 = 18 < 32).
-    score_latency : int
-        Cycles from a queue-length vector to the scores it produces, 0..20 (default 1).
-
     Attributes
     ----------
     slot : In(ArrayLayout(rba_operands_layout, slots))
@@ -139,16 +39,8 @@ class RbaScorer(wiring.Component):
         Per slot: the RBA score the warp selector compares.
     """
 
-    def __init__(self, *, slots=16, operands=3, banks=2, cus=2, score_width=5,
-                 score_latency=1):
-        self.config = config = RbaScorerConfig(
-            slots=slots, operands=operands, banks=banks, cus=cus, score_width=score_width,
-            score_latency=score_latency)
-        super().__init__({
-            "slot": In(data.ArrayLayout(config.operands_layout, slots)),
-            "queue_len": In(config.queue_layout),
-            "score": Out(config.score_layout),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def elaborate(self, platform):
         m = Module()

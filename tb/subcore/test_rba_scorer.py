@@ -1,8 +1,6 @@
 """cocotb bench of ``subcore.rba_scorer`` against its golden model."""
 
-from amaranth.lib import data
-
-from gpurf.hw.subcore.rba_scorer import RbaScorerConfig
+from gpurf.hw.subcore.configs import RbaScorerConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -10,13 +8,12 @@ __all__ = ["STIMULI"]
 
 def pack_slots(config, slots):
     """The ``slot`` port value of per-slot lists of ``(valid, bank)`` operands."""
-    array = data.ArrayLayout(config.operands_layout, config.slots)
-    return array.const([[{"valid": v, "bank": b} for v, b in ops] for ops in slots]
-                       ).as_value().value
+    return config.ports["slot"].pack(
+        [[{"valid": v, "bank": b} for v, b in ops] for ops in slots])
 
 
 def pack_queues(config, lengths):
-    return config.queue_layout.const(list(lengths)).as_value().value
+    return config.ports["queue_len"].pack(list(lengths))
 
 
 def _hold(config):
