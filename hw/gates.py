@@ -1,9 +1,9 @@
 """Gate-level arithmetic and selection shared by the blocks whose generated Verilog must lint
 clean."""
 
-from amaranth.hdl import Cat, Const, Signal, Value
+from amaranth.hdl import Cat, Const, Mux, Signal, Value
 
-__all__ = ["equals", "ripple_add", "select"]
+__all__ = ["bit", "equals", "lowest", "onehot", "or_all", "ripple_add", "select"]
 
 
 def _carry_out(terms):
@@ -67,3 +67,36 @@ def select(m, items, index, name):
             with m.Default():
                 m.d.comb += out.eq(0)
     return out
+
+
+def or_all(terms):
+    """Bitwise OR of ``terms`` as a chain, first term first (the AND-OR tail of a one-hot
+    multiplexer); ``terms`` is a non-empty iterable."""
+    terms = list(terms)
+    result = terms[0]
+    for term in terms[1:]:
+        result = result | term
+    return result
+
+
+def bit(m, vector, index, name):
+    """Bit ``index`` (a signal) of ``vector``, shifted into a full-width signal ``name`` first
+    so that the Verilog has no truncating shift (Verilator's WIDTHTRUNC)."""
+    shifted = Signal(len(vector), name=name)
+    m.d.comb += shifted.eq(vector >> index)
+    return shifted[0]
+
+
+def onehot(m, index, width, name, *, enable=None):
+    """``1 << index`` cut to ``width`` bits as the signal ``name`` (a full-width shift: no
+    comparisons against narrow constants in the Verilog); zero when ``enable`` is given and
+    low."""
+    shifted = Const(1, width) << index
+    result = Signal(width, name=name)
+    m.d.comb += result.eq(shifted if enable is None else Mux(enable, shifted, 0))
+    return result
+
+
+def lowest(bits):
+    """The lowest set bit of ``bits`` alone, as ``bits & -bits`` (zero when none is set)."""
+    return bits & (~bits + 1)
