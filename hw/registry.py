@@ -20,6 +20,7 @@ from typing import Any
 
 from amaranth.lib import wiring
 
+from gpurf.hw.extensions import VARIABLE, missing_roots
 from gpurf.hw.params import BlockConfig, Param
 
 __all__ = ["Block", "BlockError", "all_blocks", "get_block"]
@@ -175,6 +176,9 @@ def _parse_value(key: str, raw: str, default: Any) -> Any:
 def _registry() -> dict[str, Block]:
     from gpurf import hw
 
+    missing = missing_roots()
+    if missing:
+        raise BlockError(f"{VARIABLE} names {missing[0]}, which is not a folder")
     blocks = {}
     for info in sorted(pkgutil.iter_modules(hw.__path__), key=lambda i: i.name):
         if not info.ispkg:

@@ -384,6 +384,9 @@ def main(argv=None):
     except click.Abort:
         click.echo("gpurf: aborted", err=True)
         sys.exit(130)
+    except BlockError as error:
+        click.echo(f"gpurf: {error}", err=True)
+        sys.exit(2)
     except RuntimeError as error:
         click.echo(f"gpurf: {error}", err=True)
         sys.exit(1)

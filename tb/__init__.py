@@ -1,1 +1,5 @@
 """cocotb benches and formal harnesses, one subpackage per mechanism, named as in ``hw``."""
+
+from gpurf.hw.extensions import extended_path
+
+__path__ = extended_path(__path__, "tb")

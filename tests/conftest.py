@@ -46,3 +46,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow_formal" in item.keywords:
             item.add_marker(skip)
+
+
+collect_ignore = ["toy_mechanism"]
+"""The toy mechanism's files are a fixture of ``test_new_mechanism.py``, not tests here."""
