@@ -1,1 +1,3 @@
-"""Flows around the blocks: Verilog generation, cocotb runs, golden SM, command line."""
+"""Everything above the blocks, in layers (docs/architecture.md): the workloads, the PTX front
+end, the compiler passes, the golden SM, the tool flows (Verilog generation, cocotb runs,
+formal, lint, sweeps) and the command line."""

@@ -20,7 +20,7 @@ controller's 64 warp slots, are replayed through a small in-order pipeline aroun
 Power states per operand (GReEneR), two sources:
 
 - ``"compiler"`` (default): the states the GReEneR compiler pass
-  (:mod:`gpurf.golden.greener.power_pass`: ``Dist``, liveness, Table 1, threshold ``W``; two
+  (:mod:`gpurf.sim.passes.greener.power_pass`: ``Dist``, liveness, Table 1, threshold ``W``; two
   sources and one destination encoded, further operands SLEEP) put in each instruction;
 - ``"oracle"``: the Table 1 rule on the warp's own dynamic future — ON when the register's
   next access comes within ``threshold`` instructions (a source its own instruction writes
@@ -38,6 +38,9 @@ from dataclasses import dataclass, field
 from gpurf.golden.greener.energy import always_on_energy, leakage_energy_range
 from gpurf.golden.greener.power_controller import Ports, PowerController
 from gpurf.hw.greener.layouts import PowerState
+from gpurf.sim.passes.greener.power_pass import power_pass
+from gpurf.sim.ptx.regalloc import allocate_registers
+from gpurf.sim.sm.run import load_workload, run_kernel
 
 __all__ = ["PolicyRun", "WarpInstruction", "compare_policies", "energy_table",
            "kernel_stream", "oracle_states", "replay"]
@@ -68,13 +71,9 @@ def kernel_stream(name: str, size: str = "test", *, warps: int = MAX_WARPS,
                   threshold: int | None = None) -> tuple[list[list[WarpInstruction]], int]:
     """Per warp (first blocks, at most ``warps``) its dynamic stream, and the registers per
     thread the kernel was allocated. With ``threshold``, every operand carries the state
-    the GReEneR compiler pass (:func:`gpurf.golden.greener.power_pass.power_pass`, ``W =
+    the GReEneR compiler pass (:func:`gpurf.sim.passes.greener.power_pass.power_pass`, ``W =
     threshold``) encoded in its instruction; without, the states are left empty (see
     :func:`oracle_states`)."""
-    from gpurf.golden.greener.power_pass import power_pass
-    from gpurf.sim.ptx.regalloc import allocate_registers
-    from gpurf.sim.sm.run import load_workload, run_kernel
-
     if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_WARPS:
         raise ValueError(f"warps must be an integer in 1..{MAX_WARPS}, not {warps!r}")
     _, program, _ = load_workload(name)

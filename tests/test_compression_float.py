@@ -4,7 +4,7 @@ model and RTL), correct rounding, every format's RTL against the golden model, s
 placement.
 
 The RTL checks run the generated Verilog of a 4-lane configuration (lanes are identical
-copies) through one Verilator batch sweep per block (:mod:`gpurf.tb.compression.sweep`): the
+copies) through one Verilator batch sweep per block (:mod:`gpurf.sim.sweep`): the
 first build takes about 30 s per block, later runs reuse it from the build folder, and a
 sweep of 10^5 values takes about a second.
 """
@@ -31,9 +31,9 @@ from gpurf.hw.compression.layouts import indirection_entry_layout
 from gpurf.hw.compression.value_converter import ValueConverter, ValueConverterConfig
 from gpurf.hw.compression.value_truncator import ValueTruncator
 from gpurf.hw.registry import get_block
+from gpurf.sim.sweep import Sweeper
 from gpurf.sim.toolchain import missing_simulator
 from gpurf.tb.compression.formats import FP32_SPECIALS, fp32_edges, random_fp32
-from gpurf.tb.compression.sweep import Sweeper
 
 F16 = TABLE3[16]
 RANDOM_VALUES = 100_000

@@ -5,32 +5,33 @@ and its indirection entries, and safety proved by execution on every kernel."""
 import numpy as np
 import pytest
 
-from gpurf.golden.compression.compile_pass import (
-    NarrowValueError,
-    compression_pass,
+from gpurf.golden.compression.value_converter import widen
+from gpurf.golden.compression.value_extractor import data_positions, extract_part, unpack_entry
+from gpurf.golden.compression.value_truncator import narrow, scatter
+from gpurf.hw.compression.formats import TABLE3
+from gpurf.sim.compile import (
+    compress_workload,
+    launch_ranges,
     pressure_table,
     run_compressed,
     tune_precision,
 )
-from gpurf.golden.compression.precision import (
+from gpurf.sim.kernels import kernel_names
+from gpurf.sim.passes.compression.compile_pass import NarrowValueError, compression_pass
+from gpurf.sim.passes.compression.precision import (
     narrow_lanes,
     quality_error,
     table3_formats,
     widen_lanes,
 )
-from gpurf.golden.compression.ranges import (
+from gpurf.sim.passes.compression.ranges import (
     Interval,
     LaunchRanges,
     as_type,
     interval_width,
     range_analysis,
 )
-from gpurf.golden.compression.slices import allocate_slices, slice_interference
-from gpurf.golden.compression.value_converter import widen
-from gpurf.golden.compression.value_extractor import data_positions, extract_part, unpack_entry
-from gpurf.golden.compression.value_truncator import narrow, scatter
-from gpurf.hw.compression.formats import TABLE3
-from gpurf.sim.kernels import kernel_names
+from gpurf.sim.passes.compression.slices import allocate_slices, slice_interference
 from gpurf.sim.ptx import parse_ptx
 from gpurf.sim.ptx.liveness import liveness
 from gpurf.sim.sm.run import load_workload
@@ -178,7 +179,7 @@ def test_every_kernel_analysed_quickly():
     """The pass runs on every kernel; some integer register of each is narrowed."""
     for name in kernel_names():
         cp = compression_pass(load_workload(name)[1].kernel,
-                              launch=LaunchRanges.of(name, "paper"))
+                              launch=launch_ranges(name, "paper"))
         assert any(w.bits < 32 for w in cp.ints.values()), name
         assert cp.after <= cp.before, name
 
@@ -270,7 +271,7 @@ def test_enforced_run_every_kernel(name):
     numpy-exact where no float is narrowed and within the quality threshold (10 %, the
     paper's "high quality") otherwise."""
     kernel = load_workload(name)[1].kernel
-    cp = compression_pass(kernel, launch=LaunchRanges.of(name, "test"), floats=TABLE3[16])
+    cp = compression_pass(kernel, launch=launch_ranges(name, "test"), floats=TABLE3[16])
     _check_allocation(kernel, cp.allocation)
     run, error = run_compressed(name, cp)
     assert error <= 0.1
@@ -281,7 +282,7 @@ def test_enforced_run_every_kernel(name):
 
 def test_ints_only_is_exact():
     cp = compression_pass(load_workload("narrow")[1].kernel,
-                          launch=LaunchRanges.of("narrow", "test"))
+                          launch=launch_ranges("narrow", "test"))
     run, error = run_compressed("narrow", cp)
     assert run.passed and error == 0.0
 
@@ -292,7 +293,7 @@ def test_too_narrow_width_fails_the_run():
     register."""
     name = "saxpy"
     kernel = load_workload(name)[1].kernel
-    cp = compression_pass(kernel, launch=LaunchRanges.of(name, "test"))
+    cp = compression_pass(kernel, launch=launch_ranges(name, "test"))
     assert cp.ints["%r1"].bits == 12
     cp.ints["%r1"] = type(cp.ints["%r1"])(cp.ints["%r1"].range, 8, False)
     with pytest.raises(NarrowValueError, match=r"^compression: saxpy: block \(2, 0, 0\), "
@@ -306,7 +307,7 @@ def test_too_narrow_slices_fail_numpy():
     """Without the width check, a value truncated to too few slices (as the hardware
     would: low bits kept, zero-extended back) makes the outputs wrong."""
     name = "saxpy"
-    cp = compression_pass(load_workload(name)[1].kernel, launch=LaunchRanges.of(name, "test"))
+    cp = compression_pass(load_workload(name)[1].kernel, launch=launch_ranges(name, "test"))
     cp.allocation.slices["%r1"] = 2
     run, _ = run_compressed(name, cp, check=False)
     assert not run.passed
@@ -316,7 +317,7 @@ def test_shared_slices_are_caught():
     """Two interfering registers given the same slices: the read-back check fails."""
     name = "vecadd"
     kernel = load_workload(name)[1].kernel
-    cp = compression_pass(kernel, launch=LaunchRanges.of(name, "test"))
+    cp = compression_pass(kernel, launch=launch_ranges(name, "test"))
     cp.allocation.entries["%rd5"] = cp.allocation.entries["%rd4"][:1]
     cp.allocation.slices["%rd5"] = 8
     with pytest.raises(NarrowValueError, match=r"reads %rd4 from its slices"):
@@ -327,7 +328,7 @@ def test_precision_tuning():
     """saxpy: perfect quality needs fp32; 10 % allows a narrower format, and the tuned
     run is within the threshold; a too-narrow format is not."""
     kernel = load_workload("saxpy")[1].kernel
-    launch = LaunchRanges.of("saxpy", "test")
+    launch = launch_ranges("saxpy", "test")
     assert set(tune_precision("saxpy", 0.0).values()) == {TABLE3[32]}
     high = tune_precision("saxpy", 0.1)
     (fmt,) = set(high.values())
@@ -347,8 +348,8 @@ def test_per_register_tuning():
     per_register = tune_precision("vecadd", 0.1, per_register=True)
     assert per_register.keys() == per_kernel.keys()
     assert all(per_register[v].width <= per_kernel[v].width for v in per_kernel)
-    _, error = run_compressed("vecadd", compression_pass("vecadd", size="test",
-                                                         floats=per_register))
+    _, error = run_compressed("vecadd", compress_workload("vecadd", size="test",
+                                                          floats=per_register))
     assert error <= 0.1
 
 
@@ -364,7 +365,7 @@ def test_listing_and_json():
     import json
 
     cp = compression_pass(load_workload("narrow")[1].kernel,
-                          launch=LaunchRanges.of("narrow", "test"))
+                          launch=launch_ranges("narrow", "test"))
     text = cp.listing()
     assert text.startswith(f"// narrow: {cp.before} -> {cp.after} registers")
     assert "%rs4: u4 [0, 15] R" in text

@@ -4,16 +4,14 @@ import dataclasses
 
 import pytest
 
-from gpurf.golden.dataflow import kernel_flow
-from gpurf.golden.greener.power_pass import (
-    operand_cycles,
-    power_pass,
-    sleep_reg_pass,
-)
-from gpurf.golden.poison import Enforcement, PoisonReadError, run_enforced
 from gpurf.hw.greener.layouts import PowerState
+from gpurf.sim.compile import operand_cycles
 from gpurf.sim.kernels import workload_names
+from gpurf.sim.passes.dataflow import kernel_flow
+from gpurf.sim.passes.enforcement import Enforcement
+from gpurf.sim.passes.greener.power_pass import power_pass, sleep_reg_pass
 from gpurf.sim.ptx import parse_ptx
+from gpurf.sim.sm.poison import PoisonReadError, run_enforced
 from gpurf.sim.sm.run import load_workload
 
 ON, SLEEP, OFF = PowerState.ON, PowerState.SLEEP, PowerState.OFF

@@ -5,22 +5,22 @@ import dataclasses
 
 import pytest
 
-import golden.regless.regions as regions_module
-import sim.sm.run as run_module
-from gpurf.golden.dataflow import kernel_flow
-from gpurf.golden.poison import PoisonReadError, run_enforced
-from gpurf.golden.regless.invalidation import post_dominator_invalidations, region_graph
-from gpurf.golden.regless.regions import (
+import gpurf.sim.passes.regless.regions as regions_module
+import gpurf.sim.sm.run as run_module
+from gpurf.sim.compile import invalidation_table
+from gpurf.sim.kernels import workload_names
+from gpurf.sim.passes.dataflow import kernel_flow
+from gpurf.sim.passes.regless.invalidation import post_dominator_invalidations, region_graph
+from gpurf.sim.passes.regless.regions import (
     INVALIDATION_CHOICES,
     RegionConfig,
     global_load_uses,
-    invalidation_table,
     is_soft_def,
     regless_pass,
     soft_definitions,
 )
-from gpurf.sim.kernels import workload_names
 from gpurf.sim.ptx import parse_ptx
+from gpurf.sim.sm.poison import PoisonReadError, run_enforced
 from gpurf.sim.sm.program import Program
 from gpurf.sim.sm.run import load_workload
 

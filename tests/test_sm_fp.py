@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from gpurf.sim.sm.fp import fma_f32
+from gpurf.sim.kernels.fp import fma_f32
 
 
 def _exact_fma(a, b, c) -> np.float32:

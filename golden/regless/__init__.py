@@ -1,1 +1,1 @@
-"""Golden models and compiler passes of RegLess (regions, lifetimes, preloads)."""
+"""Golden models of the RegLess blocks (its compiler pass: :mod:`gpurf.sim.passes.regless`)."""

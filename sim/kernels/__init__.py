@@ -4,6 +4,10 @@ Each folder ``sim/kernels/<name>/`` holds ``kernel.cu``, ``kernel.ptx`` (``nvcc 
 -arch=sm_80 kernel.cu``, CUDA 13.0) and ``launch.toml`` (:mod:`gpurf.sim.sm.launch`). A workload
 is named by its folder, or ``<folder>/<variant>`` for launch files with variants (the FMA
 microbenchmark's ``fma_subcore/balanced`` and ``fma_subcore/unbalanced``).
+
+:mod:`~gpurf.sim.kernels.reference` holds the numpy reference of every workload and
+:mod:`~gpurf.sim.kernels.fp` the float arithmetic (a correctly rounded fused multiply-add)
+the references share with the SM model, which sits above this package.
 """
 
 from pathlib import Path

@@ -7,7 +7,7 @@ variables and scalar kernel parameters by name) and returns the expected output 
 
 import numpy as np
 
-from gpurf.sim.sm.fp import fma_f32
+from gpurf.sim.kernels.fp import fma_f32
 
 __all__ = ["bankconflict", "divergent", "fma_subcore", "hotspot", "matmul", "narrow",
            "reduction", "saxpy", "sobel", "vecadd"]

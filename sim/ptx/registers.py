@@ -1,6 +1,6 @@
 """Registers per thread: gpurf's allocator beside ``ptxas -v``, per kernel.
 
-``python -m sim.ptx.registers`` prints the markdown table recorded in docs/registers.md.
+``python -m gpurf.sim.ptx.registers`` prints the markdown table recorded in docs/registers.md.
 Without ``ptxas`` on the ``PATH`` the ptxas column reads ``-``.
 """
 

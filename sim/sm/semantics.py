@@ -12,7 +12,8 @@ instruction's type says how to read them. Integer arithmetic wraps; ``div``/``re
 truncate towards zero (division by zero gives 0, a documented choice: PTX leaves it
 undefined); shifts saturate (``shl.b32`` by 32 or more gives 0, ``shr.s32`` the sign);
 float-to-integer ``cvt`` saturates and maps NaN to 0; ``fma.rn.f32`` and ``mad.f32`` are
-fused (:func:`gpurf.sim.sm.fp.fma_f32`); ``div.approx``/``div.full`` are computed correctly rounded.
+fused (:func:`gpurf.sim.kernels.fp.fma_f32`, shared with the numpy references);
+``div.approx``/``div.full`` are computed correctly rounded.
 
 Instruction/type combinations the model does not implement raise
 :class:`~gpurf.sim.ptx.parser.PtxError` naming the file and line, when the kernel is compiled.
@@ -22,10 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpurf.sim.kernels.fp import fma_f32, fma_f64, ftz
 from gpurf.sim.ptx.ir import Addr, Imm, Instruction, Reg, Special, Sym, type_width
 from gpurf.sim.ptx.parser import PtxError
-
-from .fp import fma_f32, fma_f64, ftz
 
 __all__ = ["NUMPY_TYPES", "STORAGE", "Context", "compile_instruction"]
 

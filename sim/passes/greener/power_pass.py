@@ -21,17 +21,19 @@ higher of its source states (ON > SLEEP > OFF) — both choices are never less s
 
 Interpretations:
 
-- Registers are physical (the paper runs on PTXPlus): :func:`gpurf.golden.dataflow.register_keys`;
-  a 64-bit operand covers two registers and takes the higher of their two states.
-  Predicates are registers ``P<n>`` with their own states (the paper's Fig. 3a gives
-  ``$p2`` one); consumers without a predicate power domain ignore them.
-- ``isLive`` is warp-level liveness (:func:`gpurf.golden.dataflow.warp_liveness`), not the
-  per-thread liveness the paper cites: a warp register is gated for all 32 lanes, and
+- Registers are physical (the paper runs on PTXPlus):
+  :func:`gpurf.sim.passes.dataflow.register_keys`; a 64-bit operand covers two registers and
+  takes the higher of their two states. Predicates are registers ``P<n>`` with their own
+  states (the paper's Fig. 3a gives ``$p2`` one); consumers without a predicate power
+  domain ignore them.
+- ``isLive`` is warp-level liveness (:func:`gpurf.sim.passes.dataflow.warp_liveness`), not
+  the per-thread liveness the paper cites: a warp register is gated for all 32 lanes, and
   lanes parked by divergence still need their values. This only turns some OFF into
   SLEEP; ``Dist`` is the paper's.
 
 Sleep-Reg (the warped-register-file baseline): every accessed register SLEEP after each
-access (:func:`sleep_reg_pass`).
+access (:func:`sleep_reg_pass`). A run of a workload with the states enforced, counting the
+operand-cycles in each state, is :func:`gpurf.sim.compile.operand_cycles`.
 """
 
 import json
@@ -39,14 +41,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurf.golden.dataflow import EXIT, KernelFlow, kernel_flow
-from gpurf.golden.poison import Enforcement, run_enforced
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.hw.params import check_int
+from gpurf.sim.passes.dataflow import EXIT, KernelFlow, kernel_flow
+from gpurf.sim.passes.enforcement import Enforcement
 from gpurf.sim.ptx.ir import Kernel
 
-__all__ = ["DEFAULT_THRESHOLD", "OperandPower", "PowerPass", "distances", "operand_cycles",
-           "power_pass", "sleep_reg_pass"]
+__all__ = ["DEFAULT_THRESHOLD", "OperandPower", "PowerPass", "distances", "power_pass",
+           "sleep_reg_pass"]
 
 DEFAULT_THRESHOLD = 3
 MAX_THRESHOLD = 1024
@@ -216,29 +218,3 @@ def sleep_reg_pass(kernel: Kernel | KernelFlow) -> PowerPass:
                  for v, role in _operands(flow, pc)) for pc in range(n)]
     return PowerPass(flow, None, np.zeros((n, 0), np.int64), (), ops)
 
-
-def operand_cycles(power: PowerPass, workload: str, size: str = "test") -> tuple:
-    """Run ``workload`` with ``power`` enforced and count, after every warp instruction,
-    the warp's allocated 32-bit registers in each state (registers start ON; predicates are
-    left out). Returns ``(run, {"ON": fraction, "SLEEP": ..., "OFF": ...})``."""
-    regs = {k for keys in power.flow.keys.values() for k in keys if k.startswith("R")}
-    after = [[(k, s) for k, s in power.after(pc).items() if k in regs]
-             for pc in range(len(power.operands))]
-    warps, totals = {}, dict.fromkeys(PowerState, 0)
-
-    def observe(block, step):
-        state, count = warps.setdefault((block, step.warp),
-                                        ({}, {**dict.fromkeys(PowerState, 0),
-                                              PowerState.ON: len(regs)}))
-        for key, new in after[step.pc]:
-            old = state.get(key, PowerState.ON)
-            if old is not new:
-                count[old] -= 1
-                count[new] += 1
-                state[key] = new
-        for s, n in count.items():
-            totals[s] += n
-
-    run, _ = run_enforced(workload, power.enforcement(), size, on_step=observe)
-    total = max(1, sum(totals.values()))
-    return run, {s.name: totals[s] / total for s in PowerState}

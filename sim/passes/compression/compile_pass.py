@@ -2,11 +2,14 @@
 range analysis, float formats from precision tuning, slice allocation and the indirection
 table, and the run that proves them safe.
 
-- :mod:`gpurf.golden.compression.ranges`: integer ranges and widths (Section 4.2, Fig. 8).
-- :mod:`gpurf.golden.compression.precision`: float formats, the quality metric and narrowing.
-- :mod:`gpurf.golden.compression.slices`: slice allocation and the indirection entries (4.3).
+- :mod:`gpurf.sim.passes.compression.ranges`: integer ranges and widths (Section 4.2, Fig. 8).
+- :mod:`gpurf.sim.passes.compression.precision`: float formats, the quality metric and
+  narrowing.
+- :mod:`gpurf.sim.passes.compression.slices`: slice allocation and the indirection entries
+  (4.3).
 
-:func:`compression_pass` puts them together for one kernel; :func:`tune_precision` is the
+:func:`compression_pass` puts them together for one kernel;
+:func:`gpurf.sim.compile.tune_precision` (above the SM: it runs the workload) is the
 quality-driven search of Section 4.1 (per kernel: the narrowest Table 3 format for every
 ``f32`` register whose run on the sample input, the workload's ``test`` size, stays within
 the quality threshold; then, with ``per_register``, each register in turn narrowed further
@@ -14,8 +17,8 @@ while the run still passes — the recursive per-value exploration of Angerd et 
 Quality is assumed monotone in the format for the per-kernel search (binary search over
 Table 3); the chosen format's run is always one that passed.
 
-Proof by execution (:meth:`CompressionPass.enforcement` with
-:func:`gpurf.golden.poison.run_enforced`): every value an instruction writes to a narrowed
+Proof by execution (:meth:`CompressionPass.enforcement`, run by
+:func:`gpurf.sim.compile.run_compressed`): every value an instruction writes to a narrowed
 register is stored as the hardware stores it and read back from there:
 
 - an integer must fit its analysed width (signed: sign-extended back, else zero-extended),
@@ -33,7 +36,7 @@ register is stored as the hardware stores it and read back from there:
   positions come from the packed entries through the value extractor's ``unpack_entry``
   and ``data_positions`` (data slices fill ``m0`` then ``m1``, spec Fig. 3); the scatter
   and gather are the array form of the truncator's ``scatter`` and the extractor's
-  placement, and the floats go through :func:`~gpurf.golden.compression.precision.narrow_lanes`,
+  placement, and the floats go through :func:`~gpurf.sim.passes.compression.precision.narrow_lanes`,
   bit-exact with the truncator's ``narrow`` (tests/test_passes_compression.py).
 
 Registers "before" are :func:`gpurf.sim.ptx.regalloc.allocate_registers`' count (32-bit
@@ -48,16 +51,16 @@ import numpy as np
 
 from gpurf.hw.compression.formats import FP32, FloatFormat
 from gpurf.hw.compression.layouts import SLICE_BITS
+from gpurf.sim.passes.enforcement import Enforcement
 from gpurf.sim.ptx.ir import Kernel
 from gpurf.sim.ptx.liveness import liveness
 from gpurf.sim.ptx.regalloc import allocate_registers
 
-from .precision import narrow_lanes, quality_error, table3_formats, widen_lanes
+from .precision import narrow_lanes, widen_lanes
 from .ranges import IntWidth, LaunchRanges, range_analysis
 from .slices import SliceAllocation, allocate_slices
 
-__all__ = ["CompressionPass", "NarrowValueError", "compression_pass", "pressure_table",
-           "run_compressed", "tune_precision"]
+__all__ = ["CompressionPass", "NarrowValueError", "compression_pass"]
 
 
 class NarrowValueError(AssertionError):
@@ -77,7 +80,7 @@ class CompressionPass:
     ----------
     kernel : Kernel
     ints : dict
-        Integer register -> :class:`~gpurf.golden.compression.ranges.IntWidth` (``None`` when
+        Integer register -> :class:`~gpurf.sim.passes.compression.ranges.IntWidth` (``None`` when
         integers are not narrowed: their declared width).
     floats : dict
         Float register -> :class:`~gpurf.hw.compression.formats.FloatFormat`.
@@ -161,12 +164,10 @@ class CompressionPass:
 
     # -- enforcement ----------------------------------------------------------
     def enforcement(self, *, check: bool = True, emulate: bool = True,
-                    name: str = "compression"):
-        """The :class:`gpurf.golden.poison.Enforcement` of this pass (see the module docstring);
-        ``emulate=False`` skips the physical register file (narrowing only: the tuning
-        runs)."""
-        from gpurf.golden.poison import Enforcement
-
+                    name: str = "compression") -> Enforcement:
+        """The :class:`~gpurf.sim.passes.enforcement.Enforcement` of this pass (see the module
+        docstring); ``emulate=False`` skips the physical register file (narrowing only: the
+        tuning runs)."""
         hook = _Storage(self, check, emulate, name)
         return Enforcement({}, [frozenset()] * len(self.kernel.instructions), name,
                            values=hook)
@@ -307,31 +308,22 @@ class _Storage:
                                    f"in lane {lane}, the model holds {int(want[lane]):#x}")
 
 
-def compression_pass(kernel: Kernel | str, *, launch: LaunchRanges | None = None,
-                     size: str = "paper", ints: bool = True,
+def compression_pass(kernel: Kernel, *, launch: LaunchRanges | None = None, ints: bool = True,
                      floats: FloatFormat | dict | None = None) -> CompressionPass:
-    """Widths, allocation and entries for ``kernel``.
+    """Widths, allocation and entries for ``kernel`` (of a workload:
+    :func:`gpurf.sim.compile.compress_workload`).
 
     Parameters
     ----------
-    kernel : Kernel or str
-        A kernel, or a workload name: its kernel, with ``launch`` defaulting to the
-        workload's launch at ``size`` (``gpurf compile KERNEL --pass compression``).
+    kernel : Kernel
     launch : LaunchRanges, optional
-        What the range analysis may assume (``LaunchRanges.of(workload, size)``);
-        default for a kernel: only CUDA's limits on the dimensions.
-    size : str
-        The launch size of a workload name (``"paper"``: the deployed launch).
+        What the range analysis may assume (a workload's: ``LaunchRanges.from_launch``);
+        default: only CUDA's limits on the dimensions.
     ints : bool
         Narrow integers to their analysed widths (else their declared widths).
     floats : FloatFormat or dict, optional
         One format for every ``f32`` register, or register -> format (missing: fp32).
     """
-    if isinstance(kernel, str):
-        from gpurf.sim.sm.run import load_workload
-
-        launch = launch or LaunchRanges.of(kernel, size)
-        kernel = load_workload(kernel)[1].kernel
     live = liveness(kernel)
     before = allocate_registers(kernel, live).registers
     analysis = range_analysis(kernel, launch) if ints else None
@@ -356,83 +348,3 @@ def compression_pass(kernel: Kernel | str, *, launch: LaunchRanges | None = None
     allocation = allocate_slices(kernel, live, slices)
     return CompressionPass(kernel, widths, formats, allocation, before, analysis)
 
-
-def run_compressed(workload: str, cp: CompressionPass, size: str = "test", *,
-                   check: bool = True, emulate: bool = True):
-    """Run ``workload`` with ``cp`` enforced; return ``(run, quality error)``."""
-    from gpurf.golden.poison import run_enforced
-
-    run, _ = run_enforced(workload, cp.enforcement(check=check, emulate=emulate), size)
-    return run, quality_error(run.outputs, run.expected)
-
-
-def _workload_pass(workload, size, ints, floats):
-    return compression_pass(workload, size=size, ints=ints, floats=floats)
-
-
-def tune_precision(workload: str, threshold: float = 0.0, *, size: str = "test",
-                   per_register: bool = False) -> dict:
-    """The float formats of ``workload`` meeting ``threshold`` (the quality metric of
-    :mod:`gpurf.golden.compression.precision`) on its ``size`` input: register -> format."""
-    from gpurf.sim.sm.run import load_workload
-
-    kernel = load_workload(workload)[1].kernel
-    written = {d for ins in kernel.instructions for d in ins.dests}
-    registers = [v for v, d in kernel.regs.items() if d.type == "f32" and v in written]
-    if not registers:
-        return {}
-    formats = table3_formats()
-
-    def passes(floats) -> bool:
-        _, error = run_compressed(workload, _workload_pass(workload, size, False, floats),
-                                    size, emulate=False)
-        return error <= threshold
-
-    lo, hi = 0, len(formats) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if passes(formats[mid]):
-            hi = mid
-        else:
-            lo = mid + 1
-    chosen = dict.fromkeys(registers, formats[lo])
-    if per_register:
-        for vreg in sorted(chosen):
-            index = formats.index(chosen[vreg])
-            while index > 0 and passes({**chosen, vreg: formats[index - 1]}):
-                index -= 1
-                chosen[vreg] = formats[index]
-    return chosen
-
-
-def pressure_table(workloads=None, *, size: str = "paper", threshold: float = 0.1,
-                   per_register: bool = False) -> list[dict]:
-    """Registers per thread before and after, per kernel (the paper's Table 1 / Fig. 9
-    analog): ``before`` (uncompressed allocator), ``slices_full`` (the slice allocator at
-    declared widths), ``ints`` (integers narrowed, launch of ``size``), ``floats_perfect``
-    / ``floats_high`` (floats only, tuned on the ``test`` input for quality 0 /
-    ``threshold``), ``both_perfect`` / ``both_high``, and the formats chosen."""
-    from gpurf.sim.kernels import one_per_kernel
-
-    rows = []
-    for name in one_per_kernel(workloads):
-        folder = name.partition("/")[0]
-        perfect = tune_precision(name, 0.0, per_register=per_register)
-        high = tune_precision(name, threshold, per_register=per_register)
-
-        def after(ints, floats, name=name):
-            return _workload_pass(name, size, ints, floats).after
-
-        base = _workload_pass(name, size, False, None)
-        rows.append({
-            "workload": folder, "before": base.before, "slices_full": base.after,
-            "ints": after(True, None), "floats_perfect": after(False, perfect),
-            "floats_high": after(False, high), "both_perfect": after(True, perfect),
-            "both_high": after(True, high),
-            "format_perfect": _summary(perfect), "format_high": _summary(high)})
-    return rows
-
-
-def _summary(formats: dict) -> str:
-    names = sorted({str(f) for f in formats.values()})
-    return "/".join(names) if names else "-"

@@ -137,14 +137,11 @@ class LaunchRanges:
     params: Mapping[str, int] = None
 
     @classmethod
-    def of(cls, workload: str, size: str = "test") -> "LaunchRanges":
-        """The ranges of ``workload``'s launch at ``size`` (its dims and scalar params)."""
-        from gpurf.sim.sm.run import load_workload
-
-        spec, program, variant = load_workload(workload)
-        launch = spec.make(size, variant)
+    def from_launch(cls, launch, kernel: Kernel) -> "LaunchRanges":
+        """The ranges of ``launch`` (a :class:`gpurf.sim.sm.launch.Launch`: its dims and
+        scalar params) of ``kernel``."""
         params = {ptx.name: int(value) for (_, ptype, value), ptx
-                  in zip(launch.params, program.kernel.params, strict=True)
+                  in zip(launch.params, kernel.params, strict=True)
                   if ptype != "ptr" and ptype[0] in "su"}
         return cls(tuple(launch.block), tuple(launch.grid), params)
 

@@ -26,11 +26,10 @@ file and take no slices.
 
 from dataclasses import dataclass
 
+from gpurf.golden.compression.value_extractor import data_positions, pack_entry, unpack_entry
 from gpurf.hw.compression.layouts import SLICES
 from gpurf.sim.ptx.ir import Kernel
 from gpurf.sim.ptx.liveness import Liveness
-
-from .value_extractor import data_positions, pack_entry, unpack_entry
 
 __all__ = ["SliceAllocation", "allocate_slices", "slice_interference"]
 

@@ -1,9 +1,10 @@
 """Proof by execution: run a workload with a pass's annotations enforced as poison.
 
 A pass says, per instruction, which physical registers lose their value once it has
-executed (GReEneR: turned OFF; RegLess: erased, or evicted and not preloaded). The
-functional model (:func:`gpurf.sim.sm.run_kernel`) runs the workload warp by warp with an
-``on_step`` observer that keeps, per warp, a 32-bit poison mask per physical register:
+executed (GReEneR: turned OFF; RegLess: erased, or evicted and not preloaded), in an
+:class:`~gpurf.sim.passes.enforcement.Enforcement`. The functional model
+(:func:`gpurf.sim.sm.run_kernel`) runs the workload warp by warp with an ``on_step``
+observer that keeps, per warp, a 32-bit poison mask per physical register:
 
 - the instruction's source registers are read by its executing lanes (``Step.mask``; for
   a guarded non-branch instruction that is the lanes whose guard holds, so the guard
@@ -16,10 +17,10 @@ functional model (:func:`gpurf.sim.sm.run_kernel`) runs the workload warp by war
 
 A pass whose state is richer than one mask per instruction (RegLess: a region entry
 poisons every register it does not preload; an eviction keeps the line's lanes for a later
-preload) gives :attr:`Enforcement.before` / :attr:`Enforcement.after` hooks, called around
-the checks of every instruction with the warp's poison masks and a per-warp scratch dict.
+preload) gives ``before`` / ``after`` hooks, called around the checks of every
+instruction with the warp's poison masks and a per-warp scratch dict.
 A pass that constrains register *contents* (static data compression: narrowed values)
-gives :attr:`Enforcement.values`, called with the :class:`~gpurf.sim.sm.Warp` itself; the run
+gives a ``values`` hook, called with the :class:`~gpurf.sim.sm.Warp` itself; the run
 then drives the thread blocks' warps directly (``run_kernel`` does not expose them).
 
 Registers start clean. The run must also still match its numpy reference
@@ -27,49 +28,19 @@ Registers start clean. The run must also still match its numpy reference
 model keeps the true values and so cannot be fooled by a lucky stale value.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpurf.sim.sm import ExecutionError, KernelRun, run_kernel
+from gpurf.sim.passes.enforcement import ALL_LANES, Enforcement
 
-__all__ = ["ALL_LANES", "Enforcement", "PoisonReadError", "run_enforced"]
+from .run import KernelRun, run_kernel
+from .warp import ExecutionError
 
-ALL_LANES = (1 << 32) - 1
+__all__ = ["PoisonReadError", "run_enforced"]
 
 
 class PoisonReadError(ExecutionError):
     """An instruction read a register its pass had thrown away."""
-
-
-@dataclass(frozen=True)
-class Enforcement:
-    """What a pass asks the run to enforce.
-
-    Attributes
-    ----------
-    keys : dict
-        Virtual register -> physical registers (:func:`gpurf.golden.dataflow.register_keys`).
-    poison_after : sequence of frozenset
-        Per pc, the physical registers that hold poison after the instruction executes.
-    name : str
-        The pass, for messages.
-    before, after : callable or None
-        ``hook(poison, scratch, step)`` called before the source check / after
-        ``poison_after`` is applied; ``poison`` is the warp's dict register -> poisoned lanes
-        (may be changed), ``scratch`` a dict for the pass' own per-warp state. Both are
-        reset at every thread block.
-    values : callable or None
-        ``hook(warp, step)`` called last, with the :class:`~gpurf.sim.sm.Warp` that executed
-        the step (``warp.regs[warp.program.slots[vreg]]`` holds its 32 lanes): checks or
-        rewrites the values the instruction wrote.
-    """
-
-    keys: dict
-    poison_after: Sequence
-    name: str = "pass"
-    before: Callable | None = None
-    after: Callable | None = None
-    values: Callable | None = None
 
 
 @dataclass

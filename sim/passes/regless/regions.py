@@ -29,9 +29,9 @@ an **invalidating** preload (its L1 copy is dropped, ``r2`` of Fig. 6). A live r
 control flow kills (live at the end of a region, dead at the entry of a successor: ``r3``
 of Fig. 6) is **invalidated** once, at the entry of the region that post-dominates its
 definitions and death points (Section 4.4; the rule is stated in
-:mod:`gpurf.golden.regless.invalidation`); ``RegionConfig(invalidation="entry")`` instead
+:mod:`gpurf.sim.passes.regless.invalidation`); ``RegionConfig(invalidation="entry")`` instead
 invalidates it at the entry of every region where it becomes dead (the placement before
-the post-dominator was computed), for comparison (:func:`invalidation_table`).
+the post-dominator was computed), for comparison (:func:`invalidation_summary`).
 
 Soft definitions are Algorithm 2 as written (:func:`is_soft_def`) on the per-thread
 liveness, plus:
@@ -47,8 +47,8 @@ liveness, plus:
 
 Liveness: live ranges do not end at a soft definition (the pass' own backward dataflow
 on physical registers, a soft definition being a use and not a kill), made warp-level as
-in :func:`gpurf.golden.dataflow.warp_liveness`: registers the waiting lanes need are live on the
-side of the branch that runs meanwhile. Unlike that function (which adds the fall-through's
+in :func:`gpurf.sim.passes.dataflow.warp_liveness`: registers the waiting lanes need are live on
+the side of the branch that runs meanwhile. Unlike that function (which adds the fall-through's
 and the reconvergence point's needs to both sides, right for the functional model, which
 runs the taken side first), :func:`parking` adds to each side the other side's entry and
 the reconvergence point, whichever side runs first. With warp-level liveness "dead at a
@@ -63,7 +63,7 @@ range dying on several edges gets one.
 
 Interpretations:
 
-- Registers are the allocator's physical 32-bit registers (:func:`gpurf.golden.dataflow.
+- Registers are the allocator's physical 32-bit registers (:func:`gpurf.sim.passes.dataflow.
   register_keys`; a 64-bit value is two registers, in two banks); predicates are not staged
   in the OSU (the GPU keeps them in their own file) and get no annotation.
 - Bank usage is per bank the most lines held at once in the region, for warp 0; warp ``w``
@@ -85,19 +85,18 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from gpurf.golden.dataflow import EXIT, KernelFlow, kernel_flow
-from gpurf.golden.poison import ALL_LANES, Enforcement
-from gpurf.golden.regless.invalidation import (
+from gpurf.hw.params import check_bool, check_choice, check_int, check_int_choice
+from gpurf.sim.passes.dataflow import EXIT, KernelFlow, kernel_flow
+from gpurf.sim.passes.enforcement import ALL_LANES, Enforcement
+from gpurf.sim.passes.regless.invalidation import (
     entry_invalidations,
     post_dominator_invalidations,
     region_graph,
 )
-from gpurf.hw.params import check_bool, check_choice, check_int, check_int_choice
 from gpurf.sim.ptx.ir import Kernel
 
 __all__ = ["INVALIDATION_CHOICES", "Region", "RegionConfig", "RegionPass", "global_load_uses",
-           "invalidation_table", "is_soft_def", "parking", "region_table", "regless_pass",
-           "soft_definitions"]
+           "invalidation_summary", "is_soft_def", "parking", "regless_pass", "soft_definitions"]
 
 MAX_LINES_PER_BANK = 256
 BANK_CHOICES = (1, 2, 4, 8, 16, 32)
@@ -125,7 +124,7 @@ class RegionConfig:
     invalidation : str
         Where a register dead by control flow is invalidated: ``"post_dominator"`` (the
         paper: once per live range, in the post-dominator of its definitions and death
-        points, :mod:`gpurf.golden.regless.invalidation`) or ``"entry"`` (at the entry of every
+        points, :mod:`gpurf.sim.passes.regless.invalidation`) or ``"entry"`` (at the entry of every
         region where it becomes dead).
     """
 
@@ -547,15 +546,15 @@ class RegionPass:
         return result
 
     def enforcement(self) -> Enforcement:
-        """The annotations as poison (:mod:`gpurf.golden.poison`). Per warp the run keeps, besides
-        the OSU view (``poison``: lanes this region cannot read), the lanes whose value
-        the backing store (L1) has lost (``scratch["lost"]``: erased, invalidated, or
-        never written into a line that was then written back). At a region's entry:
-        invalidations lose their register; every register is unreadable except the
-        preloads, which read the backing store (an invalidating preload then loses it
-        there). After a last use: erase loses the register; evict of a line written in the
-        region (dirty) writes it back, its unreadable lanes lost; evict of a clean line
-        writes nothing (the OSU may drop it). Registers are readable once written."""
+        """The annotations as poison (:func:`gpurf.sim.sm.poison.run_enforced`). Per warp the
+        run keeps, besides the OSU view (``poison``: lanes this region cannot read), the lanes
+        whose value the backing store (L1) has lost (``scratch["lost"]``: erased,
+        invalidated, or never written into a line that was then written back). At a
+        region's entry: invalidations lose their register; every register is unreadable
+        except the preloads, which read the backing store (an invalidating preload then
+        loses it there). After a last use: erase loses the register; evict of a line
+        written in the region (dirty) writes it back, its unreadable lanes lost; evict of a
+        clean line writes nothing (the OSU may drop it). Registers are readable once written."""
         regs = self.flow.kernel.regs
         registers = _order({k for v, keys in self.flow.keys.items() for k in keys
                             if regs[v].type != "pred"})
@@ -652,38 +651,17 @@ def regless_pass(kernel: Kernel | KernelFlow, **config) -> RegionPass:
     return RegionPass(flow, config, regions, facts.before, facts.after)
 
 
-def region_table(workloads=None, **config) -> list[dict]:
-    """:meth:`RegionPass.summary` of every workload's kernel (the paper's Table 2 analog,
-    static), once per distinct kernel file."""
-    from gpurf.sim.kernels import one_per_kernel
-    from gpurf.sim.sm.run import load_workload
-
-    rows = []
-    for name in one_per_kernel(workloads):
-        folder = name.partition("/")[0]
-        rows.append({"workload": folder,
-                     **regless_pass(load_workload(name)[1].kernel, **config).summary()})
-    return rows
-
-
-def invalidation_table(workloads=None, **config) -> list[dict]:
-    """Per kernel (once per kernel file), the invalidations placed (static count) with each
-    placement of :attr:`RegionConfig.invalidation`, the registers whose invalidation
-    moved, and the invalidating preloads (the same with both)."""
-    from gpurf.sim.kernels import one_per_kernel
-    from gpurf.sim.sm.run import load_workload
-
-    rows = []
-    for name in one_per_kernel(workloads):
-        folder = name.partition("/")[0]
-        flow = kernel_flow(load_workload(name)[1].kernel)
-        passes = {p: regless_pass(flow, **{**config, "invalidation": p})
-                  for p in INVALIDATION_CHOICES}
-        placed = {p: {(r.index, k) for r in rp.regions for k in r.invalidations}
-                  for p, rp in passes.items()}
-        rows.append({"workload": folder, "regions": len(passes["entry"].regions),
-                     **{f"{p} invalidations": len(placed[p]) for p in INVALIDATION_CHOICES},
-                     "moved": len(placed["post_dominator"] - placed["entry"]),
-                     "invalidating preloads": sum(len(r.invalidating)
-                                                  for r in passes["entry"].regions)})
-    return rows
+def invalidation_summary(kernel: Kernel | KernelFlow, **config) -> dict:
+    """The invalidations placed (static count) in ``kernel`` with each placement of
+    :attr:`RegionConfig.invalidation`, the registers whose invalidation moved, and the
+    invalidating preloads (the same with both); keyword arguments are
+    :class:`RegionConfig`'s."""
+    flow = kernel if isinstance(kernel, KernelFlow) else kernel_flow(kernel)
+    passes = {p: regless_pass(flow, **{**config, "invalidation": p})
+              for p in INVALIDATION_CHOICES}
+    placed = {p: {(r.index, k) for r in rp.regions for k in r.invalidations}
+              for p, rp in passes.items()}
+    return {"regions": len(passes["entry"].regions),
+            **{f"{p} invalidations": len(placed[p]) for p in INVALIDATION_CHOICES},
+            "moved": len(placed["post_dominator"] - placed["entry"]),
+            "invalidating preloads": sum(len(r.invalidating) for r in passes["entry"].regions)}

@@ -1,0 +1,1 @@
+"""Static data compression's compiler pass: integer ranges, float formats, slices."""

@@ -1,0 +1,1 @@
+"""GReEneR's compiler pass: a power state per register operand."""

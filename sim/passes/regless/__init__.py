@@ -1,0 +1,1 @@
+"""RegLess' compiler pass: regions, register lifetimes, preloads and invalidations."""
