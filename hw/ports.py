@@ -12,6 +12,7 @@ the least significant bits), so hardware, golden models and benches cannot disag
 fields and array elements read as 0; a field value wider than its field is an error.
 """
 
+import itertools
 from collections import namedtuple
 from collections.abc import Mapping
 from enum import Enum
@@ -56,9 +57,20 @@ def codec(shape) -> Codec:
 
 
 def port_codecs(signature: wiring.Signature) -> dict[str, Codec]:
-    """A codec per port of ``signature``, by Verilog name (path joined with ``__``)."""
-    return {"__".join(map(str, path)): codec(_shape_of(member))
-            for path, member in signature.members.flatten() if member.is_port}
+    """A codec per port of ``signature``, by Verilog name: the path joined with ``__``, with
+    an index for every dimension of an array member (``read__0__addr``), as the harness and
+    the generated Verilog name them."""
+    return dict(_ports(signature.members, ()))
+
+
+def _ports(members: wiring.SignatureMembers, prefix: tuple):
+    for name, member in members.items():
+        for index in itertools.product(*(range(n) for n in member.dimensions)):
+            path = (*prefix, name, *index)
+            if member.is_signature:
+                yield from _ports(member.signature.members, path)
+            else:
+                yield "__".join(map(str, path)), codec(_shape_of(member))
 
 
 def _shape_of(member):

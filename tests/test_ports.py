@@ -5,8 +5,9 @@ import enum
 
 import pytest
 from amaranth import signed
-from amaranth.lib import data
+from amaranth.lib import data, wiring
 from amaranth.lib import enum as amaranth_enum
+from amaranth.lib.wiring import In, Out
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -78,3 +79,13 @@ def test_port_codecs_are_named_as_verilog_ports():
     ports = port_codecs(RbaScorerConfig(slots=2).signature())
     assert set(ports) == {"slot", "queue_len", "score"}
     assert ports["score"].width == 2 * 5
+
+
+def test_port_codecs_name_every_element_of_an_array_member():
+    bank = wiring.Signature({"addr": Out(3), "data": In(4)})
+    signature = wiring.Signature({"read": Out(bank).array(2), "x": In(2).array(3, 2)})
+    ports = port_codecs(signature)
+    assert sorted(ports) == sorted(["read__0__addr", "read__0__data", "read__1__addr",
+                                    "read__1__data", *(f"x__{i}__{j}" for i in range(3)
+                                                       for j in range(2))])
+    assert ports["read__1__data"].width == 4
