@@ -1,23 +1,15 @@
 # amaranth: UnusedElaboratable=no
-"""Parameter validation, widths and the paper's storage figure of ``greener.correction_table``."""
+"""Widths, the paper's storage figure, the golden rules and the proof of
+``greener.correction_table``."""
 
 import pytest
 
 from gpurf.golden.greener.correction_table import keep_on
-from gpurf.hw.greener.correction_table import CorrectionTable, CorrectionTableConfig
+from gpurf.hw.greener.configs import CorrectionTableConfig
 from gpurf.hw.registry import get_block
+from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
-
-from .ranges import parameter_tests, range_ends_test
-
-RANGES = {
-    "warps": (2, 64),
-    "entries": (1, 8),
-    "entry_regs": (1, 8),
-    "regs": (2, 256),
-    "pc_bits": (2, 32),
-    "query_ports": (1, 16),
-}
+from gpurf.tb.greener.formal_correction_table import CorrectionTableFormal
 
 
 def golden(**params):
@@ -25,16 +17,11 @@ def golden(**params):
     return get_block("greener.correction_table").golden(params)
 
 
-test_out_of_range, test_not_an_integer = parameter_tests(CorrectionTable, golden, RANGES)
-test_range_ends_accepted = range_ends_test(
-    CorrectionTableConfig, get_block("greener.correction_table").defaults, RANGES)
-
-
 def test_default_widths():
     config = CorrectionTableConfig(**get_block("greener.correction_table").defaults)
     assert config == CorrectionTableConfig(warps=64, entries=4, entry_regs=4, regs=64,
                                            pc_bits=16, query_ports=8)
-    assert (config.warp_width, config.reg_bits, config.empty_pc) == (6, 6, 0xFFFF)
+    assert (config.warp_bits, config.reg_bits, config.empty_pc) == (6, 6, 0xFFFF)
     assert config.entry_layout.size == 16 + 4 * 6
     assert config.row_layout.size == 4 * 40
     assert config.insert_layout.size == 6 + 16 + 4 + 4 * 6
@@ -70,8 +57,8 @@ def test_golden_rejects_a_pc_with_other_registers():
                     "remove__payload": 0, "query": 0})
 
     def insert(regs):
-        payload = config.insert_layout.const(
-            {"warp": 1, "pc": 5, "valid": 0b11, "reg": regs}).as_value().value
+        payload = config.ports["insert__payload"].pack(
+            {"warp": 1, "pc": 5, "valid": 0b11, "reg": regs})
         return model.step({"insert__valid": 1, "insert__payload": payload, "remove__valid": 0,
                            "remove__payload": 0, "query": 0})
 
@@ -80,3 +67,20 @@ def test_golden_rejects_a_pc_with_other_registers():
     with pytest.raises(ValueError, match=r"^warp 1 pc 0x5: inserted registers \[3\] differ "
                                          r"from an in-flight instance's \[1, 2\]$"):
         insert([3, 3])
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize("params", [
+    {},
+    {"warps": 3, "entries": 3, "entry_regs": 2, "regs": 3, "pc_bits": 2},
+], ids=["small", "w3-e3"])
+def test_formal_keeps_on_exactly_for_other_in_flight_pcs(params):
+    """k-induction, depth 8 (the base case covers reset, the clear window and a few
+    cycles). ``small`` (``formal_correction_table.SMALL``): 2 warps x 2 entries x 2
+    registers per entry, 4 registers, 2-bit PCs, 2 query ports; ``w3-e3``: 3 warps x 3
+    entries x 2 registers per entry, 3 registers, 2-bit PCs. Every query answers keep_on
+    iff another in-flight PC of the warp uses the register; inserted entries stay until
+    removed; a full warp drops inserts; not ready for exactly ``warps`` cycles."""
+    name = "correction_table_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
+    result = prove(CorrectionTableFormal(**params), name=name, depth=8, mode="prove")
+    assert result.passed, result.log_tail

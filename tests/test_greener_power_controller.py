@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""Parameters, widths, the golden model's rules, the energy model and a wake-up latency
-sweep (Amaranth simulator) of ``greener.power_controller``."""
+"""Widths, the golden model's rules, the energy model, a wake-up latency sweep (Amaranth
+simulator) and the proof of ``greener.power_controller``."""
 
 import itertools
 import random
@@ -15,32 +15,22 @@ from gpurf.golden.greener.energy import (
     leakage_energy,
     leakage_energy_range,
 )
-from gpurf.golden.greener.power_controller import decode_state, next_state
+from gpurf.golden.greener.power_controller import Ports, decode_state, next_state
+from gpurf.hw.greener.configs import PowerControllerConfig
 from gpurf.hw.greener.layouts import PowerState
-from gpurf.hw.greener.power_controller import PowerController, PowerControllerConfig
 from gpurf.hw.registry import get_block
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.greener.formal_power_controller import PowerControllerFormal
 from gpurf.tb.greener.test_power_controller import (
     OFF,
     ON,
     SLEEP,
-    Ports,
     directed_back_to_back,
     directed_wakeup,
     random_ports,
 )
 from gpurf.tb.harness import simulate_amaranth
 
-from .ranges import parameter_tests, range_ends_test
-
-RANGES = {
-    "warps": (2, 64),
-    "regs": (2, 256),
-    "src_ports": (1, 4),
-    "dst_ports": (1, 4),
-    "sleep_wakeup": (1, 4),
-    "off_wakeup": (2, 8),
-    "counter_width": (4, 64),
-}
 BLOCK = get_block("greener.power_controller")
 
 
@@ -48,36 +38,21 @@ def golden(**params):
     return BLOCK.golden(params)
 
 
-test_out_of_range, test_not_an_integer = parameter_tests(PowerController, golden, RANGES)
-
-
-@pytest.mark.parametrize("build", [PowerController, golden], ids=["hw", "golden"])
-def test_policy_choices(build):
-    with pytest.raises(ValueError, match=r"^policy must be one of greener, sleep_reg, "
-                                         r"not 'sleepreg'$"):
-        build(policy="sleepreg")
-    with pytest.raises(TypeError, match=r"^policy must be one of greener, sleep_reg, not 1$"):
-        build(policy=1)
-
-
-test_range_ends_accepted = range_ends_test(PowerControllerConfig, BLOCK.defaults, RANGES)
-
-
 def test_default_widths():
     config = PowerControllerConfig(**BLOCK.defaults)
     assert config == PowerControllerConfig(warps=64, regs=64, src_ports=4, dst_ports=4,
                                            sleep_wakeup=1, off_wakeup=2, policy="greener",
                                            counter_width=32)
-    assert (config.warp_width, config.reg_width, config.operands) == (6, 6, 8)
-    assert (config.timer_width, config.registers, config.pop_width) == (1, 4096, 13)
-    assert (config.acct_width, config.count_width) == (32 + 12, 13)
+    assert (config.warp_bits, config.reg_bits, config.operands) == (6, 6, 8)
+    assert (config.timer_bits, config.registers, config.pop_bits) == (1, 4096, 13)
+    assert (config.acct_bits, config.count_bits) == (32 + 12, 13)
     assert config.set_layout.size == 1 + 6 + 6 + 2
     assert config.head_layout.size == 1 + 8 * (1 + 6)
-    assert config.heads_layout.size == 64 * 57
+    assert config.ports["head"].width == 64 * 57
     assert config.keep_on_layout.size == 8
-    assert PowerControllerConfig(**{**BLOCK.defaults, "off_wakeup": 8}).timer_width == 3
-    assert PowerControllerConfig(**{**BLOCK.defaults, "off_wakeup": 5}).timer_width == 3
-    assert PowerControllerConfig(**{**BLOCK.defaults, "sleep_wakeup": 3}).timer_width == 2
+    assert PowerControllerConfig(off_wakeup=8).timer_bits == 3
+    assert PowerControllerConfig(off_wakeup=5).timer_bits == 3
+    assert PowerControllerConfig(sleep_wakeup=3).timer_bits == 2
 
 
 def test_state_codes():
@@ -209,3 +184,20 @@ def test_latency_sweep(sleep_wakeup, off_wakeup, seed):
                                      BLOCK.resolve(params), seed, 150,
                                      label=f"sweep/{stimulus.__name__}")
         assert compared > 0
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize("params", [
+    {"regs": 2},
+    {"regs": 2, "policy": "sleep_reg"},
+], ids=["greener", "sleep_reg"])
+def test_formal_ready_wakeup_and_population(params):
+    """k-induction, depth 6, on ``formal_power_controller.SMALL`` with 2 registers per warp:
+    2 warps x 2 registers, 1 source + 1 destination port, SLEEP->ON 2 and OFF->ON 3
+    cycles, every input free. A warp is ready exactly when every register its head names
+    is ON with its wake-up over (so never with a non-ON operand); a wake-up ends exactly
+    ``latency`` cycles after it starts unless a set moves the register out of ON; the
+    populations sum to ``warps x regs`` and equal the state counts."""
+    name = "power_controller_" + "_".join(f"{k}{v}" for k, v in params.items())
+    result = prove(PowerControllerFormal(**params), name=name, depth=6, mode="prove")
+    assert result.passed, result.log_tail

@@ -1,38 +1,22 @@
 # amaranth: UnusedElaboratable=no
-"""Parameter validation, widths and the paper's storage figure of ``greener.scoreboard_ext``."""
+"""Widths, the paper's storage figure, the golden rules and the proof of
+``greener.scoreboard_ext``."""
+
+import pytest
 
 from gpurf.golden.greener.scoreboard_ext import fits, touches
-from gpurf.hw.greener.scoreboard_ext import ScoreboardExt, ScoreboardExtConfig
+from gpurf.hw.greener.configs import ScoreboardExtConfig
 from gpurf.hw.registry import get_block
+from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
-
-from .ranges import parameter_tests, range_ends_test
-
-RANGES = {
-    "warps": (2, 64),
-    "regs": (2, 256),
-    "sources": (1, 8),
-    "dests": (1, 8),
-    "check_ports": (1, 8),
-    "release_ports": (1, 8),
-}
-
-
-def golden(**params):
-    """The golden model with the block's defaults updated by ``params``."""
-    return get_block("greener.scoreboard_ext").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(ScoreboardExt, golden, RANGES)
-test_range_ends_accepted = range_ends_test(
-    ScoreboardExtConfig, get_block("greener.scoreboard_ext").defaults, RANGES)
+from gpurf.tb.greener.formal_scoreboard_ext import ScoreboardExtFormal
 
 
 def test_default_widths():
     config = ScoreboardExtConfig(**get_block("greener.scoreboard_ext").defaults)
     assert config == ScoreboardExtConfig(warps=64, regs=64, sources=4, dests=4, check_ports=1,
                                          release_ports=4)
-    assert (config.warp_width, config.reg_bits) == (6, 6)
+    assert (config.warp_bits, config.reg_bits) == (6, 6)
     assert config.slot_layout.size == 24
     assert config.reserve_layout.size == 6 + 4 + 4 * 6
     assert config.release_layout.size == 1 + 6 + 6
@@ -57,3 +41,19 @@ def test_golden_rules():
     assert fits([3], [1, 2, 2], 4)
     assert not fits([3, 4], [1, 2, 2], 4)
     assert fits([], [], 1)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize("params", [
+    {},
+    {"warps": 3, "regs": 3, "sources": 3, "dests": 1, "check_ports": 1, "release_ports": 2},
+], ids=["small", "w3-s3"])
+def test_formal_reservations_until_release(params):
+    """k-induction, depth 8. ``small`` (``formal_scoreboard_ext.SMALL``): 2 warps x 2
+    slots, 4 registers, 2 destinations, 2 check and 2 release ports; ``w3-s3``: 3 warps x
+    3 slots, 3 registers, 1 destination, 1 check and 2 release ports. A reserved register
+    is reported until released, a released one is not, full/ready follow the free slots,
+    no slot is lost."""
+    name = "scoreboard_ext_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
+    result = prove(ScoreboardExtFormal(**params), name=name, depth=8, mode="prove")
+    assert result.passed, result.log_tail

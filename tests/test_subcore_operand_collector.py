@@ -1,51 +1,24 @@
 # amaranth: UnusedElaboratable=no
-"""Parameter validation, widths and the bank mapping of ``subcore.operand_collector``."""
+"""Widths, the bank mapping and the proof of ``subcore.operand_collector``."""
 
 import pytest
-from amaranth import ClockDomain, Module
+from amaranth import ClockDomain, Module, Value
 from amaranth.sim import Simulator
 
 from gpurf.golden.subcore.operand_collector import bank_of
 from gpurf.hw.registry import get_block
-from gpurf.hw.subcore.operand_collector import (
-    CollectorUnit,
-    OperandCollector,
-    OperandCollectorConfig,
-)
-
-from .ranges import parameter_tests, range_ends_test
-
-RANGES = {
-    "cus": (1, 8),
-    "banks": (1, 8),
-    "operands": (1, 4),
-    "lanes": (1, 32),
-    "data_width": (1, 32),
-    "slots": (2, 64),
-    "reg_bits": (1, 8),
-    "read_latency": (1, 4),
-}
+from gpurf.hw.subcore.configs import OperandCollectorConfig
+from gpurf.hw.subcore.operand_collector import CollectorUnit
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
 
 
-
-def golden(**params):
-    """The golden model with the block's defaults updated by ``params``."""
-    return get_block("subcore.operand_collector").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(OperandCollector, golden, RANGES)
-
-
-@pytest.mark.parametrize("build", [OperandCollector, golden], ids=["hw", "golden"])
-def test_bank_map_choices(build):
-    with pytest.raises(ValueError, match=r"^bank_map must be one of swizzle, modulo, not 'xor'$"):
-        build(bank_map="xor")
-    with pytest.raises(TypeError, match=r"^bank_map must be one of swizzle, modulo, not 1$"):
-        build(bank_map=1)
-
-
-test_range_ends_accepted = range_ends_test(
-    OperandCollectorConfig, get_block("subcore.operand_collector").defaults, RANGES)
+@pytest.mark.parametrize(("name", "value"), [
+    (name, value) for name, (_, spec) in OperandCollectorConfig.declared().items()
+    for value in spec.extremes()])
+def test_declared_extremes_accepted(name, value):
+    """No rule between parameters rejects the end of a declared range."""
+    assert getattr(OperandCollectorConfig(**{name: value}), name) == value
 
 
 def test_default_widths():
@@ -53,7 +26,7 @@ def test_default_widths():
     assert config == OperandCollectorConfig(cus=2, banks=2, operands=3, lanes=32, data_width=32,
                                             slots=16, reg_bits=8, read_latency=1,
                                             bank_map="swizzle")
-    assert (config.warp_width, config.requests, config.queue_width) == (4, 6, 3)
+    assert (config.warp_bits, config.requests, config.queue_bits) == (4, 6, 3)
     assert config.register_layout.size == 1024
     assert config.issue_layout.size == 4 + 3 * 9
     assert config.dispatch_layout.size == 4 + 3 + 3 * 1024
@@ -95,7 +68,7 @@ def test_unit_bank_matches_bank_of(banks, bank_map):
         for warp in range(config.slots):
             for start in range(0, 1 << config.reg_bits, config.operands):
                 regs = range(start, start + config.operands)
-                ctx.set(unit.instr, config.issue_layout.const({
+                ctx.set(Value.cast(unit.instr), config.ports["issue__payload"].pack({
                     "warp": warp, "operand": [{"valid": 1, "reg": reg} for reg in regs]}))
                 await ctx.tick()
                 for index, reg in enumerate(regs):
@@ -106,3 +79,17 @@ def test_unit_bank_matches_bank_of(banks, bank_map):
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize("params", [{}, {"banks": 3, "operands": 2, "read_latency": 2}],
+                         ids=["small", "banks3-lat2"])
+def test_formal_invariants(params):
+    """BMC, depth 20. ``small`` (``formal_operand_collector.SMALL``): 2 CUs x 2 banks x
+    3 operands, 1 lane x 2 bits, 2 warp slots, 2-bit register ids, read latency 1;
+    ``banks3-lat2``: the same with 3 banks (modulo by 3), 2 operands, read latency 2.
+    One grant per bank to the oldest request, no lost request, queue_len = pending count,
+    data reaches its CU, dispatch only when complete and held while refused."""
+    name = "operand_collector_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
+    result = prove(OperandCollectorFormal(**params), name=name, depth=20, mode="bmc")
+    assert result.passed, result.log_tail

@@ -1,9 +1,8 @@
 """Golden model of ``greener.correction_table``, written from the paper's Sections 3.3-3.4:
 per warp, the list of in-flight decoded instructions ``(pc, registers)``."""
 
-from amaranth.lib import data
-
-from gpurf.hw.greener.correction_table import CorrectionTableConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.greener.configs import CorrectionTableConfig
 
 __all__ = ["CorrectionTable", "keep_on"]
 
@@ -14,7 +13,7 @@ def keep_on(in_flight, pc: int, reg: int) -> bool:
     return any(other != pc and reg in regs for other, regs in in_flight)
 
 
-class CorrectionTable:
+class CorrectionTable(PortModel, config=CorrectionTableConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
     For ``warps`` cycles after reset the table is clearing (not ready, no ``keep_on``).
@@ -26,10 +25,6 @@ class CorrectionTable:
     and raises ``ValueError``.
     """
 
-    def __init__(self, **params):
-        self.config = CorrectionTableConfig(**params)
-        self.reset()
-
     def reset(self):
         self.in_flight: list[list[tuple[int, frozenset[int]]]] = [
             [] for _ in range(self.config.warps)]
@@ -38,20 +33,17 @@ class CorrectionTable:
 
     def unpack_insert(self, bits: int) -> tuple[int, int, frozenset[int]]:
         """``(warp, pc, registers)`` of an insert payload (the fields with ``valid`` set)."""
-        view = self.config.insert_layout.from_bits(bits)
-        regs = frozenset(view.reg[k] for k in range(self.config.entry_regs)
-                         if (view.valid >> k) & 1)
-        return view.warp, view.pc, regs
+        insert = self.ports["insert__payload"].unpack(bits)
+        regs = frozenset(reg for k, reg in enumerate(insert.reg) if insert.valid >> k & 1)
+        return insert.warp, insert.pc, regs
 
     def _outputs(self, inputs: dict, ready: bool) -> dict:
-        config = self.config
-        queries = data.ArrayLayout(config.query_layout, config.query_ports).from_bits(
-            inputs["query"])
         bits = 0
-        for port in range(config.query_ports):
-            q = queries[port]
-            if ready and q.valid and keep_on(self.in_flight[q.warp], q.pc, q.reg):
-                bits |= 1 << port
+        if ready:
+            in_flight = self.in_flight
+            for port, q in enumerate(self.ports["query"].unpack(inputs["query"])):
+                if q.valid and keep_on(in_flight[q.warp], q.pc, q.reg):
+                    bits |= 1 << port
         return {"ready": int(ready), "insert__ready": int(ready), "remove__ready": int(ready),
                 "keep_on": bits}
 
@@ -68,8 +60,8 @@ class CorrectionTable:
             self._check_same_pc(*inserted)
         start_count = [len(warp) for warp in self.in_flight]
         if inputs["remove__valid"]:
-            view = self.config.remove_layout.from_bits(inputs["remove__payload"])
-            self._remove(view.warp, view.pc)
+            remove = self.ports["remove__payload"].unpack(inputs["remove__payload"])
+            self._remove(remove.warp, remove.pc)
         if inserted is not None:
             warp, pc, regs = inserted
             if (start_count[warp] < self.config.entries and regs

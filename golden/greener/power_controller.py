@@ -7,89 +7,57 @@ counted from the states each cycle (not kept by transitions as in the RTL), so t
 bookkeepings check each other.
 """
 
-from amaranth import Shape
-from amaranth.lib import data
-
+from gpurf.golden.model import PortModel
+from gpurf.hw.greener.configs import STATES, TRANSITIONS, PowerControllerConfig
 from gpurf.hw.greener.layouts import PowerState
-from gpurf.hw.greener.power_controller import STATES, TRANSITIONS, PowerControllerConfig
+from gpurf.hw.ports import codec
 
-__all__ = ["FieldMap", "Ports", "PowerController", "decode_state", "next_state"]
+__all__ = ["Ports", "PowerController", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
 
 
-class FieldMap:
-    """The leaf fields of a layout, ``path -> (offset, width)``, read once from the layout.
-
-    Packing and unpacking go through these layout-given offsets: Amaranth's const views
-    recompute nested layout sizes on every field access, far too slow for the 64 heads x
-    8 operands a cycle of the default configuration.
-    """
-
-    def __init__(self, layout: data.Layout):
-        self.size = layout.size
-        self.fields: dict[tuple, tuple[int, int]] = {}
-        self._walk(layout, (), 0)
-
-    def _walk(self, layout, path, base):
-        for key, field in layout:
-            if isinstance(field.shape, data.Layout):
-                self._walk(field.shape, (*path, key), base + field.offset)
-            else:
-                self.fields[(*path, key)] = (base + field.offset, Shape.cast(field.shape).width)
-
-    def get(self, bits: int, *path) -> int:
-        """The value of field ``path`` in the packed ``bits``."""
-        offset, width = self.fields[path]
-        return (bits >> offset) & ((1 << width) - 1)
-
-    def pack(self, values: dict) -> int:
-        """Packed bits from ``{path: value}``; fields not given are 0."""
-        bits = 0
-        for path, value in values.items():
-            offset, width = self.fields[path]
-            if not 0 <= value < 1 << width:
-                raise ValueError(f"field {path} is {width} bits wide, not enough for {value}")
-            bits |= value << offset
-        return bits
-
-
 class Ports:
-    """Packs the controller's input ports from plain Python values (field offsets from the
-    config's layouts); ``params`` are complete (``Block.resolve``)."""
+    """Packs the controller's input ports from plain Python values (through the codecs of
+    the block's signature); ``params`` are complete (``Block.resolve``)."""
 
     def __init__(self, params):
         self.config = config = PowerControllerConfig(**params)
         self.warps, self.regs = config.warps, config.regs
         self.src, self.dst = config.src_ports, config.dst_ports
-        self.maps = {"src_set": FieldMap(config.src_layout), "dst_set": FieldMap(config.dst_layout),
-                     "keep_on": FieldMap(config.keep_on_layout),
-                     "head": FieldMap(config.heads_layout)}
+        self.ports = config.ports
+        self._pack_head = codec(config.head_layout).pack
+        self._heads: dict[tuple, int] = {}
+        """Packed heads by their register lists (a stream repeats its instructions)."""
 
     def sets(self, name, entries):
         """A packed set-state port array from ``[(warp, reg, state), ...]`` (None = idle)."""
-        values = {}
-        for k, entry in enumerate(entries):
-            if entry is not None:
-                warp, reg, state = entry
-                values.update({(k, "valid"): 1, (k, "warp"): warp, (k, "reg"): reg,
-                               (k, "state"): state})
-        return self.maps[name].pack(values)
+        return self.ports[name].pack([
+            0 if entry is None else
+            {"valid": 1, "warp": entry[0], "reg": entry[1], "state": entry[2]}
+            for entry in entries])
 
     def heads(self, heads):
         """Packed ``head`` from ``{warp: [regs named: sources then destinations]}``; a list
         entry ``None`` leaves that operand slot invalid."""
-        values = {}
+        rows = [0] * self.warps
         for w, regs in heads.items():
-            values[(w, "valid")] = 1
-            for i, reg in enumerate(regs):
-                if reg is not None:
-                    values.update({(w, "operand", i, "valid"): 1, (w, "operand", i, "reg"): reg})
-        return self.maps["head"].pack(values)
+            rows[w] = self._head(tuple(regs))
+        return self.ports["head"].pack(rows)
+
+    def _head(self, regs: tuple) -> int:
+        packed = self._heads.get(regs)
+        if packed is None:
+            if len(self._heads) > 4096:
+                self._heads.clear()
+            packed = self._heads[regs] = self._pack_head({
+                "valid": 1,
+                "operand": [0 if reg is None else {"valid": 1, "reg": reg} for reg in regs]})
+        return packed
 
     def inputs(self, *, src=(), dst=(), heads=None, keep_src=0, keep_dst=0):
         return {"src_set": self.sets("src_set", src), "dst_set": self.sets("dst_set", dst),
-                "keep_on": self.maps["keep_on"].pack({("src",): keep_src, ("dst",): keep_dst}),
+                "keep_on": self.ports["keep_on"].pack({"src": keep_src, "dst": keep_dst}),
                 "head": self.heads(heads or {})}
 
 
@@ -110,7 +78,7 @@ def next_state(code: int, keep_on: bool, *, policy: str) -> PowerState:
     return PowerState.ON if keep_on else decode_state(code)
 
 
-class PowerController:
+class PowerController(PortModel, config=PowerControllerConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
     Per edge, in this order of precedence:
@@ -125,14 +93,6 @@ class PowerController:
     4. Accounting: each state's register-cycles grow by its population during the cycle;
        every state change counts one ``<from>_<to>`` transition.
     """
-
-    def __init__(self, **params):
-        self.config = config = PowerControllerConfig(**params)
-        self.maps = {"src_set": FieldMap(config.src_layout),
-                     "dst_set": FieldMap(config.dst_layout),
-                     "keep_on": FieldMap(config.keep_on_layout),
-                     "head": FieldMap(config.heads_layout)}
-        self.reset()
 
     def reset(self):
         config = self.config
@@ -151,29 +111,19 @@ class PowerController:
     def unpack_sets(self, inputs: dict) -> list[dict]:
         """Every set-state port in priority order: ``src_set[k]`` then ``dst_set[k]``, each
         a dict of its fields plus ``keep_on`` and ``source``."""
-        config, maps = self.config, self.maps
-        ports = []
-        for source, name, count in ((True, "src_set", config.src_ports),
-                                    (False, "dst_set", config.dst_ports)):
-            keep = maps["keep_on"].get(inputs["keep_on"], "src" if source else "dst")
-            for k in range(count):
-                port = {f: maps[name].get(inputs[name], k, f)
-                        for f in ("valid", "warp", "reg", "state")}
-                ports.append({**port, "keep_on": keep >> k & 1, "source": source})
-        return ports
+        ports, keep_on = self.ports, self.ports["keep_on"].unpack(inputs["keep_on"])
+        return [{"valid": port.valid, "warp": port.warp, "reg": port.reg, "state": port.state,
+                 "keep_on": keep >> k & 1, "source": source}
+                for source, name, keep in ((True, "src_set", keep_on.src),
+                                           (False, "dst_set", keep_on.dst))
+                for k, port in enumerate(ports[name].unpack(inputs[name]))]
 
     def unpack_heads(self, bits: int) -> list[list[int] | None]:
         """Per warp: the registers its valid head names (in range), or ``None``."""
-        config, get = self.config, self.maps["head"].get
-        heads = []
-        for w in range(config.warps):
-            if not get(bits, w, "valid"):
-                heads.append(None)
-                continue
-            regs = [get(bits, w, "operand", i, "reg") for i in range(config.operands)
-                    if get(bits, w, "operand", i, "valid")]
-            heads.append([r for r in regs if r < config.regs])
-        return heads
+        regs = self.config.regs
+        return [[op.reg for op in head.operand if op.valid and op.reg < regs]
+                if head.valid else None
+                for head in self.ports["head"].unpack(bits)]
 
     def _exists(self, port: dict) -> bool:
         return port["warp"] < self.config.warps and port["reg"] < self.config.regs
@@ -199,7 +149,7 @@ class PowerController:
         config = self.config
         ready = sum(1 << w for w, regs in enumerate(heads)
                     if regs is not None and all(self.usable(w, r) for r in regs))
-        mask = (1 << config.acct_width) - 1
+        mask = (1 << config.acct_bits) - 1
         out = {"ready": ready, "error": int(self.error is not None),
                "error_warp": self.error[0] if self.error else 0,
                "error_reg": self.error[1] if self.error else 0}

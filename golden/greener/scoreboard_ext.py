@@ -1,9 +1,8 @@
 """Golden model of ``greener.scoreboard_ext``, written from the paper's Section 3.4: per
 warp, the multiset of source registers reserved by issued instructions."""
 
-from amaranth.lib import data
-
-from gpurf.hw.greener.scoreboard_ext import ScoreboardExtConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.greener.configs import ScoreboardExtConfig
 
 __all__ = ["ScoreboardExt", "fits", "touches"]
 
@@ -18,7 +17,7 @@ def fits(reserved, sources, capacity: int) -> bool:
     return len(reserved) + len(sources) <= capacity
 
 
-class ScoreboardExt:
+class ScoreboardExt(PortModel, config=ScoreboardExtConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
     Each warp holds at most ``sources`` reserved registers (a list: a register named twice
@@ -27,50 +26,41 @@ class ScoreboardExt:
     register in its warp, then an accepted reserve adds its valid sources.
     """
 
-    def __init__(self, **params):
-        self.config = ScoreboardExtConfig(**params)
-        self.reset()
-
     def reset(self):
         self.reserved: list[list[int]] = [[] for _ in range(self.config.warps)]
         self._trace = ""
 
     @staticmethod
-    def _operands(valid: int, regs, count: int) -> list[int]:
-        return [regs[k] for k in range(count) if (valid >> k) & 1]
+    def _operands(valid: int, regs) -> list[int]:
+        """The registers of ``regs`` whose bit of the mask ``valid`` is set."""
+        return [reg for k, reg in enumerate(regs) if valid >> k & 1]
 
     def unpack_reserve(self, bits: int) -> tuple[int, list[int]]:
         """``(warp, valid source registers)`` of a reserve payload."""
-        view = self.config.reserve_layout.from_bits(bits)
-        return view.warp, self._operands(view.valid, view.reg, self.config.sources)
+        reserve = self.ports["reserve__payload"].unpack(bits)
+        return reserve.warp, self._operands(reserve.valid, reserve.reg)
 
-    def _check(self, view) -> tuple[int, int]:
-        config = self.config
-        if not view.valid:
+    def _check(self, check) -> tuple[int, int]:
+        if not check.valid:
             return 0, 0
-        sources = self._operands(view.src_valid, view.src, config.sources)
-        dests = self._operands(view.dst_valid, view.dst, config.dests)
-        reserved = self.reserved[view.warp]
+        sources = self._operands(check.src_valid, check.src)
+        dests = self._operands(check.dst_valid, check.dst)
+        reserved = self.reserved[check.warp]
         return (int(touches(reserved, sources + dests)),
-                int(not fits(reserved, sources, config.sources)))
+                int(not fits(reserved, sources, self.config.sources)))
 
     def step(self, inputs: dict) -> dict:
         config = self.config
-        checks = data.ArrayLayout(config.check_layout, config.check_ports).from_bits(
-            inputs["check"])
         hazard = full = 0
-        for c in range(config.check_ports):
-            h, f = self._check(checks[c])
+        for c, check in enumerate(self.ports["check"].unpack(inputs["check"])):
+            h, f = self._check(check)
             hazard |= h << c
             full |= f << c
         warp, sources = self.unpack_reserve(inputs["reserve__payload"])
         ready = fits(self.reserved[warp], sources, config.sources)
         outputs = {"reserve__ready": int(ready), "hazard": hazard, "full": full}
         self._trace = " ".join(f"w{w}{regs}" for w, regs in enumerate(self.reserved) if regs)
-        releases = data.ArrayLayout(config.release_layout, config.release_ports).from_bits(
-            inputs["release"])
-        for p in range(config.release_ports):
-            port = releases[p]
+        for port in self.ports["release"].unpack(inputs["release"]):
             if port.valid:
                 self.reserved[port.warp] = [r for r in self.reserved[port.warp]
                                             if r != port.reg]

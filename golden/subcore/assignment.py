@@ -10,14 +10,10 @@ RR repeats every ``N`` warps and SRR every ``N*N``, both dividing ``4 * depth``.
 
 import random
 
-from gpurf.hw.params import check_int
+from gpurf.hw.params import check_int, check_int_choice
+from gpurf.hw.ports import codec
+from gpurf.hw.subcore.configs import DEPTHS, TABLE_SUBCORES, WARPS_PER_ENTRY
 from gpurf.hw.subcore.layouts import hash_entry_layout
-from gpurf.hw.subcore.subcore_assigner import (
-    DEPTHS,
-    TABLE_SUBCORES,
-    WARPS_PER_ENTRY,
-    check_int_choice,
-)
 
 __all__ = [
     "POLICY_SUBCORES",
@@ -73,12 +69,11 @@ def encode_table(assignment) -> list[int]:
                          f"not {len(assignment)}")
     for subcore in assignment:
         check_int("subcore", subcore, 0, TABLE_SUBCORES - 1)
-    layout = hash_entry_layout()
+    pack = codec(hash_entry_layout()).pack
     groups = [assignment[k:k + WARPS_PER_ENTRY]
               for k in range(0, len(assignment), WARPS_PER_ENTRY)]
-    return [layout.const({"sel0": [g[3 - b] & 1 for b in range(WARPS_PER_ENTRY)],
-                          "sel1": [g[3 - b] >> 1 for b in range(WARPS_PER_ENTRY)]}
-                         ).as_value().value
+    return [pack({"sel0": [g[3 - b] & 1 for b in range(WARPS_PER_ENTRY)],
+                  "sel1": [g[3 - b] >> 1 for b in range(WARPS_PER_ENTRY)]})
             for g in groups]
 
 

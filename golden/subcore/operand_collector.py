@@ -5,7 +5,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import cache
 
-from gpurf.hw.subcore.operand_collector import OperandCollectorConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.subcore.configs import OperandCollectorConfig
 
 __all__ = ["OperandCollector", "bank_of"]
 
@@ -62,7 +63,7 @@ class Unit:
         return not self.waiting
 
 
-class OperandCollector:
+class OperandCollector(PortModel, config=OperandCollectorConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
     Each bank's arbitration queue is a FIFO of ``(cu, operand)`` requests in posting order:
@@ -75,8 +76,10 @@ class OperandCollector:
     """
 
     def __init__(self, **params):
-        self.config = OperandCollectorConfig(**params)
-        self.reset()
+        super().__init__(**params)
+        banks = range(self.config.banks)
+        self._read_ports = [(f"read__{b}__valid", f"read__{b}__addr") for b in banks]
+        self._read_data = [f"read__{b}__data" for b in banks]
 
     def reset(self):
         config = self.config
@@ -96,9 +99,9 @@ class OperandCollector:
 
     def unpack_issue(self, bits: int) -> tuple[int, dict[int, int]]:
         """``(warp, {operand index: reg})`` of the valid operands of an issue payload."""
-        view = self.config.issue_layout.from_bits(bits)
-        return view.warp, {i: view.operand[i].reg for i in range(self.config.operands)
-                           if view.operand[i].valid}
+        issue = self.ports["issue__payload"].unpack(bits)
+        return issue.warp, {i: operand.reg for i, operand in enumerate(issue.operand)
+                            if operand.valid}
 
     def free_unit(self) -> int | None:
         """The CU an issue this cycle would take: the lowest-numbered one free at the start
@@ -134,32 +137,31 @@ class OperandCollector:
         return None
 
     def _outputs(self, grants, offer) -> dict:
-        config = self.config
+        ports = self.ports
         out = {"issue__ready": int(None in self.units),
-               "queue_len": config.queue_len_layout.const(
-                   [len(q) for q in self.queues]).as_value().value,
+               "queue_len": ports["queue_len"].pack([len(q) for q in self.queues]),
                "dispatch__valid": int(offer is not None),
                "dispatch__payload": None if offer is None else self._dispatch_payload(offer)}
-        for bank in range(config.banks):
+        for bank, (valid, addr) in enumerate(self._read_ports):
             request = grants.get(bank)
-            out[f"read__{bank}__valid"] = int(request is not None)
-            out[f"read__{bank}__addr"] = None if request is None else self._address(*request)
+            out[valid] = int(request is not None)
+            out[addr] = None if request is None else self._address(*request)
         return out
 
     def _address(self, cu: int, index: int) -> int:
+        """A ``read[b].addr`` value (the codec of ``read__addr`` is every bank's)."""
         unit = self.units[cu]
-        return self.config.address_layout.const(
-            {"warp": unit.warp, "reg": unit.operands[index].reg}).as_value().value
+        return self.ports["read__addr"].pack({"warp": unit.warp, "reg": unit.operands[index].reg})
 
     def _dispatch_payload(self, cu: int) -> int:
-        config, unit = self.config, self.units[cu]
-        words = [unit.operands[i].data if i in unit.operands else 0
-                 for i in range(config.operands)]
-        return config.dispatch_layout.const({
+        unit = self.units[cu]
+        operands = unit.operands
+        return self.ports["dispatch__payload"].pack({
             "warp": unit.warp,
-            "valid": sum(1 << i for i in unit.operands),
-            "data": [config.register_layout.from_bits(word) for word in words],
-        }).as_value().value
+            "valid": sum(1 << i for i in operands),
+            "data": [operands[i].data if i in operands else 0
+                     for i in range(self.config.operands)],
+        })
 
     def step(self, inputs: dict) -> dict:
         grants, offer = self.grants(), self.offer()
@@ -167,7 +169,7 @@ class OperandCollector:
         self._trace = self._describe(grants, offer)
         issue = self.unpack_issue(inputs["issue__payload"]) if inputs["issue__valid"] else None
         self.advance(grants, offer, bool(inputs["dispatch__ready"]), issue,
-                     [inputs[f"read__{bank}__data"] for bank in range(self.config.banks)])
+                     [inputs[data] for data in self._read_data])
         return outputs
 
     def advance(self, grants, offer, dispatch_ready: bool, issue, read_data=None) -> int | None:

@@ -37,9 +37,19 @@ class RbaScorer(PortModel, config=RbaScorerConfig):
         self._last = None
 
     def _scores(self, slots, queue_len):
+        """:func:`rba_score` of every slot (inlined: the SM timing model calls this every
+        cycle of every sub-core)."""
         if slots is None:
             return [0] * self.config.slots
-        return [rba_score(ops, queue_len, score_max=self.config.score_max) for ops in slots]
+        score_max, banks = self.config.score_max, len(queue_len)
+        scores = []
+        for operands in slots:
+            total = 0
+            for valid, bank in operands:
+                if valid and bank < banks:
+                    total += queue_len[bank]
+            scores.append(total if total < score_max else score_max)
+        return scores
 
     def step(self, inputs):
         scores = self.advance(self.ports["slot"].unpack(inputs["slot"]),
@@ -48,9 +58,8 @@ class RbaScorer(PortModel, config=RbaScorerConfig):
 
     def advance(self, slots, queue_len):
         """This cycle's scores for per-slot ``(valid, bank)`` operand lists ``slots`` (pairs or
-        the ``slot`` port's structs) and
-        bank queue lengths ``queue_len`` (plain lists), then the clock edge: the whole
-        behaviour of :meth:`step` without packed ports."""
+        the ``slot`` port's structs) and bank queue lengths ``queue_len`` (plain lists), then
+        the clock edge: the whole behaviour of :meth:`step` without packed ports."""
         if self.config.score_latency == 0:
             scores = self._scores(slots, queue_len)
         else:

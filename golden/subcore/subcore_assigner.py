@@ -2,14 +2,15 @@
 
 from collections import deque
 
-from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, WARPS_PER_ENTRY, SubcoreAssignerConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.subcore.configs import MODE_HASHED, WARPS_PER_ENTRY, SubcoreAssignerConfig
 
 from .assignment import decode_table, rr_subcore, rr_table
 
 __all__ = ["SubcoreAssigner"]
 
 
-class SubcoreAssigner:
+class SubcoreAssigner(PortModel, config=SubcoreAssignerConfig):
     """Port-level model: ``step(inputs)`` returns the outputs for those inputs, then
     takes the clock edge.
 
@@ -19,10 +20,6 @@ class SubcoreAssigner:
     entry's decoded assignments); a table write takes effect after the cycle it is
     presented in. The table holds the round-robin pattern after reset.
     """
-
-    def __init__(self, **params):
-        self.config = SubcoreAssignerConfig(**params)
-        self.reset()
 
     def reset(self):
         config = self.config

@@ -1,8 +1,7 @@
 """Golden model of ``subcore.warp_selector``: a plain function and a port adapter."""
 
-from amaranth.lib import data
-
-from gpurf.hw.subcore.warp_selector import WarpSelectorConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.subcore.configs import WarpSelectorConfig
 
 __all__ = ["WarpSelector", "pick_warp", "select_warp"]
 
@@ -37,32 +36,25 @@ def pick_warp(ready, age, score, *, policy, greedy=None, rba_greedy=False):
     return max(ready, key=age.__getitem__)
 
 
-class WarpSelector:
+class WarpSelector(PortModel, config=WarpSelectorConfig):
     """Port-level model: ``step(inputs)`` returns the outputs for those inputs."""
-
-    def __init__(self, **params):
-        self.config = WarpSelectorConfig(**params)
-        self._last = None
 
     def reset(self):
         self._last = None
 
-    def unpack_slots(self, bits):
-        """The per-slot fields of the packed ``slot`` port."""
-        array = data.ArrayLayout(self.config.slot_layout, self.config.slots).from_bits(bits)
-        return [{name: int(array[i][name]) for name in ("valid", "ready", "age", "score")}
-                for i in range(self.config.slots)]
-
     def step(self, inputs):
-        slots = self.unpack_slots(inputs["slot"])
-        greedy = inputs["greedy"] if inputs["greedy_valid"] else None
-        choice = select_warp(slots, policy=self.config.policy, greedy=greedy,
-                             rba_greedy=self.config.rba_greedy)
-        self._last = (inputs, choice)
+        config = self.config
+        slots = self.ports["slot"].unpack(inputs["slot"])
+        ready = [i for i, s in enumerate(slots) if s.valid and s.ready]
+        choice = pick_warp(ready, [s.age for s in slots], [s.score for s in slots],
+                           policy=config.policy,
+                           greedy=inputs["greedy"] if inputs["greedy_valid"] else None,
+                           rba_greedy=config.rba_greedy)
+        self._last = (choice,)
         return {"grant_valid": int(choice is not None), "grant": choice or 0}
 
     def line_trace(self):
         if self._last is None:
             return "warp_selector: -"
-        _, choice = self._last
+        choice = self._last[0]
         return f"warp_selector: grant={'-' if choice is None else choice}"

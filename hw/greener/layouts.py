@@ -48,55 +48,55 @@ def correction_row_layout(*, entries: int, pc_bits: int, reg_bits: int,
     return data.ArrayLayout(entry, entries)
 
 
-def correction_insert_layout(*, warp_width: int, pc_bits: int, reg_bits: int,
+def correction_insert_layout(*, warp_bits: int, pc_bits: int, reg_bits: int,
                              entry_regs: int) -> data.StructLayout:
     """A decoded instruction inserted into the correction table: its warp, ``pc``, the mask
     ``valid`` of the register fields it uses (bit ``k`` = ``reg[k]``) and the registers."""
     return data.StructLayout({
-        "warp": warp_width,
+        "warp": warp_bits,
         "pc": pc_bits,
         "valid": entry_regs,
         "reg": data.ArrayLayout(reg_bits, entry_regs),
     })
 
 
-def correction_remove_layout(*, warp_width: int, pc_bits: int) -> data.StructLayout:
+def correction_remove_layout(*, warp_bits: int, pc_bits: int) -> data.StructLayout:
     """An instruction leaving the correction table at writeback: its warp and ``pc``."""
-    return data.StructLayout({"warp": warp_width, "pc": pc_bits})
+    return data.StructLayout({"warp": warp_bits, "pc": pc_bits})
 
 
-def correction_query_layout(*, warp_width: int, pc_bits: int,
+def correction_query_layout(*, warp_bits: int, pc_bits: int,
                             reg_bits: int) -> data.StructLayout:
     """A set-state query: register ``reg`` of ``warp`` goes to SLEEP/OFF on behalf of the
     instruction at ``pc``; ``valid``: the query is made this cycle."""
-    return data.StructLayout({"valid": 1, "warp": warp_width, "pc": pc_bits, "reg": reg_bits})
+    return data.StructLayout({"valid": 1, "warp": warp_bits, "pc": pc_bits, "reg": reg_bits})
 
 
-def scoreboard_reserve_layout(*, warp_width: int, reg_bits: int,
+def scoreboard_reserve_layout(*, warp_bits: int, reg_bits: int,
                               sources: int) -> data.StructLayout:
     """An issued instruction's source registers to reserve: its warp, the mask ``valid`` of
     its source operands (bit ``k`` = ``reg[k]``) and their registers."""
     return data.StructLayout({
-        "warp": warp_width,
+        "warp": warp_bits,
         "valid": sources,
         "reg": data.ArrayLayout(reg_bits, sources),
     })
 
 
-def scoreboard_release_layout(*, warp_width: int, reg_bits: int) -> data.StructLayout:
+def scoreboard_release_layout(*, warp_bits: int, reg_bits: int) -> data.StructLayout:
     """A source register whose new power state has been applied (the power controller's
     source set-state port): ``valid``, ``warp``, ``reg``."""
-    return data.StructLayout({"valid": 1, "warp": warp_width, "reg": reg_bits})
+    return data.StructLayout({"valid": 1, "warp": warp_bits, "reg": reg_bits})
 
 
-def scoreboard_check_layout(*, warp_width: int, reg_bits: int, sources: int,
+def scoreboard_check_layout(*, warp_bits: int, reg_bits: int, sources: int,
                             dests: int) -> data.StructLayout:
     """An issue candidate checked against the reserved sources: ``valid``, ``warp``, the
     source operands (mask ``src_valid``, registers ``src``) and the destination operands
     (mask ``dst_valid``, registers ``dst``)."""
     return data.StructLayout({
         "valid": 1,
-        "warp": warp_width,
+        "warp": warp_bits,
         "src_valid": sources,
         "src": data.ArrayLayout(reg_bits, sources),
         "dst_valid": dests,
@@ -104,11 +104,11 @@ def scoreboard_check_layout(*, warp_width: int, reg_bits: int, sources: int,
     })
 
 
-def set_state_layout(*, warp_width: int, reg_bits: int) -> data.StructLayout:
+def set_state_layout(*, warp_bits: int, reg_bits: int) -> data.StructLayout:
     """A set-state request to the power controller (read-operand stage or writeback):
     ``valid``, register ``reg`` of ``warp`` and its new ``state`` (a :class:`PowerState`
     code, plain 2 bits so the reserved code ``10`` stays representable; read as ON)."""
-    return data.StructLayout({"valid": 1, "warp": warp_width, "reg": reg_bits, "state": 2})
+    return data.StructLayout({"valid": 1, "warp": warp_bits, "reg": reg_bits, "state": 2})
 
 
 def keep_on_layout(*, sources: int, dests: int) -> data.StructLayout:

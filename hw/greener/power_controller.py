@@ -4,137 +4,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.gates import ripple_add
-from gpurf.hw.params import check_choice, check_int, index_bits
+from gpurf.hw.gates import bit, onehot, or_all, ripple_add
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import PowerState, head_layout, keep_on_layout, set_state_layout
+from .configs import (
+    POLICIES,
+    STATES,
+    TRANSITIONS,
+    PowerControllerConfig,
+    accounting_signature,
+)
 
 __all__ = ["POLICIES", "STATES", "TRANSITIONS", "PowerController", "PowerControllerConfig",
            "accounting_signature"]
 
-POLICIES = ("greener", "sleep_reg")
-STATES = ("off", "sleep", "on")
-"""Power states in accounting order (the ``pop_*`` / ``cycles_*`` counters)."""
-TRANSITIONS = ("sleep_on", "on_sleep", "off_on", "on_off", "sleep_off", "off_sleep")
-"""Counted transitions ``<from>_<to>`` (Table 4 charges SLEEP<->ON and OFF<->ON)."""
 
-
-@dataclass(frozen=True)
-class PowerControllerConfig:
-    """Validated parameters of the power controller and the widths derived from them.
-
-    Shared by :class:`PowerController`, its golden model and the bench, so all reject the
-    same parameters with the same message and agree on every width.
-    """
-
-    warps: int
-    regs: int
-    src_ports: int
-    dst_ports: int
-    sleep_wakeup: int
-    off_wakeup: int
-    policy: str
-    counter_width: int
-
-    def __post_init__(self):
-        check_int("warps", self.warps, 2, 64)
-        check_int("regs", self.regs, 2, 256)
-        check_int("src_ports", self.src_ports, 1, 4)
-        check_int("dst_ports", self.dst_ports, 1, 4)
-        check_int("sleep_wakeup", self.sleep_wakeup, 1, 4)
-        check_int("off_wakeup", self.off_wakeup, 2, 8)
-        check_choice("policy", self.policy, POLICIES)
-        check_int("counter_width", self.counter_width, 4, 64)
-
-    @property
-    def warp_width(self) -> int:
-        return (self.warps - 1).bit_length()
-
-    @property
-    def reg_width(self) -> int:
-        return (self.regs - 1).bit_length()
-
-    @property
-    def operands(self) -> int:
-        """Operand registers of one instruction: sources, then destinations."""
-        return self.src_ports + self.dst_ports
-
-    @property
-    def timer_width(self) -> int:
-        """Bits of a wake-up timer: it holds up to ``max(latency) - 1``."""
-        return index_bits(max(self.sleep_wakeup, self.off_wakeup))
-
-    @property
-    def stride(self) -> int:
-        """Bits per warp row of the state: ``2**reg_width`` (padding beyond ``regs`` stays
-        0: never set, never woken)."""
-        return 1 << self.reg_width
-
-    @property
-    def registers(self) -> int:
-        return self.warps * self.regs
-
-    @property
-    def pop_width(self) -> int:
-        """Bits of a population count (0..warps*regs)."""
-        return self.registers.bit_length()
-
-    @property
-    def count_width(self) -> int:
-        """Bits of the per-cycle transition counts and population arithmetic: up to one
-        transition per set-state port and per head operand of every warp."""
-        most = self.operands + self.warps * self.operands
-        return max(self.pop_width, most.bit_length())
-
-    @property
-    def acct_width(self) -> int:
-        """Bits of every accounting counter: ``counter_width`` bits of cycles, times up to
-        ``warps*regs`` register-cycles (or transitions) per cycle, without wrapping."""
-        return self.counter_width + (self.registers - 1).bit_length()
-
-    def latency(self, state: PowerState) -> int:
-        """Wake-up latency in cycles from ``state`` (SLEEP or OFF) to ON."""
-        return self.sleep_wakeup if state is PowerState.SLEEP else self.off_wakeup
-
-    @property
-    def set_layout(self) -> data.StructLayout:
-        return set_state_layout(warp_width=self.warp_width, reg_bits=self.reg_width)
-
-    @property
-    def src_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(self.set_layout, self.src_ports)
-
-    @property
-    def dst_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(self.set_layout, self.dst_ports)
-
-    @property
-    def keep_on_layout(self) -> data.StructLayout:
-        return keep_on_layout(sources=self.src_ports, dests=self.dst_ports)
-
-    @property
-    def head_layout(self) -> data.StructLayout:
-        return head_layout(reg_bits=self.reg_width, operands=self.operands)
-
-    @property
-    def heads_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(self.head_layout, self.warps)
-
-
-def accounting_signature(config: PowerControllerConfig) -> wiring.Signature:
-    """The accounting outputs: ``pop_<state>``, ``cycles_<state>``, and one count per
-    transition of :data:`TRANSITIONS`."""
-    members = {f"pop_{s}": Out(config.pop_width, init=config.registers if s == "off" else 0)
-               for s in STATES}
-    members.update({f"cycles_{s}": Out(config.acct_width) for s in STATES})
-    members.update({t: Out(config.acct_width) for t in TRANSITIONS})
-    return wiring.Signature(members)
-
-
-class PowerController(wiring.Component):
+class PowerController(ConfiguredComponent, config=PowerControllerConfig):
     """Per-register ON/SLEEP/OFF states, wake-up timers, per-warp "operands ready" and
     leakage accounting (paper 3.4 items 3-5, Fig. 5 labels 3-5).
 
@@ -144,7 +30,7 @@ class PowerController(wiring.Component):
     After reset every register is OFF (unallocated, Sleep-Reg's rule for unallocated
     registers; a kernel's first write needs an OFF->ON wake-up of its destination).
 
-    **Storage: flip-flops.** The state array is ``warps x regs x (2 + timer_width)`` bits
+    **Storage: flip-flops.** The state array is ``warps x regs x (2 + timer_bits)`` bits
     (12,288 at the defaults, 4,096 x 3). Every cycle up to ``src_ports + dst_ports`` set-state
     ports write it, every warp's head checks ``src_ports + dst_ports`` of its registers, and
     every running wake-up timer counts down: dozens of read and write ports and a
@@ -195,25 +81,6 @@ class PowerController(wiring.Component):
     Every counter is ``counter_width + ceil(log2(warps*regs))`` bits and wraps modulo its
     width, so ``2**counter_width`` cycles never wrap.
 
-    Parameters
-    ----------
-    warps : int
-        Resident warps, 2..64 (default 64, paper Table 2: 2048 threads per SM).
-    regs : int
-        Warp registers per warp, 2..256 (default 64, paper 5.6: R = 64).
-    src_ports : int
-        Source set-state ports = an instruction's sources, 1..4 (default 4, PTXPlus).
-    dst_ports : int
-        Destination set-state ports = an instruction's destinations, 1..4 (default 4).
-    sleep_wakeup : int
-        SLEEP -> ON latency in cycles, 1..4 (default 1, paper Section 4; 5.7 sweeps 1-4).
-    off_wakeup : int
-        OFF -> ON latency in cycles, 2..8 (default 2, paper Section 4; 5.7 sweeps 2-8).
-    policy : str
-        ``"greener"`` (encoded states + keep_on) or ``"sleep_reg"`` (every access -> SLEEP).
-    counter_width : int
-        Cycles the accounting counters cover without wrapping, as bits, 4..64 (default 32).
-
     Attributes
     ----------
     src_set : In(ArrayLayout(set_state_layout, src_ports))
@@ -239,28 +106,15 @@ class PowerController(wiring.Component):
         The state bit planes (``timer[w][k]``: bit ``k`` of every timer), for formal harnesses.
     """
 
-    def __init__(self, *, warps=64, regs=64, src_ports=4, dst_ports=4, sleep_wakeup=1,
-                 off_wakeup=2, policy="greener", counter_width=32):
-        self.config = config = PowerControllerConfig(
-            warps=warps, regs=regs, src_ports=src_ports, dst_ports=dst_ports,
-            sleep_wakeup=sleep_wakeup, off_wakeup=off_wakeup, policy=policy,
-            counter_width=counter_width)
-        super().__init__({
-            "src_set": In(config.src_layout),
-            "dst_set": In(config.dst_layout),
-            "keep_on": In(config.keep_on_layout),
-            "head": In(config.heads_layout),
-            "ready": Out(warps),
-            "error": Out(1),
-            "error_warp": Out(config.warp_width),
-            "error_reg": Out(config.reg_width),
-            "acct": Out(accounting_signature(config)),
-        })
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        warps, regs = config.warps, config.regs
         stride = config.stride
         self.on_rows = [Signal(stride, name=f"on_{w}") for w in range(warps)]
         self.live_rows = [Signal(stride, name=f"live_{w}") for w in range(warps)]
         self.timer_rows = [[Signal(stride, name=f"timer_{w}_b{k}")
-                            for k in range(config.timer_width)] for w in range(warps)]
+                            for k in range(config.timer_bits)] for w in range(warps)]
         self.on = [row[:regs] for row in self.on_rows]
         self.live = [row[:regs] for row in self.live_rows]
         self.timer = [[plane[:regs] for plane in planes] for planes in self.timer_rows]
@@ -272,13 +126,6 @@ class PowerController(wiring.Component):
         dst = [(self.dst_set[k], self.keep_on.dst[k], False)
                for k in range(self.config.dst_ports)]
         return src + dst
-
-    def _decode(self, m, reg, enable, name):
-        """One-hot ``regs``-bit mask of ``reg`` when ``enable`` (0 beyond ``regs``)."""
-        regs = self.config.regs
-        mask = Signal(regs, name=name)
-        m.d.comb += mask.eq(Mux(enable, _one_hot(m, reg, regs, f"{name}_raw"), 0))
-        return mask
 
     def _new_state(self, m, port, keep, index):
         """``(on, live)`` bits of the state port ``index`` sets (policy, keep_on, 10 -> ON)."""
@@ -293,11 +140,10 @@ class PowerController(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        self._rows = {}
         ports = []
         for index, (port, keep, is_source) in enumerate(self._ports()):
-            warp_hot = _one_hot(m, port.warp, config.warps, f"set_warp_{index}")
-            reg_hot = _one_hot(m, port.reg, config.regs, f"set_reg_{index}")
+            warp_hot = onehot(m, port.warp, config.warps, f"set_warp_{index}")
+            reg_hot = onehot(m, port.reg, config.regs, f"set_reg_{index}")
             in_range = Signal(name=f"in_range_{index}")
             m.d.comb += in_range.eq(warp_hot.any() & reg_hot.any())
             same = [p.port.valid & (p.port.warp == port.warp) & (p.port.reg == port.reg)
@@ -314,6 +160,16 @@ class PowerController(wiring.Component):
                                   new_on, new_live))
         self._state(m, ports)
         return m
+
+    def _decode(self, m, reg, enable, name):
+        """One-hot ``regs``-bit mask of ``reg`` when ``enable`` (0 beyond ``regs``). The
+        enable gates the named one-hot signal ``{name}_raw``, not the shift as
+        :func:`~gpurf.hw.gates.onehot`'s ``enable`` does: that form maps to more cells (3,451
+        against 3,425 at ``warps=3, regs=5``)."""
+        regs = self.config.regs
+        mask = Signal(regs, name=name)
+        m.d.comb += mask.eq(Mux(enable, onehot(m, reg, regs, f"{name}_raw"), 0))
+        return mask
 
     def _named(self, m, w):
         """Row of the registers warp ``w``'s valid head names (one shift per operand)."""
@@ -334,24 +190,25 @@ class PowerController(wiring.Component):
         config = self.config
         starts = {"sleep": [], "off": []}
         for w in range(config.warps):
-            self._row(m, w, ports)
-            for kind, bits in zip(("sleep", "off"), self._operand_starts(m, w), strict=True):
+            rows = self._row(m, w, ports)
+            for kind, bits in zip(("sleep", "off"), self._operand_starts(m, w, rows),
+                                  strict=True):
                 starts[kind].extend(bits)
-        counts = tuple(_popcount(m, starts[kind], config.count_width, f"n_wake_{kind}")
+        counts = tuple(_popcount(m, starts[kind], config.count_bits, f"n_wake_{kind}")
                        for kind in ("sleep", "off"))
         self._sets(m, ports, counts)
 
-    def _operand_starts(self, m, w):
+    def _operand_starts(self, m, w, rows):
         """Per operand of warp ``w``'s head: it starts a wake-up from SLEEP / from OFF (the
-        register is named, not ON, not set this cycle, and no lower operand names it).
+        register is named, not ON, not set this cycle, and no lower operand names it; ``rows``:
+        the row's ``on``, ``live`` and ``set_any`` words from :meth:`_row`).
         Counting these bits, not the rows' start masks, keeps the counters' adders
         ``warps x operands`` bits wide instead of ``warps x regs``."""
         config, head = self.config, self.head[w]
-        rows = {label: self._rows[w][label] for label in ("on", "live", "set_any")}
         from_sleep, from_off = [], []
         for i in range(config.operands):
             operand = head.operand[i]
-            state = {label: _bit(m, row, operand.reg, f"op_{label}_{w}_{i}")
+            state = {label: bit(m, row, operand.reg, f"op_{label}_{w}_{i}")
                      for label, row in rows.items()}
             earlier = [head.operand[j].valid & (head.operand[j].reg == operand.reg)
                        for j in range(i)]
@@ -366,7 +223,7 @@ class PowerController(wiring.Component):
 
     def _row(self, m, w, ports):
         """Row ``w``: one word-wide operation per step (set-state, wake-up starts, timers,
-        ``ready``)."""
+        ``ready``); returns its ``on``, ``live`` and ``set_any`` words."""
         config = self.config
         stride = config.stride
         on, live = self.on_rows[w], self.live_rows[w]
@@ -382,11 +239,11 @@ class PowerController(wiring.Component):
                 placed[label].append(row)
         named = self._named(m, w)
         m.d.comb += [
-            s["set_live"].eq(_any_planes(placed["to_live"])),
-            s["set_low"].eq(_any_planes(placed["to_low"])),
+            s["set_live"].eq(or_all(placed["to_live"])),
+            s["set_low"].eq(or_all(placed["to_low"])),
             s["set_any"].eq(s["set_live"] | s["set_low"]),
             s["set_on"].eq(s["set_live"] & ~s["set_low"]),
-            s["waking"].eq(_any_planes(self.timer_rows[w])),
+            s["waking"].eq(or_all(self.timer_rows[w])),
             s["usable"].eq(on & ~s["waking"]),
             s["start"].eq(named & ~on & ~s["set_any"]),
             s["wake_sleep"].eq(s["start"] & live),
@@ -398,7 +255,7 @@ class PowerController(wiring.Component):
             live.eq((s["set_any"] & s["set_live"]) | (~s["set_any"] & (live | s["start"]))),
         ]
         self._timers(m, w, s["wake_sleep"], s["wake_off"], s["set_any"] & ~s["set_on"])
-        self._rows[w] = {"on": on, "live": live, "set_any": s["set_any"]}
+        return {"on": on, "live": live, "set_any": s["set_any"]}
 
     def _timers(self, m, w, from_sleep, from_off, cancel):
         """Count every running timer of row ``w`` down; load started ones with
@@ -406,7 +263,7 @@ class PowerController(wiring.Component):
         config, stride = self.config, self.config.stride
         planes = self.timer_rows[w]
         borrow = Signal(stride, name=f"borrow_{w}_0")
-        m.d.comb += borrow.eq(_any_planes(planes))
+        m.d.comb += borrow.eq(or_all(planes))
         for k, plane in enumerate(planes):
             load = Const(0, stride)
             if (config.sleep_wakeup - 1) >> k & 1:
@@ -430,8 +287,8 @@ class PowerController(wiring.Component):
                     m.d.comb += [row_on.eq(self.on[w]), row_live.eq(self.live[w])]
             with m.Default():
                 m.d.comb += [row_on.eq(0), row_live.eq(0)]
-        return (_bit(m, row_on, port.reg, f"old_on_{index}"),
-                _bit(m, row_live, port.reg, f"old_live_{index}"))
+        return (bit(m, row_on, port.reg, f"old_on_{index}"),
+                bit(m, row_live, port.reg, f"old_live_{index}"))
 
     def _sets(self, m, ports, starts):
         """Transitions of the set-state ports and the wake-up starts, the protocol check and
@@ -455,7 +312,7 @@ class PowerController(wiring.Component):
                 bad = Signal(name=f"bad_read_{index}")
                 m.d.comb += bad.eq(port.valid & set_port.in_range & old_off)
                 errors.append((bad, port))
-        width = config.count_width
+        width = config.count_bits
         counts = {t: [_popcount(m, bits, width, f"n_{t}_ports")] for t, bits in moves.items()}
         counts["sleep_on"].append(starts[0])
         counts["off_on"].append(starts[1])
@@ -474,7 +331,7 @@ class PowerController(wiring.Component):
     def _accounting(self, m, counts):
         """Population counts kept by transitions; cycle and transition counters."""
         config, acct = self.config, self.acct
-        width = config.count_width
+        width = config.count_bits
         for state in STATES:
             pop = getattr(acct, f"pop_{state}")
             gained = _sum(m, [c for t, c in counts.items() if t.endswith(f"_{state}")], width,
@@ -483,21 +340,13 @@ class PowerController(wiring.Component):
                         f"out_of_{state}")
             plus = ripple_add(m, pop, gained, width, f"pop_{state}_plus")
             minus = ripple_add(m, plus, lost, width, f"pop_{state}_next", subtract=True)
-            m.d.sync += pop.eq(minus[:config.pop_width])
+            m.d.sync += pop.eq(minus[:config.pop_bits])
             cycles = getattr(acct, f"cycles_{state}")
-            m.d.sync += cycles.eq(ripple_add(m, cycles, pop, config.acct_width,
+            m.d.sync += cycles.eq(ripple_add(m, cycles, pop, config.acct_bits,
                                        f"cycles_{state}_next"))
         for t, count in counts.items():
             counter = getattr(acct, t)
-            m.d.sync += counter.eq(ripple_add(m, counter, count, config.acct_width, f"{t}_next"))
-
-
-def _any_planes(planes):
-    """Bitwise OR of equal-width bit planes."""
-    result = planes[0]
-    for plane in planes[1:]:
-        result = result | plane
-    return result
+            m.d.sync += counter.eq(ripple_add(m, counter, count, config.acct_bits, f"{t}_next"))
 
 
 @dataclass(frozen=True)
@@ -518,18 +367,11 @@ class _SetPort:
     new_live: Any
 
 
-def _one_hot(m, index, width, name):
-    """``1 << index`` in ``width`` bits: one-hot, 0 when ``index >= width`` (one shift:
-    one netlist cell and one C++ shift in Verilator, unlike a gate-level decoder)."""
-    hot = Signal(width, name=name)
-    m.d.comb += hot.eq(Const(1, width) << index)
-    return hot
-
-
 def _popcount(m, bits, width, name):
     """The number of set ``bits`` as a ``width``-bit signal: a balanced tree of adders
-    each one bit wider than its operands (:func:`_add`), about one full adder per bit."""
-    level, depth = [(bit, 1) for bit in bits], 0
+    each one bit wider than its operands (:func:`~gpurf.hw.gates.ripple_add`), about one
+    full adder per bit."""
+    level, depth = [(one, 1) for one in bits], 0
     while len(level) > 1:
         paired = []
         for i in range(0, len(level) - 1, 2):
@@ -542,17 +384,10 @@ def _popcount(m, bits, width, name):
     return count
 
 
-def _bit(m, vector, index, name):
-    """Bit ``index`` of ``vector`` (0 beyond its width), shifted into a full-width signal
-    first so the Verilog has no truncating shift (WIDTHTRUNC)."""
-    shifted = Signal(len(vector), name=name)
-    m.d.comb += shifted.eq(vector >> index)
-    return shifted[0]
-
-
 def _sum(m, values, width, name):
-    """Sum of ``values`` modulo ``2**width``: a balanced tree of :func:`_add` (gates, so
-    an operand the policy makes constant folds away without a width-mismatched ``+``)."""
+    """Sum of ``values`` modulo ``2**width``: a balanced tree of
+    :func:`~gpurf.hw.gates.ripple_add` (gates, so an operand the policy makes constant folds
+    away without a width-mismatched ``+``)."""
     level, depth = list(values), 0
     while len(level) > 1:
         nxt = []

@@ -2,77 +2,19 @@
 applied (paper Section 3.4, Fig. 5 Labels 2 and 4; Section 5.6)."""
 
 import functools
-from dataclasses import dataclass
 
-from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import memory
 
-from gpurf.hw.params import check_int
+from gpurf.hw.gates import onehot, or_all
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import scoreboard_check_layout, scoreboard_release_layout, scoreboard_reserve_layout
+from .configs import ScoreboardExtConfig
 
 __all__ = ["ScoreboardExt", "ScoreboardExtConfig"]
 
 
-@dataclass(frozen=True)
-class ScoreboardExtConfig:
-    """Validated parameters of the scoreboard extension and the widths derived from them.
-
-    Shared by :class:`ScoreboardExt` and its golden model, so both reject the same
-    parameters with the same message and agree on every width.
-    """
-
-    warps: int
-    regs: int
-    sources: int
-    dests: int
-    check_ports: int
-    release_ports: int
-
-    def __post_init__(self):
-        check_int("warps", self.warps, 2, 64)
-        check_int("regs", self.regs, 2, 256)
-        check_int("sources", self.sources, 1, 8)
-        check_int("dests", self.dests, 1, 8)
-        check_int("check_ports", self.check_ports, 1, 8)
-        check_int("release_ports", self.release_ports, 1, 8)
-
-    @property
-    def warp_width(self) -> int:
-        return (self.warps - 1).bit_length()
-
-    @property
-    def reg_bits(self) -> int:
-        """Bits of a register id: log2(R), rounded up."""
-        return (self.regs - 1).bit_length()
-
-    @property
-    def storage_bits(self) -> int:
-        """The paper's ``4 x W x log2(R)`` register-number bits (``sources`` = 4)."""
-        return self.sources * self.warps * self.reg_bits
-
-    @property
-    def slot_layout(self) -> data.ArrayLayout:
-        """One warp's reservation slots (register ids), slot 0 first."""
-        return data.ArrayLayout(self.reg_bits, self.sources)
-
-    @property
-    def reserve_layout(self) -> data.StructLayout:
-        return scoreboard_reserve_layout(warp_width=self.warp_width, reg_bits=self.reg_bits,
-                                         sources=self.sources)
-
-    @property
-    def release_layout(self) -> data.StructLayout:
-        return scoreboard_release_layout(warp_width=self.warp_width, reg_bits=self.reg_bits)
-
-    @property
-    def check_layout(self) -> data.StructLayout:
-        return scoreboard_check_layout(warp_width=self.warp_width, reg_bits=self.reg_bits,
-                                       sources=self.sources, dests=self.dests)
-
-
-class ScoreboardExt(wiring.Component):
+class ScoreboardExt(ConfiguredComponent, config=ScoreboardExtConfig):
     """Reservation of source registers (RAR and WAR tracking) until their state is applied.
 
     Paper 3.4: an instruction may set a source register to SLEEP or OFF after reading it,
@@ -107,21 +49,6 @@ class ScoreboardExt(wiring.Component):
 
     Every ``warp`` input must be below ``warps`` and every register below ``regs``.
 
-    Parameters
-    ----------
-    warps : int
-        Resident warps (W), 2..64 (default 64).
-    regs : int
-        Registers per thread (R), 2..256 (default 64: 6-bit register ids).
-    sources : int
-        Source operands of an instruction = reservation slots per warp, 1..8 (default 4).
-    dests : int
-        Destination operands checked for WAR, 1..8 (default 4).
-    check_ports : int
-        Issue candidates checked per cycle, 1..8 (default 1).
-    release_ports : int
-        Source set-state ports releasing reservations, 1..8 (default 4).
-
     Attributes
     ----------
     reserve : In(stream.Signature(reserve_layout))
@@ -136,19 +63,11 @@ class ScoreboardExt(wiring.Component):
         Bit ``c``: the candidate's sources do not fit in its warp's free slots.
     """
 
-    def __init__(self, *, warps=64, regs=64, sources=4, dests=4, check_ports=1,
-                 release_ports=4):
-        self.config = config = ScoreboardExtConfig(
-            warps=warps, regs=regs, sources=sources, dests=dests, check_ports=check_ports,
-            release_ports=release_ports)
-        super().__init__({
-            "reserve": In(stream.Signature(config.reserve_layout)),
-            "release": In(data.ArrayLayout(config.release_layout, release_ports)),
-            "check": In(data.ArrayLayout(config.check_layout, check_ports)),
-            "hazard": Out(check_ports),
-            "full": Out(check_ports),
-        })
-        self.occupied = [Signal(sources, name=f"occupied_{w}") for w in range(warps)]
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.occupied = [Signal(config.sources, name=f"occupied_{w}")
+                         for w in range(config.warps)]
         """Per warp: bit ``j`` = slot ``j`` holds a reservation."""
 
     @functools.cached_property
@@ -166,7 +85,7 @@ class ScoreboardExt(wiring.Component):
         freed = [self._release(m, slots, p) for p in range(config.release_ports)]
         for w, occupied in enumerate(self.occupied):
             cleared = Signal(config.sources, name=f"cleared_{w}")
-            m.d.comb += cleared.eq(_or_all(Mux(hit[w], match, 0) for hit, match in freed))
+            m.d.comb += cleared.eq(or_all(Mux(hit[w], match, 0) for hit, match in freed))
             m.d.sync += occupied.eq((occupied & ~cleared) | Mux(reserve_warp[w], taken, 0))
         for c in range(config.check_ports):
             self._check(m, slots, c)
@@ -195,14 +114,14 @@ class ScoreboardExt(wiring.Component):
         taken = Signal(config.sources)
         m.d.comb += [
             transfer.eq(self.reserve.valid & fits),
-            taken.eq(Mux(transfer, _or_all(placement), 0)),
+            taken.eq(Mux(transfer, or_all(placement), 0)),
             write.addr.eq(payload.warp),
             write.en.eq(taken),
         ]
         for j in range(config.sources):
-            m.d.comb += write.data[j].eq(_or_all(
+            m.d.comb += write.data[j].eq(or_all(
                 Mux(place[j], payload.reg[k], 0) for k, place in enumerate(placement)))
-        return _decode(m, payload.warp, config.warps, "reserve_warp"), taken
+        return onehot(m, payload.warp, config.warps, "reserve_warp"), taken
 
     def _release(self, m, slots, index):
         """Per warp: port ``index`` releases in it; the slots holding its register."""
@@ -211,7 +130,7 @@ class ScoreboardExt(wiring.Component):
         m.d.comb += read.addr.eq(port.warp)
         match = Signal(config.sources, name=f"release_{index}_match")
         m.d.comb += match.eq(Cat(reg == port.reg for reg in read.data))
-        hit = _decode(m, port.warp, config.warps, f"release_{index}_warp")
+        hit = onehot(m, port.warp, config.warps, f"release_{index}_warp")
         valid_hit = Signal(config.warps, name=f"release_{index}_hit")
         m.d.comb += valid_hit.eq(Mux(port.valid, hit, 0))
         return valid_hit, match
@@ -255,20 +174,3 @@ def _allocate(m, occupied, wanted, name):
     fits = Signal(name=f"{name}_fits")
     m.d.comb += fits.eq(~Cat(fails).any())
     return fits, placement
-
-
-def _decode(m, warp, warps, name):
-    """One-hot decode of a warp number (a shift, not a case statement of constants, which
-    yosys would turn into a ROM)."""
-    onehot = Signal(warps, name=name)
-    m.d.comb += onehot.eq((Const(1, warps) << warp)[:warps])
-    return onehot
-
-
-def _or_all(values):
-    """Bitwise OR of ``values`` (the AND-OR tail of a one-hot multiplexer)."""
-    values = list(values)
-    result = values[0]
-    for value in values[1:]:
-        result = result | value
-    return result

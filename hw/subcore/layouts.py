@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-def warp_slot_layout(*, age_width: int, score_width: int) -> data.StructLayout:
+def warp_slot_layout(*, age_bits: int, score_width: int) -> data.StructLayout:
     """One warp slot of a sub-core scheduler as the warp selector sees it.
 
     ``valid``: a warp occupies the slot; ``ready``: its next instruction may issue;
@@ -29,27 +29,27 @@ def warp_slot_layout(*, age_width: int, score_width: int) -> data.StructLayout:
     return data.StructLayout({
         "valid": 1,
         "ready": 1,
-        "age": age_width,
+        "age": age_bits,
         "score": score_width,
     })
 
 
-def source_operand_layout(*, bank_width: int) -> data.StructLayout:
+def source_operand_layout(*, bank_bits: int) -> data.StructLayout:
     """One source operand of a warp instruction as the RBA scorer sees it.
 
     ``valid``: the instruction has this operand; ``bank``: register-file bank it reads.
     """
-    return data.StructLayout({"valid": 1, "bank": bank_width})
+    return data.StructLayout({"valid": 1, "bank": bank_bits})
 
 
-def rba_operands_layout(*, operands: int, bank_width: int) -> data.ArrayLayout:
+def rba_operands_layout(*, operands: int, bank_bits: int) -> data.ArrayLayout:
     """The source operands of one warp slot's next instruction, operand 0 first."""
-    return data.ArrayLayout(source_operand_layout(bank_width=bank_width), operands)
+    return data.ArrayLayout(source_operand_layout(bank_bits=bank_bits), operands)
 
 
-def queue_len_layout(*, banks: int, width: int) -> data.ArrayLayout:
+def queue_len_layout(*, banks: int, bits: int) -> data.ArrayLayout:
     """Per-bank request-queue lengths from the operand collector, bank 0 first."""
-    return data.ArrayLayout(width, banks)
+    return data.ArrayLayout(bits, banks)
 
 
 def score_vector_layout(*, slots: int, score_width: int) -> data.ArrayLayout:
@@ -62,11 +62,11 @@ def issued_operand_layout(*, reg_bits: int) -> data.StructLayout:
     return data.StructLayout({"valid": 1, "reg": reg_bits})
 
 
-def issue_layout(*, warp_width: int, reg_bits: int, operands: int) -> data.StructLayout:
+def issue_layout(*, warp_bits: int, reg_bits: int, operands: int) -> data.StructLayout:
     """An instruction the scheduler issues to the operand collector: its warp slot and the
     source operands (operand ``i`` in ``operand[i]``)."""
     return data.StructLayout({
-        "warp": warp_width,
+        "warp": warp_bits,
         "operand": data.ArrayLayout(issued_operand_layout(reg_bits=reg_bits), operands),
     })
 
@@ -76,16 +76,17 @@ def warp_register_layout(*, lanes: int, data_width: int) -> data.ArrayLayout:
     return data.ArrayLayout(data_width, lanes)
 
 
-def register_address_layout(*, warp_width: int, reg_bits: int) -> data.StructLayout:
+def register_address_layout(*, warp_bits: int, reg_bits: int) -> data.StructLayout:
     """A register-file bank read address: warp slot and register id."""
-    return data.StructLayout({"warp": warp_width, "reg": reg_bits})
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits})
 
 
 def dispatch_layout(*, warp_width: int, operands: int, lanes: int,
                     data_width: int) -> data.StructLayout:
     """A collected instruction toward the execution unit: warp slot, the mask of valid
     source operands (bit ``i`` = operand ``i``) and each operand's warp register (zero
-    for an operand that is not valid)."""
+    for an operand that is not valid). ``warp_width`` keeps its old name: the Fig. 13
+    composition (:mod:`gpurf.synth.subcore`) passes it by keyword."""
     return data.StructLayout({
         "warp": warp_width,
         "valid": operands,

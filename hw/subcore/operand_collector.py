@@ -2,116 +2,25 @@
 
 import functools
 import itertools
-from dataclasses import dataclass
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import check_choice, check_int, index_bits
+from gpurf.hw.gates import or_all
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    dispatch_layout,
-    issue_layout,
-    queue_len_layout,
-    register_address_layout,
-    warp_register_layout,
-)
+from .configs import BANK_MAPS, OperandCollectorConfig, bank_read_signature
 
 __all__ = ["BANK_MAPS", "CollectorUnit", "OperandCollector", "OperandCollectorConfig",
            "bank_read_signature"]
-
-BANK_MAPS = ("swizzle", "modulo")
-
-
-@dataclass(frozen=True)
-class OperandCollectorConfig:
-    """Validated parameters of the operand collector and the widths derived from them.
-
-    Shared by :class:`OperandCollector` and its golden model, so both reject the same
-    parameters with the same message and agree on every width.
-    """
-
-    cus: int
-    banks: int
-    operands: int
-    lanes: int
-    data_width: int
-    slots: int
-    reg_bits: int
-    read_latency: int
-    bank_map: str
-
-    def __post_init__(self):
-        check_int("cus", self.cus, 1, 8)
-        check_int("banks", self.banks, 1, 8)
-        check_int("operands", self.operands, 1, 4)
-        check_int("lanes", self.lanes, 1, 32)
-        check_int("data_width", self.data_width, 1, 32)
-        check_int("slots", self.slots, 2, 64)
-        check_int("reg_bits", self.reg_bits, 1, 8)
-        check_int("read_latency", self.read_latency, 1, 4)
-        check_choice("bank_map", self.bank_map, BANK_MAPS)
-
-    @property
-    def warp_width(self) -> int:
-        return (self.slots - 1).bit_length()
-
-    @property
-    def bank_width(self) -> int:
-        return index_bits(self.banks)
-
-    @property
-    def requests(self) -> int:
-        """Request ports of the arbitration unit: one per operand per CU."""
-        return self.cus * self.operands
-
-    @property
-    def queue_width(self) -> int:
-        """Width of a queue length, 0..``cus * operands``."""
-        return self.requests.bit_length()
-
-    @property
-    def issue_layout(self) -> data.StructLayout:
-        return issue_layout(warp_width=self.warp_width, reg_bits=self.reg_bits,
-                            operands=self.operands)
-
-    @property
-    def dispatch_layout(self) -> data.StructLayout:
-        return dispatch_layout(warp_width=self.warp_width, operands=self.operands,
-                               lanes=self.lanes, data_width=self.data_width)
-
-    @property
-    def address_layout(self) -> data.StructLayout:
-        return register_address_layout(warp_width=self.warp_width, reg_bits=self.reg_bits)
-
-    @property
-    def register_layout(self) -> data.ArrayLayout:
-        return warp_register_layout(lanes=self.lanes, data_width=self.data_width)
-
-    @property
-    def queue_len_layout(self) -> data.ArrayLayout:
-        return queue_len_layout(banks=self.banks, width=self.queue_width)
-
-
-def bank_read_signature(config: OperandCollectorConfig) -> wiring.Signature:
-    """The collector's read port toward one register-file bank (collector's view).
-
-    ``valid``/``addr``: a read granted this cycle; ``data``: the bank's output, sampled
-    ``read_latency`` cycles after the grant (no handshake: a bank takes one read a cycle).
-    """
-    return wiring.Signature({
-        "valid": Out(1),
-        "addr": Out(config.address_layout),
-        "data": In(config.register_layout),
-    })
 
 
 def _bank_of(m, config, warp, reg, name):
     """The bank a register lives in, one-hot: ``(reg + warp) % banks`` or ``reg % banks``."""
     if config.banks == 1:
         return Const(1, 1)
-    width = max(config.reg_bits, config.warp_width) + 1
+    width = max(config.reg_bits, config.warp_bits) + 1
     index = Signal(width, name=f"{name}_index")
     if config.bank_map == "swizzle":
         reg_wide = Signal(width, name=f"{name}_reg")
@@ -120,7 +29,7 @@ def _bank_of(m, config, warp, reg, name):
     else:
         m.d.comb += index.eq(reg)
     if config.banks & (config.banks - 1) == 0:
-        number = index[:config.bank_width]
+        number = index[:config.bank_bits]
     else:
         number = _modulo(m, index, config.banks, name)
     onehot = Signal(config.banks, name=f"{name}_onehot")
@@ -188,7 +97,7 @@ class CollectorUnit(wiring.Component):
             "capture_data": In(data.ArrayLayout(config.register_layout, ops)),
             "free": In(1),
             "busy": Out(1),
-            "warp": Out(config.warp_width),
+            "warp": Out(config.warp_bits),
             "valid": Out(ops),
             "pending": Out(ops),
             "ready": Out(ops),
@@ -224,7 +133,7 @@ class CollectorUnit(wiring.Component):
         return m
 
 
-class OperandCollector(wiring.Component):
+class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
     """Operand collector: collector units, per-bank arbitration, dispatch selection.
 
     The register-file banks are outside the block; it has one read port per bank.
@@ -249,28 +158,6 @@ class OperandCollector(wiring.Component):
       the cycle, before this cycle's grant (0..``cus * operands``).
     - ``dispatch.payload.data[i]`` is zero for an operand that is not valid.
 
-    Parameters
-    ----------
-    cus : int
-        Collector units, 1..8 (default 2).
-    banks : int
-        Register-file banks of the sub-core, 1..8 (default 2).
-    operands : int
-        Source operands per instruction, 1..4 (default 3).
-    lanes : int
-        Lanes of a warp register, 1..32 (default 32).
-    data_width : int
-        Bits per lane, 1..32 (default 32).
-    slots : int
-        Warp slots of the sub-core scheduler, 2..64 (default 16).
-    reg_bits : int
-        Register id width, 1..8 (default 8).
-    read_latency : int
-        Cycles from a bank grant to its data at ``read[b].data``, 1..4 (default 1).
-    bank_map : str
-        ``"swizzle"``: ``bank = (reg + warp) % banks`` (default, **interpretation**);
-        ``"modulo"``: ``bank = reg % banks``.
-
     Attributes
     ----------
     issue : In(stream.Signature(issue_layout))
@@ -284,17 +171,10 @@ class OperandCollector(wiring.Component):
         Per bank: pending requests at the start of the cycle.
     """
 
-    def __init__(self, *, cus=2, banks=2, operands=3, lanes=32, data_width=32, slots=16,
-                 reg_bits=8, read_latency=1, bank_map="swizzle"):
-        self.config = config = OperandCollectorConfig(
-            cus=cus, banks=banks, operands=operands, lanes=lanes, data_width=data_width,
-            slots=slots, reg_bits=reg_bits, read_latency=read_latency, bank_map=bank_map)
-        super().__init__({
-            "issue": In(stream.Signature(config.issue_layout)),
-            "dispatch": Out(stream.Signature(config.dispatch_layout)),
-            "read": Out(bank_read_signature(config)).array(banks),
-            "queue_len": Out(config.queue_len_layout),
-        })
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        cus, banks = config.cus, config.banks
         self.older = [[Signal(name=f"older_{i}_{j}") for j in range(cus)] for i in range(cus)]
         """``older[i][j]``: CU ``i`` was allocated before CU ``j`` (both busy)."""
         self.grants = [Signal(config.requests, name=f"grant_{b}") for b in range(banks)]
@@ -375,13 +255,13 @@ class OperandCollector(wiring.Component):
             for i in range(config.operands):
                 hit = grant[c * config.operands + i]
                 addresses.append(Mux(hit, Cat(unit.warp, unit.reg_id[i]), 0))
-        m.d.comb += port.addr.eq(_or_all(addresses))
+        m.d.comb += port.addr.eq(or_all(addresses))
 
     def _captures(self, m):
         """A granted request's data is captured ``read_latency`` cycles later."""
         config = self.config
         granted = Signal(config.requests)
-        m.d.comb += granted.eq(_or_all(self.grants))
+        m.d.comb += granted.eq(or_all(self.grants))
         line = [Signal(config.requests, name=f"in_flight_{k}")
                 for k in range(config.read_latency)]
         m.d.sync += line[0].eq(granted)
@@ -391,7 +271,7 @@ class OperandCollector(wiring.Component):
             ops = slice(c * config.operands, (c + 1) * config.operands)
             m.d.comb += [unit.grant.eq(granted[ops]), unit.capture.eq(line[-1][ops])]
             for i in range(config.operands):
-                m.d.comb += unit.capture_data[i].eq(_or_all(
+                m.d.comb += unit.capture_data[i].eq(or_all(
                     Mux(unit.bank[i][b], port.data.as_value(), 0)
                     for b, port in enumerate(self.read)))
 
@@ -410,19 +290,11 @@ class OperandCollector(wiring.Component):
         payload = self.dispatch.payload
         m.d.comb += [
             self.dispatch.valid.eq(complete.any()),
-            payload.warp.eq(_or_all(Mux(self.selected[c], unit.warp, 0)
+            payload.warp.eq(or_all(Mux(self.selected[c], unit.warp, 0)
+                                   for c, unit in enumerate(self.units))),
+            payload.valid.eq(or_all(Mux(self.selected[c], unit.valid, 0)
                                     for c, unit in enumerate(self.units))),
-            payload.valid.eq(_or_all(Mux(self.selected[c], unit.valid, 0)
-                                     for c, unit in enumerate(self.units))),
-            payload.data.eq(_or_all(Mux(self.selected[c], unit.data.as_value(), 0)
-                                    for c, unit in enumerate(self.units))),
+            payload.data.eq(or_all(Mux(self.selected[c], unit.data.as_value(), 0)
+                                   for c, unit in enumerate(self.units))),
         ]
 
-
-def _or_all(values):
-    """Bitwise OR of ``values`` (the AND-OR tail of a one-hot multiplexer)."""
-    values = list(values)
-    result = values[0]
-    for value in values[1:]:
-        result = result | value
-    return result

@@ -67,7 +67,7 @@ class RbaScorer(ConfiguredComponent, config=RbaScorerConfig):
         picked = [self._operand_queue(m, index, k, queues) for k in range(config.operands)]
         total = picked[0]
         for operand, addend in enumerate(picked[1:], start=1):
-            partial = Signal(config.sum_width, name=f"sum_{index}_{operand}")
+            partial = Signal(config.sum_bits, name=f"sum_{index}_{operand}")
             m.d.comb += partial.eq(total + addend)
             total = partial
         if not config.saturates:
@@ -80,11 +80,11 @@ class RbaScorer(ConfiguredComponent, config=RbaScorerConfig):
     def _operand_queue(self, m, index, operand, queues):
         """``queue_len[bank]`` of a valid operand, 0 for an invalid or out-of-range one.
 
-        The result is ``sum_width`` wide so that every adder of the sum has equal-width
+        The result is ``sum_bits`` wide so that every adder of the sum has equal-width
         operands (Verilator's WIDTHEXPAND lint flags narrower ones).
         """
         source = self.slot[index][operand]
-        picked = Signal(self.config.sum_width, name=f"queue_{index}_{operand}")
+        picked = Signal(self.config.sum_bits, name=f"queue_{index}_{operand}")
         with m.If(source.valid), m.Switch(source.bank):
             for bank in range(self.config.banks):
                 with m.Case(bank):

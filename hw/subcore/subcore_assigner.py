@@ -1,68 +1,23 @@
 """Sub-core assignment multiplexer control of an SM (RBA paper, Section IV-B, Fig. 7)."""
 
-from dataclasses import dataclass
-
 from amaranth import Array, Cat, Module, Mux, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data
 
-from gpurf.hw.params import check_int, check_int_choice
+from gpurf.hw.params import ConfiguredComponent
 
+from .configs import (
+    MODE_HASHED,
+    MODE_ROUND_ROBIN,
+    RR_ENTRY,
+    WARPS_PER_ENTRY,
+    SubcoreAssignerConfig,
+)
 from .layouts import hash_entry_layout
 
-__all__ = [
-    "DEPTHS",
-    "MODE_HASHED",
-    "MODE_ROUND_ROBIN",
-    "RR_ENTRY",
-    "TABLE_SUBCORES",
-    "WARPS_PER_ENTRY",
-    "SubcoreAssigner",
-    "SubcoreAssignerConfig",
-]
-
-DEPTHS = (4, 8, 16)
-TABLE_SUBCORES = 4
-WARPS_PER_ENTRY = 4
-MODE_ROUND_ROBIN = 0
-MODE_HASHED = 1
-RR_ENTRY = 0b0101_0011
-"""The table entry of round robin over 4 sub-cores: warps 0..3 go to sub-cores 0..3
-(select line 0 = ``0101``, select line 1 = ``0011``); every entry holds it after reset."""
+__all__ = ["MODE_HASHED", "MODE_ROUND_ROBIN", "SubcoreAssigner", "SubcoreAssignerConfig"]
 
 
-@dataclass(frozen=True)
-class SubcoreAssignerConfig:
-    """Validated parameters of the sub-core assigner and the widths derived from them.
-
-    Shared by :class:`SubcoreAssigner` and its golden model; the defaults are the
-    paper's values, as in :class:`SubcoreAssigner`.
-    """
-
-    subcores: int = 4
-    depth: int = 4
-
-    def __post_init__(self):
-        check_int("subcores", self.subcores, 2, 8)
-        check_int_choice("depth", self.depth, DEPTHS)
-
-    @property
-    def hashed(self) -> bool:
-        """The hash table path exists: its 2 select lines encode exactly 4 sub-cores."""
-        return self.subcores == TABLE_SUBCORES
-
-    @property
-    def index_width(self) -> int:
-        """Width of the entry counter and the table write index: ``log2(depth)``."""
-        return (self.depth - 1).bit_length()
-
-    @property
-    def table_bits(self) -> int:
-        """Flip-flops of the hash table (the paper's 4 bytes at depth 4); 0 without it."""
-        return self.depth * 8 if self.hashed else 0
-
-
-class SubcoreAssigner(wiring.Component):
+class SubcoreAssigner(ConfiguredComponent, config=SubcoreAssignerConfig):
     """Choose the sub-core whose warp PC table receives each new warp of a kernel.
 
     Round robin (the baseline): a counter of warps since launch, modulo ``subcores``,
@@ -88,13 +43,6 @@ class SubcoreAssigner(wiring.Component):
     steer the warp PC written in the same cycle. With ``subcores`` other than 4 only the
     round-robin path is built, without the ``mode`` and ``table_*`` ports.
 
-    Parameters
-    ----------
-    subcores : int
-        Sub-cores of the SM, 2..8 (default 4; only 4 has the hash table).
-    depth : int
-        Hash table entries, 4, 8 or 16 (default 4: 4 bytes, 16 warps before wrapping).
-
     Attributes
     ----------
     warp : In(1)
@@ -111,14 +59,8 @@ class SubcoreAssigner(wiring.Component):
         The chosen sub-core; don't-care while ``subcore_valid`` is low.
     """
 
-    def __init__(self, *, subcores=4, depth=4):
-        self.config = config = SubcoreAssignerConfig(subcores=subcores, depth=depth)
-        ports = {"warp": In(1), "launch": In(1)}
-        if config.hashed:
-            ports.update({"mode": In(1), "table_we": In(1), "table_index": In(range(depth)),
-                          "table_data": In(8)})
-        ports.update({"subcore_valid": Out(1), "subcore": Out(range(subcores))})
-        super().__init__(ports)
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def elaborate(self, platform):
         m = Module()
@@ -144,10 +86,10 @@ class SubcoreAssigner(wiring.Component):
         config = self.config
         table = self._table(m)
         phase = Signal(2)
-        entry = Signal(config.index_width)
+        entry = Signal(config.entry_bits)
         shift0, shift1 = Signal(4), Signal(4)
         phase_now = Signal(2)
-        entry_now = Signal(config.index_width)
+        entry_now = Signal(config.entry_bits)
         m.d.comb += [phase_now.eq(Mux(self.launch, 0, phase)),
                      entry_now.eq(Mux(self.launch, 0, entry))]
         byte = data.View(hash_entry_layout(), Array(table)[entry_now])

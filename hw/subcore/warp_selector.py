@@ -1,59 +1,15 @@
 """Warp selection comparator network of a sub-core scheduler (RBA paper, Fig. 6 items 4-5)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import check_bool, check_choice, check_int, index_bits
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import warp_slot_layout
+from .configs import POLICIES, WarpSelectorConfig
 
 __all__ = ["POLICIES", "WarpSelector", "WarpSelectorConfig"]
 
-POLICIES = ("gto", "rba")
 
-
-@dataclass(frozen=True)
-class WarpSelectorConfig:
-    """Validated parameters of the warp selector and the widths derived from them.
-
-    Shared by :class:`WarpSelector` and its golden model, so both reject the same
-    parameters with the same message and agree on every width.
-    """
-
-    slots: int
-    score_width: int
-    policy: str
-    rba_greedy: bool
-
-    def __post_init__(self):
-        check_int("slots", self.slots, 2, 64)
-        check_int("score_width", self.score_width, 1, 8)
-        check_choice("policy", self.policy, POLICIES)
-        check_bool("rba_greedy", self.rba_greedy)
-
-    @property
-    def age_width(self) -> int:
-        return index_bits(self.slots)
-
-    @property
-    def stages(self) -> int:
-        """Compare-select stages of the balanced tree: ``ceil(log2(slots))``."""
-        return (self.slots - 1).bit_length()
-
-    @property
-    def uses_greedy(self) -> bool:
-        """GTO, or RBA with ``rba_greedy``: the greedy slot goes first when ready."""
-        return self.policy == "gto" or self.rba_greedy
-
-    @property
-    def slot_layout(self) -> data.StructLayout:
-        return warp_slot_layout(age_width=self.age_width, score_width=self.score_width)
-
-
-class WarpSelector(wiring.Component):
+class WarpSelector(ConfiguredComponent, config=WarpSelectorConfig):
     """Select the warp slot to issue from, through a balanced tree of compare-select cells.
 
     The key of a slot is ``{score, ~age}`` under RBA (score in the upper bits) and ``~age``
@@ -61,18 +17,6 @@ class WarpSelector(wiring.Component):
     the lower slot index wins. Under GTO (and under RBA with ``rba_greedy``) the ``greedy``
     slot, when valid and ready, is selected before the tree's choice. The network is
     combinational (latency 0) and has ``ceil(log2(slots))`` compare-select stages.
-
-    Parameters
-    ----------
-    slots : int
-        Warp slots of the scheduler, 2..64 (default 16: 64 warps over 4 sub-cores).
-    score_width : int
-        Width of the stored RBA score, 1..8 (default 5).
-    policy : str
-        ``"rba"`` (register-bank aware) or ``"gto"`` (greedy then oldest).
-    rba_greedy : bool
-        Under RBA, keep the greedy warp first as GTO does (default off; the paper
-        describes the comparison key only).
 
     Attributes
     ----------
@@ -88,16 +32,8 @@ class WarpSelector(wiring.Component):
         The selected slot (0 when ``grant_valid`` is low).
     """
 
-    def __init__(self, *, slots=16, score_width=5, policy="rba", rba_greedy=False):
-        self.config = config = WarpSelectorConfig(
-            slots=slots, score_width=score_width, policy=policy, rba_greedy=rba_greedy)
-        super().__init__({
-            "slot": In(data.ArrayLayout(config.slot_layout, slots)),
-            "greedy": In(range(slots)),
-            "greedy_valid": In(1),
-            "grant_valid": Out(1),
-            "grant": Out(range(slots)),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def _key(self, slot):
         """``{score, ~age}`` (score in the upper bits) under RBA, ``~age`` under GTO."""
@@ -125,12 +61,11 @@ class WarpSelector(wiring.Component):
     def _leaves(self, m):
         """Per slot: (ready, key, index), the inputs of the tree's first stage."""
         config = self.config
-        key_width = config.age_width + (config.score_width if config.policy == "rba" else 0)
         leaves = []
         for index in range(config.slots):
             slot = self.slot[index]
             ready = Signal(name=f"present_{index}")
-            key = Signal(key_width, name=f"key_{index}")
+            key = Signal(config.key_bits, name=f"key_{index}")
             m.d.comb += [ready.eq(slot.valid & slot.ready), key.eq(self._key(slot))]
             leaves.append((ready, key, index))
         return leaves

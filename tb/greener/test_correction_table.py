@@ -7,9 +7,7 @@ instances (loops) frequent. Register fields outside the ``valid`` mask carry ran
 Streams follow the ready/valid rule: an offer is held until taken.
 """
 
-from amaranth.lib import data
-
-from gpurf.hw.greener.correction_table import CorrectionTableConfig
+from gpurf.hw.greener.configs import CorrectionTableConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -42,8 +40,8 @@ class Driver:
         config = self.config
         fields = [reg if (mask >> k) & 1 else self.rng.randrange(config.regs)
                   for k, reg in enumerate(regs)]
-        return config.insert_layout.const(
-            {"warp": warp, "pc": pc, "valid": mask, "reg": fields}).as_value().value
+        return config.ports["insert__payload"].pack(
+            {"warp": warp, "pc": pc, "valid": mask, "reg": fields})
 
     def decode(self, warp: int, pc: int | None = None) -> None:
         """Offer an instruction of ``warp``'s program (``pc`` or a random one) on insert."""
@@ -54,8 +52,9 @@ class Driver:
                              "bits": self.insert_payload(warp, pc, mask, regs)}
 
     def writeback(self, warp: int, pc: int) -> None:
-        self.remove_offer = {"warp": warp, "pc": pc, "bits": self.config.remove_layout.const(
-            {"warp": warp, "pc": pc}).as_value().value}
+        self.remove_offer = {"warp": warp, "pc": pc,
+                             "bits": self.config.ports["remove__payload"].pack(
+                                 {"warp": warp, "pc": pc})}
 
     def queries(self, items) -> int:
         """The packed ``query`` port; ``items`` per port: ``(warp, pc, reg)`` or ``None``."""
@@ -65,8 +64,7 @@ class Driver:
                    "reg": self.rng.randrange(config.regs)} if item is None else
                   {"valid": 1, "warp": item[0], "pc": item[1], "reg": item[2]}
                   for item in items]
-        layout = data.ArrayLayout(config.query_layout, config.query_ports)
-        return layout.const(fields).as_value().value
+        return config.ports["query"].pack(fields)
 
     def random_query(self):
         """Mostly a register of an in-flight instruction of a busy warp."""
@@ -89,14 +87,18 @@ class Driver:
                "remove__valid": int(self.remove_offer is not None),
                "query": self.queries(query_items)}
         ins["insert__payload"] = (self.insert_offer["bits"] if self.insert_offer
-                                  else rng.getrandbits(config.insert_layout.size)
-                                  & ~((1 << config.warp_width) - 1))
+                                  else self.idle_insert())
         ins["remove__payload"] = (self.remove_offer["bits"] if self.remove_offer
-                                  else self.config.remove_layout.const(
+                                  else config.ports["remove__payload"].pack(
                                       {"warp": rng.randrange(config.warps),
-                                       "pc": rng.randrange(1 << config.pc_bits)}
-                                  ).as_value().value)
+                                       "pc": rng.randrange(1 << config.pc_bits)}))
         return ins
+
+    def idle_insert(self) -> int:
+        """Random bits on an idle insert payload, but warp 0: the table row the RTL reads at
+        ``warp`` (also while ``valid`` is low) exists."""
+        port = self.config.ports["insert__payload"]
+        return port.pack(port.unpack(self.rng.getrandbits(port.width))._replace(warp=0))
 
     def observe(self, outputs: dict) -> None:
         self.ready = bool(outputs["ready"])

@@ -18,7 +18,7 @@ from gpurf.golden.greener.power_controller import Ports
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.tb.harness import cocotb_tests
 
-__all__ = ["STIMULI", "Ports"]
+__all__ = ["STIMULI"]
 
 ON, SLEEP, OFF = PowerState.ON.value, PowerState.SLEEP.value, PowerState.OFF.value
 
@@ -135,7 +135,7 @@ def random_ports(params, rng, cycles):
     waking registers, heads changing every few cycles."""
     ports = Ports(params)
     config = ports.config
-    warp_codes, reg_codes = 1 << config.warp_width, 1 << config.reg_width
+    warp_codes, reg_codes = 1 << config.warp_bits, 1 << config.reg_bits
     few = min(ports.regs, 4)
     heads = {}
     yield ports.inputs()

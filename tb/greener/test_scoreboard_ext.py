@@ -7,9 +7,7 @@ stray releases of registers that are not reserved). Registers come from a small 
 warp so hazards are frequent; inputs that are not valid carry random in-range values.
 """
 
-from amaranth.lib import data
-
-from gpurf.hw.greener.scoreboard_ext import ScoreboardExtConfig
+from gpurf.hw.greener.configs import ScoreboardExtConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -73,13 +71,12 @@ class Driver:
                                "valid": rng.getrandbits(config.sources),
                                "reg": [rng.randrange(config.regs)
                                        for _ in range(config.sources)]}
+        ports = config.ports
         return {
             "reserve__valid": int(self.offer is not None),
-            "reserve__payload": config.reserve_layout.const(offer).as_value().value,
-            "check": data.ArrayLayout(config.check_layout, config.check_ports).const(
-                checks).as_value().value,
-            "release": data.ArrayLayout(config.release_layout, config.release_ports).const(
-                releases).as_value().value,
+            "reserve__payload": ports["reserve__payload"].pack(offer),
+            "check": ports["check"].pack(checks),
+            "release": ports["release"].pack(releases),
         }
 
     def observe(self, outputs: dict) -> None:

@@ -42,6 +42,10 @@ class OperandCollectorFormal(Elaboratable):
 
     def __init__(self, **params):
         self.dut = OperandCollector(**{**SMALL, **params})
+        cus = self.dut.config.cus
+        self.older = [[Signal(name=f"shadow_older_{i}_{j}") for j in range(cus)]
+                      for i in range(cus)]
+        """Shadow allocation order: ``older[i][j]``, CU ``i`` allocated before CU ``j``."""
 
     def elaborate(self, platform):
         m = Module()
@@ -56,10 +60,8 @@ class OperandCollectorFormal(Elaboratable):
         return m
 
     def _age(self, m):
-        """Shadow allocation order: ``older[i][j]``, CU ``i`` allocated before CU ``j``."""
+        """The shadow allocation order follows the allocations."""
         cus = self.dut.config.cus
-        self.older = [[Signal(name=f"shadow_older_{i}_{j}") for j in range(cus)]
-                      for i in range(cus)]
         for k, unit in enumerate(self.dut.units):
             with m.If(unit.allocate):
                 for j in range(cus):
@@ -142,7 +144,7 @@ class OperandCollectorFormal(Elaboratable):
         transfer = dut.issue.valid & dut.issue.ready
         instr = dut.issue.payload
         for bank, grant in enumerate(dut.grants):
-            shadow = Signal(config.queue_width + 1, name=f"shadow_queue_{bank}")
+            shadow = Signal(config.queue_bits + 1, name=f"shadow_queue_{bank}")
             posted = [operand.valid & self._in_bank(instr.warp, operand.reg, bank)
                       for operand in instr.operand]
             m.d.sync += shadow.eq(shadow + _popcount(Cat(p & transfer for p in posted))

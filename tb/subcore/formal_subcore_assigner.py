@@ -5,12 +5,8 @@ from amaranth import Cat, Elaboratable, Module, Mux, Signal
 from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Assert, Assume
 
-from gpurf.hw.subcore.subcore_assigner import (
-    MODE_HASHED,
-    RR_ENTRY,
-    WARPS_PER_ENTRY,
-    SubcoreAssigner,
-)
+from gpurf.hw.subcore.configs import MODE_HASHED, RR_ENTRY, WARPS_PER_ENTRY
+from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
 
 __all__ = ["SubcoreAssignerFormal"]
 

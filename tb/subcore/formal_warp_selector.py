@@ -51,5 +51,5 @@ class WarpSelectorFormal(Elaboratable):
 
     def _key(self, slot):
         if self.dut.config.policy == "rba":
-            return slot.score.as_unsigned() * (1 << self.dut.config.age_width) + ~slot.age
+            return slot.score.as_unsigned() * (1 << self.dut.config.age_bits) + ~slot.age
         return (~slot.age).as_unsigned()

@@ -10,7 +10,7 @@ Issue payloads are random while ``issue.valid`` is low.
 from collections import deque
 
 from gpurf.golden.subcore.operand_collector import bank_of
-from gpurf.hw.subcore.operand_collector import OperandCollectorConfig
+from gpurf.hw.subcore.configs import OperandCollectorConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -26,6 +26,9 @@ class BankStub:
         self.salt = rng.getrandbits(64)
         self.due: dict[tuple[int, int], tuple[int, int]] = {}
         self.cycle = 0
+        banks = range(config.banks)
+        self.data = [f"read__{b}__data" for b in banks]
+        self.reads = [(f"read__{b}__valid", f"read__{b}__addr") for b in banks]
 
     def register_value(self, warp: int, reg: int) -> int:
         """The warp register ``reg`` of ``warp``: each lane a hash of (salt, warp, reg, lane)."""
@@ -36,22 +39,24 @@ class BankStub:
             x = (x * 0x9E3779B97F4A7C15) & _MASK64
             x ^= x >> 29
             lanes.append(x & ((1 << config.data_width) - 1))
-        return config.register_layout.const(lanes).as_value().value
+        return config.ports["read__data"].pack(lanes)
 
     def inputs(self) -> dict:
-        width = self.config.register_layout.size
+        width = self.config.ports["read__data"].width
         out = {}
-        for bank in range(self.config.banks):
+        for bank, name in enumerate(self.data):
             address = self.due.pop((self.cycle, bank), None)
-            out[f"read__{bank}__data"] = (self.rng.getrandbits(width) if address is None
-                                          else self.register_value(*address))
+            out[name] = (self.rng.getrandbits(width) if address is None
+                         else self.register_value(*address))
         return out
 
     def observe(self, outputs: dict) -> None:
-        for bank in range(self.config.banks):
-            if outputs[f"read__{bank}__valid"]:
-                addr = self.config.address_layout.from_bits(outputs[f"read__{bank}__addr"])
-                self.due[(self.cycle + self.config.read_latency, bank)] = (addr.warp, addr.reg)
+        unpack, due = self.config.ports["read__addr"].unpack, self.cycle + \
+            self.config.read_latency
+        for bank, (valid, addr) in enumerate(self.reads):
+            if outputs[valid]:
+                address = unpack(outputs[addr])
+                self.due[(due, bank)] = (address.warp, address.reg)
         self.cycle += 1
 
 
@@ -68,8 +73,7 @@ class Driver:
         """An issue payload: ``regs`` maps operand index to register id (others invalid)."""
         operands = [{"valid": int(i in regs), "reg": regs.get(i, 0)}
                     for i in range(self.config.operands)]
-        return self.config.issue_layout.const(
-            {"warp": warp, "operand": operands}).as_value().value
+        return self.config.ports["issue__payload"].pack({"warp": warp, "operand": operands})
 
     def offer(self, warp: int, regs: dict[int, int]) -> None:
         self.offered = self.pack(warp, regs)
@@ -78,7 +82,7 @@ class Driver:
         ins = self.banks.inputs()
         ins["dispatch__ready"] = int(ready)
         ins["issue__valid"] = int(self.offered is not None)
-        ins["issue__payload"] = (self.rng.getrandbits(self.config.issue_layout.size)
+        ins["issue__payload"] = (self.rng.getrandbits(self.config.ports["issue__payload"].width)
                                  if self.offered is None else self.offered)
         return ins
 
@@ -88,7 +92,7 @@ class Driver:
             self.offered = None
 
     def busy(self, outputs: dict) -> bool:
-        reads = any(outputs[f"read__{b}__valid"] for b in range(self.config.banks))
+        reads = any(outputs[valid] for valid, _ in self.banks.reads)
         return bool(reads or outputs["dispatch__valid"] or not outputs["issue__ready"]
                     or outputs["queue_len"] or self.offered is not None)
 

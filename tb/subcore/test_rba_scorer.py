@@ -1,5 +1,6 @@
 """cocotb bench of ``subcore.rba_scorer`` against its golden model."""
 
+from gpurf.hw.ports import codec
 from gpurf.hw.subcore.configs import RbaScorerConfig
 from gpurf.tb.harness import cocotb_tests
 
@@ -22,12 +23,12 @@ def _hold(config):
 
 
 def _random_operands(config, rng):
-    bank_ids = 1 << config.bank_width
+    bank_ids = 1 << config.bank_bits
     return [(int(rng.random() < 0.75), rng.randrange(bank_ids)) for _ in range(config.operands)]
 
 
 def _random_queues(config, rng):
-    full = (1 << config.queue_width) - 1
+    full = (1 << config.queue_bits) - 1
     return [rng.choice([0, 1, config.queue_max, full, rng.randrange(full + 1)])
             for _ in range(config.banks)]
 
@@ -35,11 +36,16 @@ def _random_queues(config, rng):
 def random_traffic(params, rng, cycles):
     """Instructions change now and then per slot; queue lengths change every cycle."""
     config = RbaScorerConfig(**params)
-    slots = [_random_operands(config, rng) for _ in range(config.slots)]
+    pack_operands = codec(config.operands_layout).pack
+    pack_slot, pack_queue = config.ports["slot"].pack, config.ports["queue_len"].pack
+
+    def draw():
+        return pack_operands([{"valid": v, "bank": b} for v, b in _random_operands(config, rng)])
+
+    slots = [draw() for _ in range(config.slots)]
     for _ in range(cycles):
-        slots = [_random_operands(config, rng) if rng.random() < 0.3 else ops for ops in slots]
-        yield {"slot": pack_slots(config, slots),
-               "queue_len": pack_queues(config, _random_queues(config, rng))}
+        slots = [draw() if rng.random() < 0.3 else ops for ops in slots]
+        yield {"slot": pack_slot(slots), "queue_len": pack_queue(_random_queues(config, rng))}
 
 
 def directed_paper_example(params, rng, cycles):
@@ -51,7 +57,7 @@ def directed_paper_example(params, rng, cycles):
     others = [[(1, (s + k) % config.banks) for k in range(config.operands)]
               for s in range(config.slots)]
     slots = [example, *others[1:]]
-    full = (1 << config.queue_width) - 1
+    full = (1 << config.queue_bits) - 1
     for q0, q1 in ((0, 0), (1, 0), (0, 1), (2, 3), (3, 2), (config.queue_max, 1), (full, full)):
         queues = [q0, q1, *[rng.randrange(full + 1) for _ in range(config.banks - 2)]]
         for _ in range(_hold(config)):
@@ -62,7 +68,7 @@ def directed_paper_example(params, rng, cycles):
 def directed_saturation(params, rng, cycles):
     """Every operand in one bank: sums at, just below and above ``2**score_width - 1``."""
     config = RbaScorerConfig(**params)
-    full = (1 << config.queue_width) - 1
+    full = (1 << config.queue_bits) - 1
     for bank in range(config.banks):
         slots = [[(1, bank)] * config.operands for _ in range(config.slots)]
         for length in range(full + 1):
@@ -75,7 +81,7 @@ def directed_saturation(params, rng, cycles):
 def directed_impulse(params, rng, cycles):
     """A one-cycle burst of full queues between quiet cycles shows the exact latency."""
     config = RbaScorerConfig(**params)
-    full = (1 << config.queue_width) - 1
+    full = (1 << config.queue_bits) - 1
     slots = [[(1, k % config.banks) for k in range(config.operands)]
              for _ in range(config.slots)]
     packed = pack_slots(config, slots)

@@ -1,7 +1,7 @@
 """cocotb bench of ``subcore.subcore_assigner`` against its golden model."""
 
 from gpurf.golden.subcore.assignment import rr_table, shuffle_table, srr_table
-from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN, SubcoreAssignerConfig
+from gpurf.hw.subcore.configs import MODE_HASHED, MODE_ROUND_ROBIN, SubcoreAssignerConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "load_table"]

@@ -1,4 +1,5 @@
-"""Sub-core assignment policies: table builders, golden model and RTL against the equations.
+"""``subcore.subcore_assigner`` and the assignment policies: table builders, golden model and
+RTL against the equations, the proof.
 
 N=2 is represented by a table that uses sub-cores 0 and 1 only, run by a 4-sub-core
 assigner in hashed mode (the table path exists only for 4 sub-cores); N=4 is the table
@@ -26,12 +27,10 @@ from gpurf.golden.subcore.assignment import (
     table_subcore,
 )
 from gpurf.golden.subcore.subcore_assigner import SubcoreAssigner as GoldenSubcoreAssigner
-from gpurf.hw.subcore.subcore_assigner import (
-    MODE_HASHED,
-    MODE_ROUND_ROBIN,
-    RR_ENTRY,
-    SubcoreAssigner,
-)
+from gpurf.hw.subcore.configs import MODE_HASHED, MODE_ROUND_ROBIN, RR_ENTRY
+from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
 
 WARPS = 256
 
@@ -196,18 +195,6 @@ def test_ports_follow_the_sub_core_count():
     assert hashed.config.table_bits == 32
 
 
-@pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"subcores": 1}, ValueError, r"^subcores must be an integer in 2\.\.8, not 1$"),
-    ({"subcores": 9}, ValueError, r"^subcores must be an integer in 2\.\.8, not 9$"),
-    ({"depth": 5}, ValueError, r"^depth must be one of 4, 8, 16, not 5$"),
-    ({"depth": 32}, ValueError, r"^depth must be one of 4, 8, 16, not 32$"),
-    ({"depth": 4.0}, TypeError, r"^depth must be one of 4, 8, 16, not 4\.0$"),
-])
-@pytest.mark.parametrize("cls", [SubcoreAssigner, GoldenSubcoreAssigner])
-def test_rejects_bad_parameters(cls, kwargs, error, message):
-    rejects(lambda: cls(**kwargs), error, message)
-
-
 @pytest.mark.parametrize(("call", "error", "message"), [
     (lambda: rr_table(subcores=3), ValueError, r"^subcores must be one of 2, 4, not 3$"),
     (lambda: srr_table(subcores=8), ValueError, r"^subcores must be one of 2, 4, not 8$"),
@@ -220,3 +207,15 @@ def test_rejects_bad_parameters(cls, kwargs, error, message):
 ])
 def test_builders_reject_bad_arguments(call, error, message):
     rejects(call, error, message)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize("shuffle_like", [False, True], ids=["formula", "shuffle"])
+def test_formal_follows_table(shuffle_like):
+    """BMC, depth 20, on a 4-sub-core assigner with a 4-entry table: the spec's table
+    formula and the restart on launch; with permutation entries, every group of 4 warps
+    covers all 4 sub-cores."""
+    label = "shuffle" if shuffle_like else "formula"
+    result = prove(SubcoreAssignerFormal(depth=4, shuffle_like=shuffle_like),
+                   name=f"subcore_assigner_{label}_d4", depth=20, mode="bmc")
+    assert result.passed, result.log_tail
