@@ -149,9 +149,10 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
         return out
 
     def _address(self, cu: int, index: int) -> int:
-        """A ``read[b].addr`` value (the codec of ``read__addr`` is every bank's)."""
+        """A ``read[b].addr`` value (every bank's port has the codec of bank 0's)."""
         unit = self.units[cu]
-        return self.ports["read__addr"].pack({"warp": unit.warp, "reg": unit.operands[index].reg})
+        return self.ports["read__0__addr"].pack({"warp": unit.warp,
+                                                 "reg": unit.operands[index].reg})
 
     def _dispatch_payload(self, cu: int) -> int:
         unit = self.units[cu]

@@ -39,10 +39,10 @@ class BankStub:
             x = (x * 0x9E3779B97F4A7C15) & _MASK64
             x ^= x >> 29
             lanes.append(x & ((1 << config.data_width) - 1))
-        return config.ports["read__data"].pack(lanes)
+        return config.ports["read__0__data"].pack(lanes)
 
     def inputs(self) -> dict:
-        width = self.config.ports["read__data"].width
+        width = self.config.ports["read__0__data"].width
         out = {}
         for bank, name in enumerate(self.data):
             address = self.due.pop((self.cycle, bank), None)
@@ -51,7 +51,7 @@ class BankStub:
         return out
 
     def observe(self, outputs: dict) -> None:
-        unpack, due = self.config.ports["read__addr"].unpack, self.cycle + \
+        unpack, due = self.config.ports["read__0__addr"].unpack, self.cycle + \
             self.config.read_latency
         for bank, (valid, addr) in enumerate(self.reads):
             if outputs[valid]:
