@@ -91,30 +91,17 @@ def test_resolve_formats():
 
 
 BAD_PARAMS = [
-    ({"lanes": 0}, ValueError, r"^lanes must be an integer in 1\.\.32, not 0$"),
-    ({"lanes": 33}, ValueError, r"^lanes must be an integer in 1\.\.32, not 33$"),
-    ({"lanes": 2.0}, TypeError, r"^lanes must be an integer in 1\.\.32, not 2\.0$"),
-    ({"width": 18}, ValueError,
-     r"^width must be one of 0, 8, 12, 16, 20, 24, 28, 32, not 18$"),
-    ({"width": "16"}, TypeError,
-     r"^width must be one of 0, 8, 12, 16, 20, 24, 28, 32, not '16'$"),
-    ({"exponent": 5}, ValueError, r"^mantissa must be an integer in 1\.\.23, not 0$"),
-    ({"mantissa": 10}, ValueError, r"^exponent must be an integer in 2\.\.8, not 0$"),
-    ({"exponent": 1, "mantissa": 4}, ValueError,
-     r"^exponent must be an integer in 2\.\.8, not 1$"),
-    ({"exponent": 9, "mantissa": 4}, ValueError,
-     r"^exponent must be an integer in 2\.\.8, not 9$"),
-    ({"exponent": 5, "mantissa": 24}, ValueError,
-     r"^mantissa must be an integer in 1\.\.23, not 24$"),
-    ({"exponent": True, "mantissa": 4}, TypeError,
-     r"^exponent must be an integer in 2\.\.8, not True$"),
-    ({"exponent": 8, "mantissa": 23, "width": 31}, ValueError,
+    ({"width": 18}, r"^width must be one of 0, 8, 12, 16, 20, 24, 28, 32, not 18$"),
+    ({"exponent": 5}, r"^mantissa must be an integer in 1\.\.23, not 0$"),
+    ({"mantissa": 10}, r"^exponent must be an integer in 2\.\.8, not 0$"),
+    ({"exponent": 1, "mantissa": 4}, r"^exponent must be an integer in 2\.\.8, not 1$"),
+    ({"exponent": 8, "mantissa": 23, "width": 31},
      r"^width must be 0 or 32 \(1 \+ exponent \+ mantissa\), not 31$"),
-    ({"exponent": 2, "mantissa": 1, "width": 16}, ValueError,
+    ({"exponent": 2, "mantissa": 1, "width": 16},
      r"^width must be 0 or 4 \(1 \+ exponent \+ mantissa\), not 16$"),
-    ({"exponent": 8, "mantissa": 23, "width": 40}, ValueError,
-     r"^width must be an integer in 0\.\.32, not 40$"),
 ]
+"""Rules between the format parameters (each parameter's own range and type are checked by
+the tests generated from the declarations, ``tests/test_params.py``)."""
 
 
 @pytest.mark.parametrize("build", [
@@ -122,9 +109,9 @@ BAD_PARAMS = [
     lambda **p: get_block("compression.value_converter").golden(p),
     lambda **p: get_block("compression.value_truncator").golden(p),
 ], ids=["converter", "truncator", "golden-converter", "golden-truncator"])
-@pytest.mark.parametrize(("params", "error", "message"), BAD_PARAMS)
-def test_parameter_validation(build, params, error, message):
-    with pytest.raises(error, match=message):
+@pytest.mark.parametrize(("params", "message"), BAD_PARAMS)
+def test_format_rules(build, params, message):
+    with pytest.raises(ValueError, match=message):
         build(**params)
 
 
