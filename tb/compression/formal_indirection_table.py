@@ -23,6 +23,7 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnyConst, AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
+from gpurf.hw.compression.configs import IndirectionTableConfig
 from gpurf.hw.compression.indirection_table import IndirectionTable
 
 __all__ = ["CHECKS", "SMALL", "IndirectionTableFormal"]
@@ -49,7 +50,7 @@ class IndirectionTableFormal(Elaboratable):
             raise ValueError(f"checks must be among {', '.join(CHECKS)}, not {sorted(unknown)}")
         self.checks = frozenset(checks)
         full = {**SMALL, **params}
-        reg_bits = (full["entries"] - 1).bit_length()
+        reg_bits = IndirectionTableConfig(**full).reg_bits
         self.dut = IndirectionTable(**full, tag_width=reg_bits + SEQ_BITS)
 
     def elaborate(self, platform):

@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""``compression.value_extractor``: the paper's Fig. 3 example, and an
-exhaustive check of every mask and part on one lane against the golden model."""
+"""``compression.value_extractor``: the paper's Fig. 3 example, padding, the input protocol,
+and an exhaustive check of every mask and part on one lane against the golden model."""
 
 import random
 
@@ -15,7 +15,7 @@ from gpurf.golden.compression.value_extractor import (
 )
 from gpurf.hw.compression.value_extractor import ValueExtractor
 from gpurf.hw.registry import get_block
-from gpurf.tb.compression.stimulus import FIG3_ENTRY
+from gpurf.tb.compression.drivers import FIG3_ENTRY
 
 
 def golden(**params):

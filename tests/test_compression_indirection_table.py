@@ -6,11 +6,8 @@ per test)."""
 import pytest
 
 from gpurf.golden.compression.indirection_table import grant_banks
-from gpurf.hw.compression.indirection_table import (
-    DESTINATION,
-    IndirectionTable,
-    IndirectionTableConfig,
-)
+from gpurf.hw.compression.configs import DESTINATION, IndirectionTableConfig
+from gpurf.hw.compression.indirection_table import IndirectionTable
 from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
@@ -39,7 +36,7 @@ def test_default_widths():
     assert config.lookup_layout.size == 8 + 8
     assert config.result_layout.size == 32 + 8
     assert config.load_layout.size == 8 + 32
-    destination = IndirectionTableConfig(**{**config.__dict__, **DESTINATION})
+    destination = IndirectionTableConfig(**{**config.params(), **DESTINATION})
     assert (destination.ports, destination.buffer, destination.role) == (3, 1, "destination")
 
 
