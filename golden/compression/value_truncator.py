@@ -48,7 +48,7 @@ def scatter(value: int, m0: int, m1: int) -> tuple[int, int]:
     parts = ([0] * SLICES, [0] * SLICES)
     for k, (part, s) in enumerate(_targets(m0, m1)):
         parts[part][s] = data[k]
-    return _SLICES.pack(parts[0]), _SLICES.pack(parts[1])
+    return _SLICES.pack(parts[0]), _SLICES.pack(parts[1]) if m1 else 0
 
 
 @cache

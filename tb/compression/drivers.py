@@ -152,9 +152,16 @@ def random_writeback_entry(rng, slices: int, *, split: bool | None = None) -> di
     if not split:
         return {"r0": r0, "m0": m0, "r1": rng.randrange(256), "m1": 0}
     same = rng.random() < 0.2
-    r1 = r0 if same else rng.choice([r for r in range(256) if r != r0])
+    r1 = r0 if same else _other_register(rng, r0)
     m1 = _random_mask(rng, slices - first, m0 if same else 0)
     return {"r0": r0, "m0": m0, "r1": r1, "m1": m1}
+
+
+def _other_register(rng, r0: int) -> int:
+    """A random register other than ``r0`` (the draw of ``rng.choice`` over the 255 others,
+    without building their list)."""
+    r = rng.randrange(255)
+    return r + (r >= r0)
 
 
 def _random_mask(rng, count: int, taken: int) -> int:
