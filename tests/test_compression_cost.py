@@ -2,7 +2,7 @@
 """The Section 6.4 report of ``gpurf cost compression``: the paper's arithmetic, and the
 cheap synthesized figures (the full report synthesizes warp units and takes minutes)."""
 
-from gpurf.hw.compression.collector_ext import CollectorExtConfig
+from gpurf.hw.compression.configs import CollectorExtConfig
 from gpurf.hw.compression.value_extractor import ThreadValueExtractor
 from gpurf.sim.verilog import BUILD_ROOT
 from gpurf.synth.compression import PAPER, SM_COUNTS

@@ -21,7 +21,7 @@ from gpurf.golden.compression.value_truncator import check_entry, truncate
 from gpurf.hw.compression.formats import table3_format
 from gpurf.hw.compression.layouts import SLICE_BITS, SLICES
 from gpurf.hw.compression.value_extractor import ValueExtractor
-from gpurf.tb.compression.stimulus import random_mask
+from gpurf.tb.compression.drivers import random_mask
 
 PLACEMENTS = 60
 """Random placements per width and kind (split and not)."""

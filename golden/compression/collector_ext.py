@@ -1,8 +1,10 @@
 """Golden model of ``compression.collector_ext``: per-operand fields and the parts received."""
 
-from gpurf.hw.compression.collector_ext import CollectorExtConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.compression.configs import CollectorExtConfig
+from gpurf.hw.ports import codec
 
-from .value_extractor import data_positions, sign_extend, unpack_entry
+from .value_extractor import entry_fields, sign_extend
 
 __all__ = ["CollectorExt", "merge_parts"]
 
@@ -13,80 +15,85 @@ def merge_parts(parts: list[list[int]], entry: dict, signed: bool) -> list[int]:
     ``popcount(m0) + popcount(m1)`` slices."""
     if len(parts) == 1:
         return list(parts[0])
-    width = len(data_positions(entry))
+    width = entry["m0"].bit_count() + entry["m1"].bit_count()
     merged = [a | b for a, b in zip(*parts, strict=True)]
     return [sign_extend(v, width) for v in merged] if signed else merged
 
 
-class CollectorExt:
+class _Operand:
+    """One operand's fields: the instruction's ``signed``/``convert``, ``located`` and
+    its indirection ``info`` (the ``locate`` port's entry), the ``parts`` received and,
+    once collected, its merged warp register ``value`` (packed for the ``data`` port)."""
+
+    __slots__ = ("convert", "info", "located", "parts", "signed", "value")
+
+    def __init__(self, signed, convert, info):
+        self.signed, self.convert, self.located = signed, convert, 0
+        self.info, self.parts, self.value = info, [], None
+
+    @property
+    def needed(self) -> int:
+        return 2 if self.info.m1 else 1
+
+
+class CollectorExt(PortModel, config=CollectorExtConfig):
     """Port-level model: ``step(inputs)`` returns the outputs of the cycle, then clocks."""
 
-    def __init__(self, **params):
-        self.config = CollectorExtConfig(**params)
-        self.reset()
-
     def reset(self):
-        self.operands = [self._fresh(0, 0) for _ in range(self.config.operands)]
-
-    @staticmethod
-    def _fresh(signed, convert):
-        return {"signed": signed, "convert": convert, "located": 0,
-                "info": unpack_entry(0), "parts": []}
-
-    @staticmethod
-    def _needed(operand):
-        return 2 if operand["info"]["m1"] else 1
-
-    def _collected(self, operand):
-        return operand["located"] and len(operand["parts"]) == self._needed(operand)
+        self._register = codec(self.config.register_layout)
+        self._no_entry = self.ports["locate"].zero[0]
+        self.operands = [_Operand(0, 0, self._no_entry) for _ in range(self.config.operands)]
 
     def _outputs(self):
-        config = self.config
-        bits = {name: sum(1 << i for i, op in enumerate(self.operands) if op[name])
-                for name in ("signed", "convert", "located")}
-        values = [merge_parts(op["parts"], op["info"], op["signed"]) if self._collected(op)
-                  else [0] * config.lanes for op in self.operands]
+        operands = self.operands
         return {
-            "is_signed": bits["signed"], "convert": bits["convert"], "located": bits["located"],
-            "collected": sum(1 << i for i, op in enumerate(self.operands)
-                             if self._collected(op)),
-            "info": config.info_layout.const([op["info"] for op in self.operands])
-            .as_value().value,
-            "data": config.data_layout.const(values).as_value().value,
+            "is_signed": sum(op.signed << i for i, op in enumerate(operands)),
+            "convert": sum(op.convert << i for i, op in enumerate(operands)),
+            "located": sum(op.located << i for i, op in enumerate(operands)),
+            "collected": sum(1 << i for i, op in enumerate(operands) if op.value is not None),
+            "info": self.ports["info"].pack([op.info for op in operands]),
+            "data": self.ports["data"].pack([op.value or 0 for op in operands]),
         }
 
     def step(self, inputs):
-        config = self.config
         outputs = self._outputs()
         if inputs["allocate"]:
-            instr = config.instr_layout.from_bits(inputs["instr"])
-            self.operands = [self._fresh(int(instr[i].signed), int(instr[i].convert))
-                             for i in range(config.operands)]
+            self.operands = [_Operand(instr.signed, instr.convert, self._no_entry)
+                             for instr in self.ports["instr"].unpack(inputs["instr"])]
             return outputs
         if inputs["fetch_valid"]:
-            self._fetch(inputs["fetch"])
-        locate = config.info_layout.from_bits(inputs["locate"])
-        for i, operand in enumerate(self.operands):
-            if inputs["locate_valid"] >> i & 1:
-                operand["located"] = 1
-                operand["info"] = {k: int(locate[i][k]) for k in ("r0", "m0", "r1", "m1")}
+            self._fetch(self.ports["fetch"].unpack(inputs["fetch"]))
+        if inputs["locate_valid"]:
+            locate = self.ports["locate"].unpack(inputs["locate"])
+            for i, operand in enumerate(self.operands):
+                if inputs["locate_valid"] >> i & 1:
+                    operand.located, operand.info = 1, locate[i]
+                    self._collect(operand)
         return outputs
 
-    def _fetch(self, bits):
+    def _fetch(self, fetch):
         """Add a part to its operand (the input protocol is checked first)."""
         config = self.config
-        fetch = config.fetch_layout.from_bits(bits)
-        index = int(fetch.operand)
+        index = fetch.operand
         if index >= config.operands:
             raise ValueError(f"fetch of operand {index}: the CU has {config.operands}")
         operand = self.operands[index]
-        if not operand["located"]:
+        if not operand.located:
             raise ValueError(f"fetch of operand {index} before its location")
-        if len(operand["parts"]) >= self._needed(operand):
+        if len(operand.parts) >= operand.needed:
             raise ValueError(f"fetch of operand {index}: all its parts were received")
-        operand["parts"].append([int(fetch.data[lane]) for lane in range(config.lanes)])
+        operand.parts.append(fetch.data)
+        self._collect(operand)
+
+    def _collect(self, operand):
+        """The operand's merged value while it is located and has all its parts (else
+        ``None``)."""
+        operand.value = None
+        if operand.located and len(operand.parts) == operand.needed:
+            merged = merge_parts(operand.parts, entry_fields(operand.info), operand.signed)
+            operand.value = self._register.pack(merged)
 
     def line_trace(self):
         return "collector_ext: " + " ".join(
-            f"op{i}(loc={op['located']} parts={len(op['parts'])} s={op['signed']})"
+            f"op{i}(loc={op.located} parts={len(op.parts)} s={op.signed})"
             for i, op in enumerate(self.operands))

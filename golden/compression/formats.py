@@ -4,52 +4,26 @@ A float's bits decode to a sign and either an exact magnitude ``significand x 2^
 (integers), an infinity or a NaN payload; :func:`encode` rounds an exact magnitude into a
 format (round to nearest, ties to even; overflow to infinity; tiny values to subnormals or
 zero). Widening and narrowing are then the same two steps: decode in one format, encode in
-the other. Fields are read and written at the offsets of the formats' ``amaranth.lib.data``
-layouts (:class:`FieldCodec`, built once per layout: the layout accessors are too slow for
-the 10^5-value reference sweeps).
+the other. Fields are read and written through the port codecs of the formats'
+``amaranth.lib.data`` layouts (:func:`gpurf.hw.ports.codec`, built once per format: the layout
+accessors are too slow for the 10^5-value reference sweeps).
 """
 
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
-from amaranth import Shape
-from amaranth.lib import data
-
 from gpurf.hw.compression.formats import FloatFormat
+from gpurf.hw.ports import Codec
+from gpurf.hw.ports import codec as layout_codec
 
-__all__ = ["Decoded", "FieldCodec", "decode", "encode", "encode_nan", "pack", "unpack"]
-
-
-class FieldCodec:
-    """Packs and unpacks the integer fields of a ``StructLayout`` or ``ArrayLayout`` at its
-    offsets (a nested field is one integer: pack it with its own codec first)."""
-
-    def __init__(self, layout: data.Layout):
-        self.fields = {key: (field.offset, Shape.cast(field.shape).width)
-                       for key, field in layout}
-
-    def unpack(self, bits: int) -> dict:
-        """Field name (or array index) -> value."""
-        return {key: (bits >> offset) & ((1 << width) - 1)
-                for key, (offset, width) in self.fields.items()}
-
-    def pack(self, values) -> int:
-        """The bits of ``values``: a mapping of every field, or a sequence for an array."""
-        items = dict(enumerate(values)) if isinstance(values, list | tuple) else values
-        bits = 0
-        for key, (offset, width) in self.fields.items():
-            value = items[key]
-            if not 0 <= value < 1 << width:
-                raise ValueError(f"field {key}={value} does not fit in {width} bits")
-            bits |= value << offset
-        return bits
+__all__ = ["Decoded", "decode", "encode", "encode_nan", "pack", "unpack"]
 
 
 @cache
-def codec(fmt: FloatFormat) -> FieldCodec:
-    """The field codec of ``fmt``'s layout."""
-    return FieldCodec(fmt.layout)
+def codec(fmt: FloatFormat) -> Codec:
+    """The codec of ``fmt``'s layout (fields ``mantissa``, ``exponent``, ``sign``)."""
+    return layout_codec(fmt.layout)
 
 
 @dataclass(frozen=True)
@@ -75,6 +49,12 @@ def pack(fmt: FloatFormat, sign: int, exponent: int, mantissa: int) -> int:
 
 def unpack(bits: int, fmt: FloatFormat) -> dict[str, int]:
     """``{sign, exponent, mantissa}`` of the ``fmt.width``-bit float ``bits``."""
+    return _fields(bits, fmt)._asdict()
+
+
+def _fields(bits: int, fmt: FloatFormat):
+    """The named tuple ``(mantissa, exponent, sign)`` of the ``fmt.width``-bit float
+    ``bits``."""
     if not 0 <= bits < 1 << fmt.width:
         raise ValueError(f"{bits:#x} is not a {fmt.width}-bit value")
     return codec(fmt).unpack(bits)
@@ -82,8 +62,8 @@ def unpack(bits: int, fmt: FloatFormat) -> dict[str, int]:
 
 def decode(bits: int, fmt: FloatFormat) -> Decoded:
     """The value of the ``fmt.width``-bit float ``bits``."""
-    fields = unpack(bits, fmt)
-    sign, exponent, mantissa = fields["sign"], fields["exponent"], fields["mantissa"]
+    fields = _fields(bits, fmt)
+    sign, exponent, mantissa = fields.sign, fields.exponent, fields.mantissa
     if exponent == fmt.max_exponent:
         if mantissa == 0:
             return Decoded(sign, "inf")

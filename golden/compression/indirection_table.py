@@ -2,13 +2,14 @@
 
 from collections import deque
 
-from amaranth.lib import data
-
-from gpurf.hw.compression.indirection_table import IndirectionTableConfig
-
-from .value_extractor import unpack_entry
+from gpurf.golden.model import PortModel
+from gpurf.hw.compression.configs import IndirectionTableConfig
+from gpurf.hw.compression.layouts import indirection_entry_layout
+from gpurf.hw.ports import codec
 
 __all__ = ["IndirectionTable", "grant_banks"]
+
+_ENTRY = codec(indirection_entry_layout())
 
 
 def grant_banks(banks_wanted: list[int | None]) -> set[int]:
@@ -22,7 +23,7 @@ def grant_banks(banks_wanted: list[int | None]) -> set[int]:
     return granted
 
 
-class IndirectionTable:
+class IndirectionTable(PortModel, config=IndirectionTableConfig):
     """Port-level model: ``step(inputs)`` returns the outputs of the cycle, then clocks.
 
     The table is a list of ``entries`` packed entries (starting at zero, like the RTL's
@@ -31,9 +32,9 @@ class IndirectionTable:
     """
 
     def __init__(self, **params):
-        self.config = IndirectionTableConfig(**params)
+        super().__init__(**params)
+        self.ports = self.config.codecs
         self.table = [0] * self.config.entries
-        self.reset()
 
     def reset(self):
         ports = self.config.ports
@@ -42,19 +43,16 @@ class IndirectionTable:
         self._trace = ""
 
     def _lookups(self, inputs):
-        config = self.config
-        view = data.ArrayLayout(config.lookup_layout, config.ports).from_bits(inputs["lookup"])
-        return [(int(view[p].reg), int(view[p].tag))
-                if inputs["lookup_valid"] >> p & 1 else None for p in range(config.ports)]
+        valid = inputs["lookup_valid"]
+        return [(lookup.reg, lookup.tag) if valid >> p & 1 else None
+                for p, lookup in enumerate(self.ports["lookup"].unpack(inputs["lookup"]))]
 
     def _outputs(self):
-        config = self.config
-        results = [{"entry": unpack_entry(entry), "tag": tag}
-                   for entry, tag in (s or (0, 0) for s in self.shown)]
-        array = data.ArrayLayout(config.result_layout, config.ports)
+        results = [{"entry": entry, "tag": tag} for entry, tag in
+                   (shown or (0, 0) for shown in self.shown)]
         return {
             "result_valid": sum(1 << p for p, s in enumerate(self.shown) if s),
-            "result": array.const(results).as_value().value,
+            "result": self.ports["result"].pack(results),
         }
 
     def step(self, inputs):
@@ -74,8 +72,8 @@ class IndirectionTable:
             if incoming[p] is not None and ready[p] and not served_directly:
                 queue.append(incoming[p])
         if inputs["load__valid"]:
-            view = config.load_layout.from_bits(inputs["load__payload"])
-            self.table[int(view.reg)] = view.entry.as_value().value
+            load = self.ports["load__payload"].unpack(inputs["load__payload"])
+            self.table[load.reg] = _ENTRY.pack(load.entry)
         self._trace = f"granted={sorted(granted)} queued={[len(q) for q in self.queues]}"
         return {**outputs, "lookup_ready": sum(1 << p for p, r in enumerate(ready) if r),
                 "load__ready": 1}

@@ -1,9 +1,10 @@
 """Golden model of ``compression.value_converter``: exact widening of narrow floats."""
 
+from gpurf.golden.model import PortModel
+from gpurf.hw.compression.configs import ValueConverterConfig
 from gpurf.hw.compression.formats import FP32, FloatFormat
-from gpurf.hw.compression.value_converter import ValueConverterConfig
 
-from .formats import decode, encode, encode_nan, pack
+from .formats import Decoded, decode, encode, encode_nan, pack
 
 __all__ = ["ValueConverter", "widen"]
 
@@ -17,12 +18,18 @@ def widen(bits: int, fmt: FloatFormat) -> int:
     if value.kind == "inf":
         return pack(FP32, value.sign, FP32.max_exponent, 0)
     wide = encode(value.sign, value.significand, value.scale, FP32)
-    if decode(wide, FP32).magnitude != value.magnitude:
+    if not _same_magnitude(decode(wide, FP32), value):
         raise AssertionError(f"{fmt} {bits:#x} is not exact in fp32")
     return wide
 
 
-class ValueConverter:
+def _same_magnitude(a: Decoded, b: Decoded) -> bool:
+    """``a.magnitude == b.magnitude``, in integers (both ``significand x 2^scale``)."""
+    low = min(a.scale, b.scale)
+    return a.significand << (a.scale - low) == b.significand << (b.scale - low)
+
+
+class ValueConverter(PortModel, config=ValueConverterConfig):
     """Port-level model: every lane's operand widened from the operand's format.
 
     The format is the configured one, or (run-time choice) the Table 3 format of
@@ -30,23 +37,21 @@ class ValueConverter:
     raises ``ValueError``. Combinational: the outputs depend on this cycle's inputs only.
     """
 
-    def __init__(self, **params):
-        self.config = ValueConverterConfig(**params)
-        self._trace = "-"
-
     def reset(self):
-        self._trace = "-"
+        self._last = None
 
     def step(self, inputs: dict) -> dict:
-        config = self.config
         slices = inputs.get("slices")
-        fmt = config.format_for(slices)
+        fmt = self.config.format_for(slices)
         if fmt is None:
             raise ValueError(f"slices={slices}: no Table 3 float has {slices} data slices")
-        lanes = config.register_layout.from_bits(inputs["operand"])
-        result = [widen(int(lanes[lane]), fmt) for lane in range(config.lanes)]
-        self._trace = f"{fmt}: lane0 {int(lanes[0]):#x} -> {result[0]:#010x}"
-        return {"result": config.register_layout.const(result).as_value().value}
+        lanes = self.ports["operand"].unpack(inputs["operand"])
+        result = [widen(lane, fmt) for lane in lanes]
+        self._last = fmt, lanes[0], result[0]
+        return {"result": self.ports["result"].pack(result)}
 
     def line_trace(self) -> str:
-        return f"value_converter: {self._trace}"
+        if self._last is None:
+            return "value_converter: -"
+        fmt, operand, result = self._last
+        return f"value_converter: {fmt}: lane0 {operand:#x} -> {result:#010x}"

@@ -6,22 +6,20 @@ Public functions (the round-trip tests of the other blocks use them): :func:`nar
 """
 
 from collections.abc import Mapping
+from functools import cache
 
+from gpurf.golden.model import PortModel
+from gpurf.hw.compression.configs import ValueTruncatorConfig
 from gpurf.hw.compression.formats import FP32, FloatFormat
-from gpurf.hw.compression.layouts import (
-    SLICES,
-    indirection_entry_layout,
-    register_write_layout,
-    slice_layout,
-)
-from gpurf.hw.compression.value_truncator import ValueTruncatorConfig
+from gpurf.hw.compression.layouts import SLICES, slice_layout
+from gpurf.hw.ports import codec
 
-from .formats import FieldCodec, decode, encode, encode_nan, pack
+from .formats import decode, encode, encode_nan, pack
+from .value_extractor import entry_fields
 
 __all__ = ["ValueTruncator", "check_entry", "narrow", "operand_slices", "scatter", "truncate"]
 
-_SLICES = FieldCodec(slice_layout())
-_ENTRY = FieldCodec(indirection_entry_layout())
+_SLICES = codec(slice_layout())
 
 
 def narrow(bits: int, fmt: FloatFormat) -> int:
@@ -47,12 +45,18 @@ def scatter(value: int, m0: int, m1: int) -> tuple[int, int]:
     slice order, then the remaining ones to the set bits of ``m1`` (spec, Fig. 3). Slices
     outside the masks are 0 (they are not written)."""
     data = _SLICES.unpack(value)
-    targets = [(0, s) for s in range(SLICES) if (m0 >> s) & 1]
-    targets += [(1, s) for s in range(SLICES) if (m1 >> s) & 1]
     parts = ([0] * SLICES, [0] * SLICES)
-    for k, (part, s) in enumerate(targets):
+    for k, (part, s) in enumerate(_targets(m0, m1)):
         parts[part][s] = data[k]
-    return _SLICES.pack(parts[0]), _SLICES.pack(parts[1])
+    return _SLICES.pack(parts[0]), _SLICES.pack(parts[1]) if m1 else 0
+
+
+@cache
+def _targets(m0: int, m1: int) -> tuple[tuple[int, int], ...]:
+    """``(part, slice)`` receiving data slice 0, 1, ...: the set bits of ``m0``, then
+    those of ``m1``."""
+    return tuple((part, s) for part, mask in enumerate((m0, m1)) for s in range(SLICES)
+                 if (mask >> s) & 1)
 
 
 def truncate(operand: int, m0: int, m1: int, fmt: FloatFormat | None = None
@@ -92,35 +96,29 @@ def check_entry(entry: Mapping[str, int], *, is_float: bool,
     return fmt
 
 
-class ValueTruncator:
+class ValueTruncator(PortModel, config=ValueTruncatorConfig):
     """Port-level model: per lane, :func:`truncate` with the entry's masks; the two writes
     carry the entry's registers and masks. Combinational. A broken input protocol (see
     :func:`check_entry`) raises ``ValueError``."""
 
-    def __init__(self, **params):
-        self.config = config = ValueTruncatorConfig(**params)
-        self._lanes = FieldCodec(config.register_layout)
-        self._write = FieldCodec(register_write_layout(lanes=config.lanes))
-        self._writes = FieldCodec(config.writes_layout)
-        self._trace = "-"
-
     def reset(self):
-        self._trace = "-"
+        self._last = None
 
     def step(self, inputs: dict) -> dict:
-        entry = _ENTRY.unpack(inputs["entry"])
-        is_float = bool(inputs["is_float"])
-        fmt = check_entry(entry, is_float=is_float, config=self.config)
-        lanes = self._lanes.unpack(inputs["operand"])
-        parts = [truncate(lanes[lane], entry["m0"], entry["m1"], fmt)
-                 for lane in range(self.config.lanes)]
-        writes = [self._write.pack({"reg": entry[f"r{p}"], "mask": entry[f"m{p}"],
-                                    "data": self._lanes.pack([part[p] for part in parts])})
-                  for p in (0, 1)]
-        self._trace = (f"{fmt or 'int'} r0={entry['r0']} m0={entry['m0']:08b} "
-                       f"r1={entry['r1']} m1={entry['m1']:08b} lane0 {lanes[0]:#010x} -> "
-                       f"{parts[0][0]:#010x} {parts[0][1]:#010x}")
-        return {"write": self._writes.pack(writes)}
+        entry = self.ports["entry"].unpack(inputs["entry"])
+        fmt = check_entry(entry_fields(entry), is_float=bool(inputs["is_float"]),
+                          config=self.config)
+        lanes = self.ports["operand"].unpack(inputs["operand"])
+        parts = [truncate(lane, entry.m0, entry.m1, fmt) for lane in lanes]
+        writes = [{"reg": entry.r0, "mask": entry.m0, "data": [part[0] for part in parts]},
+                  {"reg": entry.r1, "mask": entry.m1, "data": [part[1] for part in parts]}]
+        self._last = fmt, entry, lanes[0], parts[0]
+        return {"write": self.ports["write"].pack(writes)}
 
     def line_trace(self) -> str:
-        return f"value_truncator: {self._trace}"
+        if self._last is None:
+            return "value_truncator: -"
+        fmt, entry, operand, (part0, part1) = self._last
+        return (f"value_truncator: {fmt or 'int'} r0={entry.r0} m0={entry.m0:08b} "
+                f"r1={entry.r1} m1={entry.m1:08b} lane0 {operand:#010x} -> "
+                f"{part0:#010x} {part1:#010x}")

@@ -7,7 +7,8 @@ Paper: ``shared/papers/static-data-compression-rf.md``; reading: ``shared/spec/c
 from gpurf.hw.registry import Block
 
 from .collector_ext import CollectorExt
-from .indirection_table import DESTINATION, IndirectionTable
+from .configs import DESTINATION
+from .indirection_table import IndirectionTable
 from .value_converter import ValueConverter
 from .value_extractor import ValueExtractor
 from .value_truncator import ValueTruncator

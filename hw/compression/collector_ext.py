@@ -1,70 +1,22 @@
 """Extended collector unit of the static data compression register file (paper 3.2.4)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import check_int, index_bits
+from gpurf.hw.params import ConfiguredComponent
 
-from .indirection_table import onehot_decode
+from .configs import CollectorExtConfig
 from .layouts import (
     SLICE_BITS,
     SLICES,
-    collector_fetch_layout,
-    collector_operand_layout,
     indirection_entry_layout,
     slice_layout,
     warp_register_layout,
 )
+from .logic import onehot_decode
 
 __all__ = ["CollectorExt", "CollectorExtConfig", "OperandMerge", "SplitSignExtend"]
-
-
-@dataclass(frozen=True)
-class CollectorExtConfig:
-    """Validated parameters of the extended collector unit and the layouts derived from them.
-
-    Shared by :class:`CollectorExt` and its golden model.
-    """
-
-    operands: int
-    lanes: int
-
-    def __post_init__(self):
-        check_int("operands", self.operands, 1, 4)
-        check_int("lanes", self.lanes, 1, 32)
-
-    @property
-    def operand_bits(self) -> int:
-        return index_bits(self.operands)
-
-    @property
-    def field_bits(self) -> int:
-        """The paper's added fields per operand: signed, convert info, location fetched and
-        the 32-bit indirection info (35 bits)."""
-        return 3 + indirection_entry_layout().size
-
-    @property
-    def register_layout(self) -> data.ArrayLayout:
-        return warp_register_layout(lanes=self.lanes)
-
-    @property
-    def instr_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(collector_operand_layout(), self.operands)
-
-    @property
-    def info_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(indirection_entry_layout(), self.operands)
-
-    @property
-    def fetch_layout(self) -> data.StructLayout:
-        return collector_fetch_layout(operand_bits=self.operand_bits, lanes=self.lanes)
-
-    @property
-    def data_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(self.register_layout, self.operands)
 
 
 def thermometer(m, masks, name):
@@ -126,7 +78,7 @@ class SplitSignExtend(wiring.Component):
         return m
 
 
-class CollectorExt(wiring.Component):
+class CollectorExt(ConfiguredComponent, config=CollectorExtConfig):
     """The collector-unit extension: per-operand fields and the OR merge of split operands.
 
     Per operand it keeps the paper's four fields — ``is_signed``, ``convert`` (convert
@@ -154,13 +106,6 @@ class CollectorExt(wiring.Component):
     its location, at most as many parts as the entry has, and only for an allocated
     operand.
 
-    Parameters
-    ----------
-    operands : int
-        Source operands per CU, 1..4 (default 3).
-    lanes : int
-        Lanes of a warp register, 1..32 (default 32).
-
     Attributes
     ----------
     allocate : In(1)
@@ -176,33 +121,19 @@ class CollectorExt(wiring.Component):
     data : Out(ArrayLayout(ArrayLayout(32, lanes), operands))
     """
 
-    def __init__(self, *, operands=3, lanes=32):
-        self.config = config = CollectorExtConfig(operands=operands, lanes=lanes)
-        super().__init__({
-            "allocate": In(1),
-            "instr": In(config.instr_layout),
-            "locate_valid": In(operands),
-            "locate": In(config.info_layout),
-            "fetch_valid": In(1),
-            "fetch": In(config.fetch_layout),
-            "is_signed": Out(operands),
-            "convert": Out(operands),
-            "located": Out(operands),
-            "collected": Out(operands),
-            "info": Out(config.info_layout),
-            "data": Out(config.data_layout),
-        })
-        self._info = [Signal(indirection_entry_layout(), name=f"info_{i}")
-                      for i in range(operands)]
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def elaborate(self, platform):
         m = Module()
         config = self.config
+        info = [Signal(indirection_entry_layout(), name=f"info_{i}")
+                for i in range(config.operands)]
         target = onehot_decode(m, self.fetch.operand, config.operands, "target")
         stored = [Signal(config.register_layout, name=f"stored_{i}", reset_less=True)
                   for i in range(config.operands)]
-        parts = [self._operand(m, i, target[i]) for i in range(config.operands)]
-        merged = self._merge(m, stored, target, parts)
+        parts = [self._operand(m, i, target[i], info[i]) for i in range(config.operands)]
+        merged = self._merge(m, stored, target, parts, info)
         for i in range(config.operands):
             _, second = parts[i]
             with m.If(self.fetch_valid & target[i] & ~self.allocate & ~second):
@@ -210,12 +141,12 @@ class CollectorExt(wiring.Component):
             m.d.comb += self.data[i].eq(Mux(self.collected[i], stored[i], 0))
         return m
 
-    def _operand(self, m, i, targeted):
-        """Operand ``i``'s fields and part counters; returns (first, second) received."""
+    def _operand(self, m, i, targeted, info):
+        """Operand ``i``'s fields (its stored entry is ``info``) and part counters; returns
+        (first, second) received."""
         first = Signal(name=f"first_{i}")
         second = Signal(name=f"second_{i}")
         split = Signal(name=f"split_{i}")
-        info = self._info[i]
         m.d.comb += [
             self.info[i].eq(Mux(self.located[i], info, 0)),
             split.eq(info.m1.any()),
@@ -234,7 +165,7 @@ class CollectorExt(wiring.Component):
                 m.d.sync += [first.eq(1), second.eq(first)]
         return first, second
 
-    def _merge(self, m, stored, target, parts):
+    def _merge(self, m, stored, target, parts, info):
         """The targeted operand's stored part, entry and sign into the shared
         :class:`OperandMerge`; returns the value written into the operand field."""
         config = self.config
@@ -242,7 +173,7 @@ class CollectorExt(wiring.Component):
         m.d.comb += merge.part.eq(self.fetch.data)
         for i in range(config.operands):
             with m.If(target[i]):
-                m.d.comb += [merge.stored.eq(stored[i]), merge.entry.eq(self._info[i]),
+                m.d.comb += [merge.stored.eq(stored[i]), merge.entry.eq(info[i]),
                              merge.merging.eq(parts[i][0]), merge.signed.eq(self.is_signed[i])]
         return merge.value
 

@@ -1,95 +1,19 @@
 """Banked indirection table of the static data compression register file (paper 3.2.1-3.2.2)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, memory
 
-from gpurf.hw.params import check_int, check_int_choice
+from gpurf.hw.gates import or_all
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    indirection_entry_layout,
-    lookup_layout,
-    lookup_result_layout,
-    table_load_layout,
-)
+from .configs import DESTINATION, SOURCE, IndirectionTableConfig
+from .layouts import indirection_entry_layout
+from .logic import onehot_decode
 
-__all__ = ["DESTINATION", "SOURCE", "IndirectionTable", "IndirectionTableConfig",
-           "onehot_decode"]
-
-SOURCE = {}
-"""Parameters of the paper's source indirection table (the defaults)."""
-
-DESTINATION = {"ports": 3, "buffer": 1}
-"""Parameters of the paper's destination indirection table: the writeback bus is three
-operands wide, and each writeback port has one conflict-buffer entry (paper 3.2.1)."""
-
-ENTRY_CHOICES = (4, 8, 16, 32, 64, 128, 256)
-BANK_CHOICES = (1, 2, 4, 8, 16)
+__all__ = ["DESTINATION", "SOURCE", "IndirectionTable", "IndirectionTableConfig"]
 
 
-@dataclass(frozen=True)
-class IndirectionTableConfig:
-    """Validated parameters of the indirection table and the widths derived from them.
-
-    Shared by :class:`IndirectionTable` and its golden model.
-    """
-
-    entries: int
-    banks: int
-    ports: int
-    buffer: int
-    tag_width: int
-
-    def __post_init__(self):
-        check_int_choice("entries", self.entries, ENTRY_CHOICES)
-        check_int_choice("banks", self.banks, BANK_CHOICES)
-        check_int("ports", self.ports, 1, 16)
-        check_int("buffer", self.buffer, 0, 4)
-        check_int("tag_width", self.tag_width, 1, 2048)
-        if self.banks > self.entries:
-            raise ValueError(f"banks must be at most entries ({self.entries}), not {self.banks}")
-
-    @property
-    def reg_bits(self) -> int:
-        """Bits of an architectural register id."""
-        return (self.entries - 1).bit_length()
-
-    @property
-    def bank_bits(self) -> int:
-        """Low register-id bits naming the bank (bank = register mod banks)."""
-        return (self.banks - 1).bit_length()
-
-    @property
-    def rows(self) -> int:
-        """Entries of one bank."""
-        return self.entries // self.banks
-
-    @property
-    def role(self) -> str:
-        """``"source"`` (no conflict buffer) or ``"destination"``."""
-        return "destination" if self.buffer else "source"
-
-    @property
-    def storage_bits(self) -> int:
-        """Table storage: ``entries x 32`` bits (the paper's 256 x 32)."""
-        return self.entries * indirection_entry_layout().size
-
-    @property
-    def lookup_layout(self) -> data.StructLayout:
-        return lookup_layout(reg_bits=self.reg_bits, tag_width=self.tag_width)
-
-    @property
-    def result_layout(self) -> data.StructLayout:
-        return lookup_result_layout(tag_width=self.tag_width)
-
-    @property
-    def load_layout(self) -> data.StructLayout:
-        return table_load_layout(reg_bits=self.reg_bits)
-
-
-class IndirectionTable(wiring.Component):
+class IndirectionTable(ConfiguredComponent, config=IndirectionTableConfig):
     """Indirection table: ``entries`` entries ``{r0, m0, r1, m1}`` in ``banks`` SRAM banks
     with an arbiter, serving ``ports`` lookups and loaded per kernel.
 
@@ -121,21 +45,6 @@ class IndirectionTable(wiring.Component):
     The memories are not reset: a kernel's contents are loaded before use (simulation
     starts from zeros). Reset empties the buffers and cancels results in flight.
 
-    Parameters
-    ----------
-    entries : int
-        Architectural registers, a power of two 4..256 (default 256).
-    banks : int
-        Banks, 1, 2, 4, 8 or 16, at most ``entries`` (default 16).
-    ports : int
-        Requesters, 1..16 (default 16; the destination table has 3 writeback ports).
-    buffer : int
-        Conflict-buffer entries per port, 0..4 (default 0: the source table; 1 for the
-        destination table, see :data:`DESTINATION`).
-    tag_width : int
-        Bits carried from a lookup to its result, 1..2048 (default 8; on the destination
-        side the writeback's warp register and warp id travel here).
-
     Attributes
     ----------
     lookup_valid : In(ports)
@@ -152,17 +61,10 @@ class IndirectionTable(wiring.Component):
         Kernel contents: ``payload.{reg, entry}``.
     """
 
-    def __init__(self, *, entries=256, banks=16, ports=16, buffer=0, tag_width=8):
-        self.config = config = IndirectionTableConfig(
-            entries=entries, banks=banks, ports=ports, buffer=buffer, tag_width=tag_width)
-        super().__init__({
-            "lookup_valid": In(ports),
-            "lookup": In(data.ArrayLayout(config.lookup_layout, ports)),
-            "lookup_ready": Out(ports),
-            "result_valid": Out(ports),
-            "result": Out(data.ArrayLayout(config.result_layout, ports)),
-            "load": In(stream.Signature(config.load_layout)),
-        })
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        ports, banks, buffer = config.ports, config.banks, config.buffer
         self.grant = Signal(data.ArrayLayout(ports, banks))
         """``grant[b][p]``: bank ``b`` serves port ``p``'s candidate this cycle."""
         self.queue_count = Signal(data.ArrayLayout(range(buffer + 1), ports))
@@ -279,25 +181,8 @@ class IndirectionTable(wiring.Component):
         tag = Signal(config.tag_width, name=f"result_{p}_tag")
         m.d.sync += [self.result_valid[p].eq(granted), bank_was.eq(bank), tag.eq(lookup.tag)]
         entry = Signal(indirection_entry_layout(), name=f"result_{p}_entry")
-        m.d.comb += entry.eq(_or_all([read.as_value() & bank_was[b].replicate(len(read.as_value()))
-                                      for b, read in enumerate(reads)]))
+        m.d.comb += entry.eq(or_all(read.as_value() & bank_was[b].replicate(len(read.as_value()))
+                                    for b, read in enumerate(reads)))
         m.d.comb += self.result[p].as_value().eq(
             Mux(self.result_valid[p], Cat(entry.as_value(), tag), 0))
 
-
-def _or_all(terms):
-    result = terms[0]
-    for term in terms[1:]:
-        result = result | term
-    return result
-
-
-def onehot_decode(m, value, count, name):
-    """``value`` as a ``count``-bit one-hot signal (zero when ``value >= count``), as AND
-    gates over the bits of ``value`` (a ``Switch`` of constants would become a ROM in
-    synthesis and count as memory bits)."""
-    onehot = Signal(count, name=name)
-    for index in range(count):
-        terms = [value[j] if index >> j & 1 else ~value[j] for j in range(len(value))]
-        m.d.comb += onehot[index].eq(Cat(terms).all() if terms else 1)
-    return onehot

@@ -1,20 +1,14 @@
 """Value extractor of the static data compression register file (paper 3.2.3, Figs. 3-4)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import check_int
+from gpurf.hw.gates import or_all
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    SLICE_BITS,
-    SLICES,
-    indirection_entry_layout,
-    slice_layout,
-    warp_register_layout,
-)
+from .configs import ValueExtractorConfig
+from .layouts import SLICE_BITS, SLICES, indirection_entry_layout, slice_layout
 
 __all__ = ["SliceSelect", "ThreadValueExtractor", "ValueExtractor", "ValueExtractorConfig"]
 
@@ -23,27 +17,6 @@ CONSTANT = SLICES
 
 RANK = 2 * SLICES + 1
 """Width of a one-hot data-slice index (0..16): indexes of 8 or more are dropped."""
-
-
-@dataclass(frozen=True)
-class ValueExtractorConfig:
-    """Validated parameters of the value extractor and the layouts derived from them.
-
-    Shared by :class:`ValueExtractor` and its golden model.
-    """
-
-    lanes: int
-
-    def __post_init__(self):
-        check_int("lanes", self.lanes, 1, 32)
-
-    @property
-    def register_layout(self) -> data.ArrayLayout:
-        return warp_register_layout(lanes=self.lanes)
-
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return indirection_entry_layout()
 
 
 def select_signature() -> wiring.Signature:
@@ -161,18 +134,11 @@ class ThreadValueExtractor(wiring.Component):
             select = lines.select[k]
             inputs = [word[s] for s in range(SLICES)] + [constant]
             terms = [source & select[i].replicate(SLICE_BITS) for i, source in enumerate(inputs)]
-            m.d.comb += self.value[k].eq(_or_all(terms))
+            m.d.comb += self.value[k].eq(or_all(terms))
         return m
 
 
-def _or_all(terms):
-    result = terms[0]
-    for term in terms[1:]:
-        result = result | term
-    return result
-
-
-class ValueExtractor(wiring.Component):
+class ValueExtractor(ConfiguredComponent, config=ValueExtractorConfig):
     """Warp value extractor: ``lanes`` thread value extractors and their shared select logic.
 
     Combinational (latency 0). Takes one physical warp register read for one part of an
@@ -188,11 +154,6 @@ class ValueExtractor(wiring.Component):
     Input protocol (asserted by the golden model): ``m0`` is not zero, the entry holds at
     most 8 data slices, and the masks do not overlap when ``r0 == r1``.
 
-    Parameters
-    ----------
-    lanes : int
-        Thread value extractors, 1..32 (default 32: a warp).
-
     Attributes
     ----------
     word : In(ArrayLayout(32, lanes))
@@ -207,15 +168,8 @@ class ValueExtractor(wiring.Component):
         Per lane, the aligned, padded partial operand.
     """
 
-    def __init__(self, *, lanes=32):
-        self.config = config = ValueExtractorConfig(lanes=lanes)
-        super().__init__({
-            "word": In(config.register_layout),
-            "entry": In(config.entry_layout),
-            "part": In(1),
-            "is_signed": In(1),
-            "value": Out(config.register_layout),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def elaborate(self, platform):
         m = Module()

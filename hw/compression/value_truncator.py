@@ -1,24 +1,14 @@
 """Value truncator: fp32 -> narrow float, then slice placement (paper 3.2.6, Fig. 5)."""
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data
 
+from gpurf.hw.params import ConfiguredComponent
+
+from .configs import ValueTruncatorConfig
 from .formats import FP32
-from .layouts import (
-    SLICE_BITS,
-    SLICES,
-    indirection_entry_layout,
-    register_write_layout,
-    slice_layout,
-)
-from .value_converter import (
-    FloatUnitConfig,
-    decode,
-    format_select_by,
-    onehot_mux,
-    prefix_counts,
-)
+from .layouts import SLICE_BITS, SLICES, slice_layout
+from .logic import decode, format_select_by, onehot_mux, prefix_counts
 
 __all__ = ["ValueTruncator", "ValueTruncatorConfig"]
 
@@ -26,16 +16,7 @@ _SIG_BITS = FP32.mantissa + 1
 """fp32 significand with its hidden bit."""
 
 
-class ValueTruncatorConfig(FloatUnitConfig):
-    """Parameters of :class:`ValueTruncator` (see :class:`FloatUnitConfig`)."""
-
-    @property
-    def writes_layout(self) -> data.ArrayLayout:
-        """The two register writes: ``write[0]`` to ``r0``, ``write[1]`` to ``r1``."""
-        return data.ArrayLayout(register_write_layout(lanes=self.lanes), 2)
-
-
-class ValueTruncator(wiring.Component):
+class ValueTruncator(ConfiguredComponent, config=ValueTruncatorConfig):
     """A warp value truncator: ``lanes`` thread value truncators (paper 3.2.6, Fig. 5).
 
     Step 1 (``is_float``): each lane's fp32 value is narrowed to the operand's format:
@@ -58,18 +39,6 @@ class ValueTruncator(wiring.Component):
     ``n <= 8``, the masks do not overlap when ``r0 == r1``, a float has a format. With a
     float of no format the RTL writes zeros.
 
-    Parameters
-    ----------
-    lanes : int
-        Thread value truncators, 1..32 (default 32, a warp).
-    width : int
-        0 (default: every Table 3 format, chosen by the slice count) or one Table 3 width;
-        with a custom format, 0 or ``1 + exponent + mantissa``.
-    exponent : int
-        0 (Table 3) or the exponent bits of a custom format, 2..8.
-    mantissa : int
-        0 (Table 3) or the mantissa bits of a custom format, 1..23.
-
     Attributes
     ----------
     entry : In(indirection_entry_layout())
@@ -82,15 +51,8 @@ class ValueTruncator(wiring.Component):
         The writes to ``r0`` and ``r1``: ``reg``, ``mask``, ``data``.
     """
 
-    def __init__(self, *, lanes=32, width=0, exponent=0, mantissa=0):
-        self.config = config = ValueTruncatorConfig(
-            lanes=lanes, width=width, exponent=exponent, mantissa=mantissa)
-        super().__init__({
-            "entry": In(indirection_entry_layout()),
-            "is_float": In(1),
-            "operand": In(config.register_layout),
-            "write": Out(config.writes_layout),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def elaborate(self, platform):
         m = Module()

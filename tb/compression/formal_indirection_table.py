@@ -23,7 +23,9 @@ from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnyConst, AnySeq, Initial
 from amaranth.hdl import Assert, Assume
 
+from gpurf.hw.compression.configs import IndirectionTableConfig
 from gpurf.hw.compression.indirection_table import IndirectionTable
+from gpurf.hw.compression.layouts import indirection_entry_layout
 
 __all__ = ["CHECKS", "SMALL", "IndirectionTableFormal"]
 
@@ -49,7 +51,7 @@ class IndirectionTableFormal(Elaboratable):
             raise ValueError(f"checks must be among {', '.join(CHECKS)}, not {sorted(unknown)}")
         self.checks = frozenset(checks)
         full = {**SMALL, **params}
-        reg_bits = (full["entries"] - 1).bit_length()
+        reg_bits = IndirectionTableConfig(**full).reg_bits
         self.dut = IndirectionTable(**full, tag_width=reg_bits + SEQ_BITS)
 
     def elaborate(self, platform):
@@ -78,19 +80,19 @@ class IndirectionTableFormal(Elaboratable):
         config = dut.config
         m.d.comb += [
             dut.lookup_valid.eq(AnySeq(config.ports)),
-            dut.lookup.eq(AnySeq(len(dut.lookup.as_value()))),
+            dut.lookup.eq(AnySeq(dut.lookup.shape().size)),
             dut.load.valid.eq(AnySeq(1)),
-            dut.load.payload.eq(AnySeq(len(dut.load.payload.as_value()))),
+            dut.load.payload.eq(AnySeq(dut.load.payload.shape().size)),
         ]
         held = []
         for p in range(config.ports):
             lookup = dut.lookup[p]
             stalled = Signal(name=f"stalled_{p}")
-            last = Signal(len(lookup.as_value()), name=f"last_{p}")
+            last = Signal(lookup.shape(), name=f"last_{p}")
             m.d.sync += [stalled.eq(dut.lookup_valid[p] & ~dut.lookup_ready[p]),
-                         last.eq(lookup.as_value())]
+                         last.eq(lookup)]
             with m.If(stalled & ~ResetSignal()):
-                m.d.comb += Assume(dut.lookup_valid[p] & (lookup.as_value() == last))
+                m.d.comb += Assume(dut.lookup_valid[p] & (lookup == last))
             held.append(stalled)
         return held
 
@@ -122,8 +124,8 @@ class IndirectionTableFormal(Elaboratable):
         dut, reg_bits = self.dut, self._reg_bits()
         watched = Signal(reg_bits)
         m.d.comb += watched.eq(AnyConst(reg_bits))
-        shadow = Signal(32, reset_less=True)
-        at_grant = Signal(32, reset_less=True)
+        shadow = Signal(indirection_entry_layout(), reset_less=True)
+        at_grant = Signal(indirection_entry_layout(), reset_less=True)
         load = dut.load.payload
         with m.If(dut.load.valid & (load.reg == watched)):
             m.d.sync += shadow.eq(load.entry)
@@ -131,7 +133,7 @@ class IndirectionTableFormal(Elaboratable):
         for p in range(dut.config.ports):
             result = dut.result[p]
             with m.If(dut.result_valid[p] & (result.tag[:reg_bits] == watched)):
-                m.d.comb += Assert(result.entry.as_value() == at_grant)
+                m.d.comb += Assert(result.entry == at_grant)
 
     def _banks(self, m):
         """At most one grant per bank, and at most one result per bank per cycle."""

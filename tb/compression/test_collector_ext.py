@@ -1,11 +1,11 @@
 """cocotb bench of ``compression.collector_ext`` against its golden model."""
 
-from gpurf.golden.compression.value_extractor import extract_part
-from gpurf.hw.compression.collector_ext import CollectorExtConfig
+from gpurf.golden.compression.value_extractor import part_extractor
+from gpurf.hw.compression.configs import CollectorExtConfig
 from gpurf.hw.compression.layouts import THREAD_BITS
 from gpurf.tb.harness import cocotb_tests
 
-from .stimulus import random_entry
+from .drivers import random_entry
 
 __all__ = ["STIMULI"]
 
@@ -18,7 +18,7 @@ def _instruction(config, rng, *, lookup_delay=3, idle=0.3, raw=0.2, entries=None
     signed = [rng.getrandbits(1) for _ in ops]
     instr = [{"signed": signed[i], "convert": rng.getrandbits(1)} for i in ops]
     entries = entries or [random_entry(rng) for _ in ops]
-    yield {"allocate": 1, "instr": config.instr_layout.const(instr).as_value().value}
+    yield {"allocate": 1, "instr": config.ports["instr"].pack(instr)}
     arrive = {i: rng.randint(0, lookup_delay) for i in ops}
     parts = {i: [0, 1] if entries[i]["m1"] else [0] for i in ops}
     for i in ops:
@@ -29,8 +29,7 @@ def _instruction(config, rng, *, lookup_delay=3, idle=0.3, raw=0.2, entries=None
         now = [i for i in ops if arrive[i] == cycle]
         if now:
             step["locate_valid"] = sum(1 << i for i in now)
-            step["locate"] = config.info_layout.const(
-                entries).as_value().value
+            step["locate"] = config.ports["locate"].pack(entries)
         ready = [i for i in located if parts[i]]
         if ready and rng.random() > idle:
             i = rng.choice(ready)
@@ -38,11 +37,10 @@ def _instruction(config, rng, *, lookup_delay=3, idle=0.3, raw=0.2, entries=None
             if rng.random() < raw:
                 words = [rng.getrandbits(THREAD_BITS) for _ in range(config.lanes)]
             else:
-                words = [extract_part(rng.getrandbits(THREAD_BITS), entries[i], part,
-                                      bool(signed[i])) for _ in range(config.lanes)]
+                extract = part_extractor(entries[i], part, bool(signed[i]))
+                words = [extract(rng.getrandbits(THREAD_BITS)) for _ in range(config.lanes)]
             step["fetch_valid"] = 1
-            step["fetch"] = config.fetch_layout.const(
-                {"operand": i, "data": words}).as_value().value
+            step["fetch"] = config.ports["fetch"].pack({"operand": i, "data": words})
         located.update(now)
         cycle += 1
         yield step

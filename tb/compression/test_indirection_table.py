@@ -1,11 +1,9 @@
 """cocotb bench of ``compression.indirection_table`` against its golden model."""
 
-from amaranth.lib import data
-
-from gpurf.hw.compression.indirection_table import IndirectionTableConfig
+from gpurf.hw.compression.configs import IndirectionTableConfig
 from gpurf.tb.harness import cocotb_tests
 
-from .stimulus import random_entry
+from .drivers import random_entry
 
 __all__ = ["STIMULI"]
 
@@ -18,11 +16,9 @@ class _Ports:
         self.offers = [None] * self.config.ports
 
     def inputs(self):
-        config = self.config
-        lookups = [{"reg": o[0], "tag": o[1]} if o else {"reg": 0, "tag": 0}
-                   for o in self.offers]
+        lookups = [{"reg": o[0], "tag": o[1]} if o else {} for o in self.offers]
         return {"lookup_valid": sum(1 << p for p, o in enumerate(self.offers) if o),
-                "lookup": _array(config.lookup_layout, config.ports, lookups)}
+                "lookup": self.config.codecs["lookup"].pack(lookups)}
 
     def accepted(self, got):
         for p in range(self.config.ports):
@@ -30,13 +26,9 @@ class _Ports:
                 self.offers[p] = None
 
 
-def _array(layout, count, values):
-    return data.ArrayLayout(layout, count).const(values).as_value().value
-
-
 def _load(config, reg, entry):
-    payload = config.load_layout.const({"reg": reg, "entry": entry})
-    return {"load__valid": 1, "load__payload": payload.as_value().value}
+    return {"load__valid": 1,
+            "load__payload": config.codecs["load__payload"].pack({"reg": reg, "entry": entry})}
 
 
 def random_lookups(params, rng, cycles):

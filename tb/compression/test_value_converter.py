@@ -4,17 +4,18 @@ Every cycle picks one format (all lanes share it: one operand of a warp) and a n
 per lane, with random bits above the format's width, which the converter ignores.
 """
 
-from gpurf.hw.compression.value_converter import ValueConverterConfig
+from gpurf.hw.compression.configs import ValueConverterConfig
+from gpurf.hw.ports import codec
 from gpurf.tb.harness import cocotb_tests
 
-from .formats import narrow_edges, random_narrow
+from .drivers import narrow_edges, random_narrow
 
 __all__ = ["STIMULI"]
 
 
 def _inputs(config, fmt, lanes):
     """One cycle's ports: ``slices`` (run-time format choice only) and the operand."""
-    inputs = {"operand": config.register_layout.const(lanes).as_value().value}
+    inputs = {"operand": config.ports["operand"].pack(lanes)}
     if not config.fixed:
         inputs["slices"] = fmt.slices
     return inputs
@@ -52,9 +53,10 @@ def sweep_encodings(params, rng, cycles):
         if fmt.width <= 8:
             codes = list(range(1 << fmt.width))
         else:
-            codes = [fmt.layout.const({"sign": rng.randrange(2), "exponent": e,
-                                       "mantissa": rng.randrange(1 << fmt.mantissa)})
-                     .as_value().value for e in range(fmt.max_exponent + 1)]
+            fields = codec(fmt.layout)
+            codes = [fields.pack({"sign": rng.randrange(2), "exponent": e,
+                                  "mantissa": rng.randrange(1 << fmt.mantissa)})
+                     for e in range(fmt.max_exponent + 1)]
         for lanes in _chunks(config, codes):
             yield _inputs(config, fmt, lanes)
 

@@ -6,17 +6,17 @@ range, exact ties, edges, any bit pattern) or an integer (any 32 bits: the slice
 the operand's width are dropped).
 """
 
-from gpurf.hw.compression.value_truncator import ValueTruncatorConfig
+from gpurf.hw.compression.configs import ValueTruncatorConfig
 from gpurf.tb.harness import cocotb_tests
 
-from .formats import fp32_edges, pack_entry, random_entry, random_fp32
+from .drivers import fp32_edges, random_fp32, random_writeback_entry
 
 __all__ = ["STIMULI"]
 
 
 def _inputs(config, entry, is_float, lanes):
-    return {"entry": pack_entry(entry), "is_float": int(is_float),
-            "operand": config.register_layout.const(lanes).as_value().value}
+    return {"entry": config.ports["entry"].pack(entry), "is_float": int(is_float),
+            "operand": config.ports["operand"].pack(lanes)}
 
 
 def random_writebacks(params, rng, cycles):
@@ -25,11 +25,11 @@ def random_writebacks(params, rng, cycles):
     for _ in range(cycles):
         if rng.random() < 2 / 3:
             fmt = rng.choice(config.formats)
-            entry = random_entry(rng, fmt.slices)
+            entry = random_writeback_entry(rng, fmt.slices)
             lanes = [random_fp32(rng, fmt) for _ in range(config.lanes)]
             yield _inputs(config, entry, True, lanes)
         else:
-            entry = random_entry(rng, rng.randrange(1, 9))
+            entry = random_writeback_entry(rng, rng.randrange(1, 9))
             yield _inputs(config, entry, False,
                           [rng.randrange(1 << 32) for _ in range(config.lanes)])
 
@@ -55,7 +55,7 @@ def directed_edges(params, rng, cycles):
         for start in range(0, len(edges), config.lanes):
             chunk = edges[start:start + config.lanes]
             lanes = chunk + [chunk[0]] * (config.lanes - len(chunk))
-            yield _inputs(config, random_entry(rng, fmt.slices), True, lanes)
+            yield _inputs(config, random_writeback_entry(rng, fmt.slices), True, lanes)
 
 
 STIMULI = (random_writebacks, directed_fig3, directed_edges)

@@ -1,23 +1,16 @@
 # amaranth: UnusedElaboratable=no
-"""``compression.collector_ext``: parameters, the paper's 35 bits per operand, the merge
-function and the input protocol of the golden model."""
+"""``compression.collector_ext``: the paper's 35 bits per operand, the merge function and
+the input protocol of the golden model."""
 
 import pytest
 
 from gpurf.golden.compression.collector_ext import merge_parts
-from gpurf.hw.compression.collector_ext import CollectorExt, CollectorExtConfig
+from gpurf.hw.compression.configs import CollectorExtConfig
 from gpurf.hw.registry import get_block
-
-from .ranges import parameter_tests
-
-RANGES = {"operands": (1, 4), "lanes": (1, 32)}
 
 
 def golden(**params):
     return get_block("compression.collector_ext").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(CollectorExt, golden, RANGES)
 
 
 def test_default_widths():
@@ -45,13 +38,13 @@ def _step(model, **inputs):
 
 def test_golden_protocol():
     model = golden(operands=2, lanes=1)
-    config = model.config
-    fetch = config.fetch_layout.const({"operand": 1, "data": [5]}).as_value().value
+    ports = model.config.ports
+    fetch = ports["fetch"].pack({"operand": 1, "data": [5]})
     _step(model, allocate=1)
     with pytest.raises(ValueError, match=r"^fetch of operand 1 before its location$"):
         _step(model, fetch_valid=1, fetch=fetch)
     entry = {"r0": 1, "m0": 1, "r1": 0, "m1": 0}
-    locate = config.info_layout.const([entry, entry]).as_value().value
+    locate = ports["locate"].pack([entry, entry])
     _step(model, locate_valid=0b10, locate=locate)
     assert _step(model, fetch_valid=1, fetch=fetch)["collected"] == 0
     assert _step(model)["collected"] == 0b10

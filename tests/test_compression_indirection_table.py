@@ -1,37 +1,22 @@
 # amaranth: UnusedElaboratable=no
-"""``compression.indirection_table``: parameters, widths, the paper's storage, the golden
-arbitration, and the SymbiYosys proofs (small configurations, named per test)."""
+"""``compression.indirection_table``: the rule between parameters, widths, the paper's
+storage, the golden arbitration, and the SymbiYosys proofs (small configurations, named
+per test)."""
 
 import pytest
 
 from gpurf.golden.compression.indirection_table import grant_banks
-from gpurf.hw.compression.indirection_table import (
-    DESTINATION,
-    IndirectionTable,
-    IndirectionTableConfig,
-)
+from gpurf.hw.compression.configs import DESTINATION, IndirectionTableConfig
+from gpurf.hw.compression.indirection_table import IndirectionTable
 from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.compression.formal_indirection_table import IndirectionTableFormal
 
-from .ranges import parameter_tests
-
-RANGES = {"ports": (1, 16), "buffer": (0, 4), "tag_width": (1, 2048)}
-
 
 def golden(**params):
     return get_block("compression.indirection_table").golden(params)
 
-
-test_out_of_range, test_not_an_integer = parameter_tests(IndirectionTable, golden, RANGES, [
-    pytest.param("entries", 512, r"^entries must be one of 4, 8, 16, 32, 64, 128, 256, not 512$",
-                 id="entries=512"),
-    pytest.param("entries", 12, r"^entries must be one of 4, 8, 16, 32, 64, 128, 256, not 12$",
-                 id="entries=12"),
-    pytest.param("banks", 3, r"^banks must be one of 1, 2, 4, 8, 16, not 3$", id="banks=3"),
-    pytest.param("banks", 32, r"^banks must be one of 1, 2, 4, 8, 16, not 32$", id="banks=32"),
-])
 
 BUILDS = pytest.mark.parametrize("build", [IndirectionTable, golden], ids=["hw", "golden"])
 
@@ -51,7 +36,7 @@ def test_default_widths():
     assert config.lookup_layout.size == 8 + 8
     assert config.result_layout.size == 32 + 8
     assert config.load_layout.size == 8 + 32
-    destination = IndirectionTableConfig(**{**config.__dict__, **DESTINATION})
+    destination = IndirectionTableConfig(**{**config.params(), **DESTINATION})
     assert (destination.ports, destination.buffer, destination.role) == (3, 1, "destination")
 
 

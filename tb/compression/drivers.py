@@ -1,15 +1,49 @@
-"""Stimulus helpers of the float blocks: edge encodings of a format, fp32 values at the
-edges of narrowing into it (ties, overflow, underflow, NaN payloads), and legal indirection
-entries. Python floats compute the edge values; packing goes through the layouts."""
+"""Stimulus drivers shared by the static data compression benches and tests: legal
+indirection entries (:func:`random_entry` for reads, :func:`random_writeback_entry` for the
+truncator's writebacks, which may place both parts in one register), the paper's Fig. 3
+entry, edge encodings of a float format, and fp32 values at the edges of narrowing into it
+(ties, overflow, underflow, NaN payloads). Python floats compute the edge values; packing
+goes through the layouts' codecs."""
 
 import struct
 from functools import cache
 
 from gpurf.hw.compression.formats import FP32, FloatFormat
-from gpurf.hw.compression.layouts import SLICES, indirection_entry_layout
+from gpurf.hw.compression.layouts import SLICES
+from gpurf.hw.ports import codec
 
-__all__ = ["FP32_SPECIALS", "fp32_edges", "narrow_edges", "pack_entry", "random_entry",
-           "random_fp32", "random_narrow"]
+__all__ = ["FIG3_ENTRY", "FP32_SPECIALS", "fp32_edges", "narrow_edges", "random_entry",
+           "random_fp32", "random_mask", "random_narrow", "random_writeback_entry"]
+
+FIG3_ENTRY = {"r0": 0x05, "m0": 0b1000_0000, "r1": 0x09, "m1": 0b0100_1100}
+"""The paper's Fig. 3 example: a 16-bit float with data slice 0 in slice 7 of ``r0`` and
+data slices 1, 2, 3 in slices 2, 3, 6 of ``r1`` (register numbers are ours)."""
+
+
+def random_mask(rng, count: int) -> int:
+    """A mask of ``count`` random slices."""
+    mask = 0
+    for s in rng.sample(range(SLICES), count):
+        mask |= 1 << s
+    return mask
+
+
+def random_entry(rng, *, width: int | None = None, split: bool | None = None,
+                 registers: int = 256) -> dict:
+    """A legal indirection entry of ``width`` slices (1..8, random if ``None``), split over
+    two different registers below ``registers`` or not (random if ``None``; a 1-slice
+    operand is never split)."""
+    width = rng.randint(1, SLICES) if width is None else width
+    split = rng.random() < 0.5 if split is None else split
+    split = split and width > 1
+    r0, r1 = rng.sample(range(registers), 2)
+    if not split:
+        return {"r0": r0, "m0": random_mask(rng, width), "r1": rng.randrange(registers),
+                "m1": 0}
+    first = rng.randint(1, width - 1)
+    return {"r0": r0, "m0": random_mask(rng, first), "r1": r1,
+            "m1": random_mask(rng, width - first)}
+
 
 FP32_SPECIALS = (
     0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF,
@@ -20,9 +54,13 @@ FP32_SPECIALS = (
 vanish or survive in narrow formats)."""
 
 
+@cache
+def _fields(fmt: FloatFormat):
+    return codec(fmt.layout)
+
+
 def _code(fmt: FloatFormat, sign: int, exponent: int, mantissa: int) -> int:
-    return fmt.layout.const({"sign": sign, "exponent": exponent,
-                             "mantissa": mantissa}).as_value().value
+    return _fields(fmt).pack({"sign": sign, "exponent": exponent, "mantissa": mantissa})
 
 
 @cache
@@ -102,7 +140,7 @@ def random_fp32(rng, fmt: FloatFormat | None) -> int:
     return _code(FP32, rng.randrange(2), exponent, mantissa)
 
 
-def random_entry(rng, slices: int, *, split: bool | None = None) -> dict[str, int]:
+def random_writeback_entry(rng, slices: int, *, split: bool | None = None) -> dict[str, int]:
     """A legal indirection entry of ``slices`` (1..8) data slices at random places: split
     over two registers (``split``, random when ``None``; only if ``slices >= 2``) or not;
     when split, sometimes ``r1 == r0`` with disjoint masks."""
@@ -114,17 +152,19 @@ def random_entry(rng, slices: int, *, split: bool | None = None) -> dict[str, in
     if not split:
         return {"r0": r0, "m0": m0, "r1": rng.randrange(256), "m1": 0}
     same = rng.random() < 0.2
-    r1 = r0 if same else rng.choice([r for r in range(256) if r != r0])
+    r1 = r0 if same else _other_register(rng, r0)
     m1 = _random_mask(rng, slices - first, m0 if same else 0)
     return {"r0": r0, "m0": m0, "r1": r1, "m1": m1}
+
+
+def _other_register(rng, r0: int) -> int:
+    """A random register other than ``r0`` (the draw of ``rng.choice`` over the 255 others,
+    without building their list)."""
+    r = rng.randrange(255)
+    return r + (r >= r0)
 
 
 def _random_mask(rng, count: int, taken: int) -> int:
     free = [s for s in range(SLICES) if not (taken >> s) & 1]
     return sum(1 << s for s in rng.sample(free, count))
-
-
-def pack_entry(entry: dict[str, int]) -> int:
-    """The packed ``{r0, m0, r1, m1}`` entry."""
-    return indirection_entry_layout().const(entry).as_value().value
 
