@@ -64,13 +64,12 @@ def measure_golden(block: Block, *, cycles: int, seed: int) -> list[Throughput]:
     """Cycles/s of the golden model driven by the block's random stimulus alone (no
     simulator), at each of the block's test configurations (``simulator`` names the set:
     ``golden[i]`` for ``test_params[i]``; ``golden`` for a block without test sets)."""
-    runs = []
+    runs, stimulus = [], _random_stimulus(block)
     for index, params in enumerate(block.test_params or ({},)):
         label = f"golden[{index}]" if block.test_params else "golden"
         model = block.golden(params)
         start = time.perf_counter()
-        compared = run_golden(model, _random_stimulus(block), block.resolve(params), seed,
-                              cycles)
+        compared = run_golden(model, stimulus, block.resolve(params), seed, cycles)
         runs.append(Throughput(block.qualname, label, compared, time.perf_counter() - start))
     return runs
 
