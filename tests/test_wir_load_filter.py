@@ -1,22 +1,11 @@
 # amaranth: UnusedElaboratable=no
-"""Parameters, state and the load-reuse rules of ``wir.load_filter``."""
+"""Defaults, state and the load-reuse rules of ``wir.load_filter``."""
 
 from gpurf.golden.wir.load_filter import load_answer
 from gpurf.hw.registry import get_block
+from gpurf.hw.wir.configs import LoadFilterConfig
 from gpurf.hw.wir.layouts import LoadKind
-from gpurf.hw.wir.load_filter import LoadFilter, LoadFilterConfig
 from gpurf.synth.flow import storage
-
-from .ranges import parameter_tests
-
-RANGES = {"warps": (1, 64), "blocks": (1, 15), "barrier_bits": (1, 8)}
-
-
-def golden(**params):
-    return get_block("wir.load_filter").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(LoadFilter, golden, RANGES)
 
 
 def test_defaults():

@@ -1,29 +1,13 @@
 # amaranth: UnusedElaboratable=no
-"""Parameters and storage of ``wir.pending_retry``."""
-
-import pytest
+"""Defaults, storage and the queue order of ``wir.pending_retry``."""
 
 from gpurf.hw.registry import get_block
-from gpurf.hw.wir.pending_retry import PendingRetry, PendingRetryConfig
+from gpurf.hw.wir.configs import PendingRetryConfig
 from gpurf.synth.flow import storage
-
-from .ranges import parameter_tests
-
-RANGES = {"width": (1, 256)}
 
 
 def golden(**params):
     return get_block("wir.pending_retry").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(PendingRetry, golden, RANGES)
-
-
-@pytest.mark.parametrize("depth", [1, 3, 12, 128])
-def test_depth_must_be_a_power_of_two(depth):
-    with pytest.raises(ValueError, match=rf"^depth must be one of 2, 4, 8, 16, 32, 64, "
-                                         rf"not {depth}$"):
-        PendingRetry(depth=depth)
 
 
 def test_defaults():

@@ -1,43 +1,29 @@
 # amaranth: UnusedElaboratable=no
-"""``wir.register_pool``: parameters, widths, the paper's 10,240 counter bits, the golden
+"""``wir.register_pool``: the low-water rule, widths, the paper's 10,240 counter bits, the golden
 model's merge and protocol, and the SymbiYosys proof of the pool's invariants."""
 
 import pytest
 
 from gpurf.golden.wir.register_pool import ProtocolError, merge_events
 from gpurf.hw.registry import get_block
-from gpurf.hw.wir.register_pool import RegisterPool, RegisterPoolConfig
+from gpurf.hw.wir.configs import RegisterPoolConfig
+from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_register_pool import RegisterPoolFormal
-
-from .ranges import parameter_tests
-
-RANGES = {"count_width": (2, 16), "inc_ports": (1, 16), "dec_ports": (1, 16),
-          "query_ports": (1, 16)}
 
 
 def golden(**params):
     return get_block("wir.register_pool").golden(params)
 
 
-test_out_of_range, test_not_an_integer = parameter_tests(RegisterPool, golden, RANGES, [
-    pytest.param("pregs", 2, r"^pregs must be one of 4, 8, 16, 32, 64, 128, 256, 512, 1024, "
-                             r"2048, 4096, not 2$", id="pregs=2"),
-    pytest.param("pregs", 1000, r"^pregs must be one of 4, 8, 16, 32, 64, 128, 256, 512, "
-                                r"1024, 2048, 4096, not 1000$", id="pregs=1000"),
-    pytest.param("policy", "max", r"^policy must be one of max_register, capped_register, "
-                                  r"not 'max'$", id="policy=max"),
-    pytest.param("low_water", 1024, r"^low_water must be an integer in 0\.\.1023, not 1024$",
-                 id="low_water=1024"),
-    pytest.param("low_water", -1, r"^low_water must be an integer in 0\.\.1023, not -1$",
-                 id="low_water=-1"),
-])
-
-
-def test_low_water_range_follows_pregs():
+@pytest.mark.parametrize("build", [RegisterPool, golden], ids=["hw", "golden"])
+def test_low_water_range_follows_pregs(build):
     with pytest.raises(ValueError, match=r"^low_water must be an integer in 0\.\.7, not 8$"):
-        RegisterPool(pregs=8, low_water=8)
+        build(pregs=8, low_water=8)
+    with pytest.raises(ValueError, match=r"^low_water must be an integer in 0\.\.1023, "
+                                         r"not 1024$"):
+        build(low_water=1024)
     assert RegisterPoolConfig(**{**get_block("wir.register_pool").defaults, "pregs": 8,
                                  "low_water": 7}).low_water == 7
 

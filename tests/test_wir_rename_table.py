@@ -1,31 +1,24 @@
 # amaranth: UnusedElaboratable=no
-"""Rename tables: parameters, the paper's 36,288 storage bits, the pin-bit protocol and the
+"""Rename tables: default widths, the paper's 36,288 storage bits, the pin-bit protocol and the
 formal proof of their reference accounting."""
 
 import pytest
 
 from gpurf.hw.registry import get_block
-from gpurf.hw.wir.rename_table import RenameTable, RenameTableConfig
+from gpurf.hw.wir.configs import RenameTableConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_rename_table import RenameTableFormal
-
-from .ranges import parameter_tests
-
-RANGES = {"warps": (1, 64), "regs": (1, 255), "pregs": (2, 4096), "sources": (1, 4)}
 
 
 def golden(**params):
     return get_block("wir.rename_table").golden(params)
 
 
-test_out_of_range, test_not_an_integer = parameter_tests(RenameTable, golden, RANGES)
-
-
 def test_default_widths():
     config = RenameTableConfig(**get_block("wir.rename_table").defaults)
     assert (config.warps, config.regs, config.pregs, config.sources) == (48, 63, 1024, 3)
-    assert (config.warp_width, config.reg_width, config.preg_bits) == (6, 6, 10)
+    assert (config.warp_bits, config.reg_bits, config.preg_bits) == (6, 6, 10)
     assert config.entry_layout.size == 12
     assert config.storage_bits == 36288
 
@@ -55,8 +48,8 @@ def _step(model, **ins):
 
 
 def _retire(model, warp, reg, preg, divergent):
-    payload = model.config.retire_layout.const(
-        {"warp": warp, "reg": reg, "preg": preg, "divergent": divergent}).as_value().value
+    payload = model.ports["retire__payload"].pack(
+        {"warp": warp, "reg": reg, "preg": preg, "divergent": divergent})
     return _step(model, retire__valid=1, retire__payload=payload)
 
 

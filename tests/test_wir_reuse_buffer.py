@@ -1,39 +1,15 @@
 # amaranth: UnusedElaboratable=no
-"""Parameters, layouts, the paper's storage figure and the formal proof of
+"""Default widths, layouts, the paper's storage figure and the formal proof of
 ``wir.reuse_buffer``."""
 
 import pytest
 
 from gpurf.golden.wir.reuse_buffer import fold_index
 from gpurf.hw.registry import get_block
-from gpurf.hw.wir.reuse_buffer import ReuseBuffer, ReuseBufferConfig
+from gpurf.hw.wir.configs import ReuseBufferConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_reuse_buffer import ReuseBufferFormal
-
-from .ranges import parameter_tests
-
-RANGES = {
-    "opcode_bits": (4, 8),
-    "preg_bits": (2, 12),
-    "imm_bits": (1, 32),
-    "blocks": (1, 15),
-    "barrier_bits": (1, 8),
-}
-
-
-def golden(**params):
-    return get_block("wir.reuse_buffer").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(ReuseBuffer, golden, RANGES)
-
-
-@pytest.mark.parametrize("entries", [0, 3, 6, 2048])
-def test_entries_must_be_a_power_of_two(entries):
-    with pytest.raises(ValueError, match=r"^entries must be one of 2, 4, 8, 16, 32, 64, 128, "
-                                         rf"256, 512, 1024, not {entries}$"):
-        ReuseBuffer(entries=entries)
 
 
 def test_default_widths():

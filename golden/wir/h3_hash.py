@@ -1,7 +1,8 @@
 """Golden model of ``wir.h3_hash``: the spec's definition, output bit ``j`` = XOR of the
-input bits ``i`` with ``Q[i][j] = 1`` (``Q`` from :func:`gpurf.hw.wir.h3_hash.h3_matrix`)."""
+input bits ``i`` with ``Q[i][j] = 1`` (``Q`` from :func:`gpurf.hw.wir.configs.h3_matrix`)."""
 
-from gpurf.hw.wir.h3_hash import H3HashConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.wir.configs import H3HashConfig
 
 __all__ = ["H3Hash", "h3"]
 
@@ -11,20 +12,20 @@ def h3(value: int, masks) -> int:
     return sum(((value & mask).bit_count() & 1) << j for j, mask in enumerate(masks))
 
 
-class H3Hash:
+class H3Hash(PortModel, config=H3HashConfig):
     """Port-level model: combinational, ``hash`` follows ``value`` in the same cycle."""
 
-    def __init__(self, **params):
-        self.config = H3HashConfig(**params)
-        self.masks = self.config.masks
-        self._last = None
+    @property
+    def masks(self) -> tuple[int, ...]:
+        return self.config.masks
 
     def reset(self):
         self._last = None
 
     def step(self, inputs):
-        self._last = (inputs["value"], h3(inputs["value"], self.masks))
-        return {"hash": self._last[1]}
+        value = self.ports["value"].unpack(inputs["value"])
+        self._last = (value, h3(value, self.masks))
+        return {"hash": self.ports["hash"].pack(self._last[1])}
 
     def line_trace(self):
         if self._last is None:

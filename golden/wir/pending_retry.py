@@ -4,39 +4,55 @@ its entry is still pending."""
 
 from collections import deque
 
-from gpurf.hw.wir.pending_retry import PendingRetryConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.wir.configs import PendingRetryConfig
 
 __all__ = ["PendingRetry"]
 
 
-class PendingRetry:
-    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge."""
+class PendingRetry(PortModel, config=PendingRetryConfig):
+    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
-    def __init__(self, **params):
-        self.config = PendingRetryConfig(**params)
-        self.reset()
+    The queue holds payloads as they are given: packed integers at the ports, any Python
+    value when a composition drives :meth:`advance` directly."""
 
     def reset(self):
-        self.queue: deque[int] = deque()
-        self._trace = ""
+        self.queue: deque = deque()
 
-    def step(self, inputs: dict) -> dict:
+    @property
+    def head(self):
+        """The payload offered for a re-check (``None`` when the queue is empty)."""
+        return self.queue[0] if self.queue else None
+
+    def advance(self, enq, *, recheck: bool, still_pending: bool) -> bool:
+        """Take the clock edge: the head re-checked (``recheck``, the consumer's ready)
+        leaves or, ``still_pending``, goes back to the tail; then ``enq`` (``None``: no
+        offer) joins unless the queue was full. Returns whether ``enq`` was taken."""
         queue = self.queue
         full = len(queue) == self.config.depth
-        outputs = {
-            "enq__ready": int(not full),
-            "recheck__valid": int(bool(queue)),
-            "recheck__payload": queue[0] if queue else None,
-            "count": len(queue),
-        }
-        self._trace = f"queue={[hex(p) for p in queue]}"
-        if queue and inputs["recheck__ready"]:
+        if queue and recheck:
             head = queue.popleft()
-            if inputs["still_pending"]:
+            if still_pending:
                 queue.append(head)
-        if inputs["enq__valid"] and not full:
-            queue.append(inputs["enq__payload"])
+        if enq is not None and not full:
+            queue.append(enq)
+            return True
+        return False
+
+    def step(self, inputs: dict) -> dict:
+        ports, queue = self.ports, self.queue
+        outputs = {
+            "enq__ready": int(len(queue) != self.config.depth),
+            "recheck__valid": int(bool(queue)),
+            "recheck__payload": ports["recheck__payload"].pack(queue[0]) if queue else None,
+            "count": ports["count"].pack(len(queue)),
+        }
+        enq = ports["enq__payload"].unpack(inputs["enq__payload"]) if inputs["enq__valid"] \
+            else None
+        self.advance(enq, recheck=inputs["recheck__ready"],
+                     still_pending=inputs["still_pending"])
         return outputs
 
     def line_trace(self) -> str:
-        return f"pending_retry: {self._trace}"
+        shown = [hex(p) if isinstance(p, int) else p for p in self.queue]
+        return f"pending_retry: queue={shown}"

@@ -2,9 +2,8 @@
 
 from collections import Counter, deque
 
-from amaranth.lib import data
-
-from gpurf.hw.wir.register_pool import RegisterPoolConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.wir.configs import RegisterPoolConfig
 
 __all__ = ["ProtocolError", "RegisterPool", "merge_events"]
 
@@ -40,7 +39,7 @@ def merge_events(counts, incs, decs, allocated=None, *, max_count):
     return after, zeros
 
 
-class RegisterPool:
+class RegisterPool(PortModel, config=RegisterPoolConfig):
     """Port-level model: ``step(inputs)`` returns the outputs, then takes the clock edge.
 
     The pool is a FIFO of free ids, initially ``0..pregs-1`` in order; an allocation takes
@@ -48,19 +47,15 @@ class RegisterPool:
     edge that applied the decrement (the 2-cycle release).
     """
 
-    def __init__(self, **params):
-        self.config = RegisterPoolConfig(**params)
-        self.reset()
-
     def reset(self):
         self.free = deque(range(self.config.pregs))
         self.counts = {}
         self.returning = []
         self._last = "reset"
 
-    def _refs(self, bits, ports):
-        array = data.ArrayLayout(self.config.ref_layout, ports).from_bits(bits)
-        return [int(array[k].preg) for k in range(ports) if array[k].valid]
+    def _refs(self, port, bits):
+        """The registers the valid events of ``port`` name, in port order."""
+        return [event.preg for event in self.ports[port].unpack(bits) if event.valid]
 
     def available(self, cap):
         """Ids the pool may hand out now under its policy."""
@@ -72,23 +67,21 @@ class RegisterPool:
         return min(free, max(cap - in_use, 0))
 
     def step(self, inputs):
-        config = self.config
-        available = self.available(inputs.get("cap", 0))
+        config, ports = self.config, self.ports
+        available = self.available(ports["cap"].unpack(inputs["cap"]) if config.capped else 0)
         offer = self.free[0] if available else None
-        queries = data.ArrayLayout(config.preg_bits, config.query_ports).from_bits(
-            inputs["query"])
-        saturated = sum(1 << q for q in range(config.query_ports)
-                        if self.counts.get(int(queries[q]), 0) == config.max_count)
+        queries = ports["query"].unpack(inputs["query"])
+        saturated = sum(1 << q for q, preg in enumerate(queries)
+                        if self.counts.get(preg, 0) == config.max_count)
         outputs = {
             "alloc__valid": int(offer is not None),
-            "alloc__payload": offer,
-            "saturated": saturated,
-            "in_use": config.pregs - len(self.free),
+            "alloc__payload": None if offer is None else ports["alloc__payload"].pack(offer),
+            "saturated": ports["saturated"].pack(saturated),
+            "in_use": ports["in_use"].pack(config.pregs - len(self.free)),
             "low_register": int(available <= config.low_water),
         }
         taken = offer if offer is not None and inputs["alloc__ready"] else None
-        self._edge(taken, self._refs(inputs["inc"], config.inc_ports),
-                   self._refs(inputs["dec"], config.dec_ports))
+        self._edge(taken, self._refs("inc", inputs["inc"]), self._refs("dec", inputs["dec"]))
         return outputs
 
     def _edge(self, taken, incs, decs):

@@ -1,13 +1,13 @@
 """Golden model of ``wir.rename_table``, from the paper's Sections V-B and V-D: per warp a
 map from logical registers to ``(preg, pin)``; absent = invalid (all absent at start)."""
 
-from gpurf.hw.wir.layouts import preg_ref_layout
-from gpurf.hw.wir.rename_table import RenameTableConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.wir.configs import RenameTableConfig
 
 __all__ = ["RenameTable"]
 
 
-class RenameTable:
+class RenameTable(PortModel, config=RenameTableConfig):
     """Port-level model.
 
     ``warps`` cycles of clearing after reset (nothing ready); then an issue answers one cycle
@@ -17,17 +17,13 @@ class RenameTable:
     next ``regs`` cycles, during which nothing is ready.
     """
 
-    def __init__(self, **params):
-        self.config = RenameTableConfig(**params)
-        self.reset()
-
     def reset(self):
         config = self.config
         self.maps: list[dict[int, tuple[int, int]]] = [{} for _ in range(config.warps)]
         self.clear_left = config.warps
         self.sweep: tuple[int, int] | None = None
         self.answer: dict | None = None
-        self._trace = ""
+        self._none = self.ports["ref_inc"].pack({})
 
     def entry(self, warp: int, reg: int) -> dict:
         """The entry's fields; an invalid entry reads as all zero (its cleared value)."""
@@ -38,38 +34,53 @@ class RenameTable:
 
     def event(self, preg: int | None = None) -> int:
         """A packed reference event: ``{valid: 1, preg}``, or all zero for ``None``."""
-        fields = {"valid": 0, "preg": 0} if preg is None else {"valid": 1, "preg": preg}
-        return preg_ref_layout(preg_bits=self.config.preg_bits).const(fields).as_value().value
+        if preg is None:
+            return self._none
+        return self.ports["ref_inc"].pack({"valid": 1, "preg": preg})
 
-    def step(self, inputs: dict) -> dict:
-        config = self.config
+    def advance(self, issue=None, retire=None, exit_warp=None) -> dict:
+        """This cycle's outputs for ``issue`` (a struct of the ``issue`` port's fields),
+        ``retire`` (the ``retire`` port's fields) and ``exit_warp`` (``None`` for a stream
+        that is not valid), then the clock edge: the whole behaviour of :meth:`step` on
+        Python values. Returns ``ready``, ``idle`` (every stream ready), ``renamed`` (the
+        answer's fields, ``None`` when not valid) and the registers of the reference events
+        ``inc`` and ``dec`` (``None``: no event)."""
         idle = self.clear_left == 0 and self.sweep is None
-        out = {"ready": int(self.clear_left == 0), "issue__ready": int(idle),
-               "retire__ready": int(idle), "exit__ready": int(idle),
-               "renamed__valid": int(self.answer is not None), "renamed__payload": None,
-               "ref_inc": self.event(), "ref_dec": self.event()}
-        if self.answer is not None:
-            out["renamed__payload"] = config.renamed_layout.const(self.answer).as_value().value
+        out = {"ready": self.clear_left == 0, "idle": idle, "renamed": self.answer,
+               "inc": None, "dec": None}
         self.answer = None
-        self._trace = self._describe()
         if self.clear_left:
             self.clear_left -= 1
-            return out
-        if self.sweep is not None:
-            self._sweep_step(out)
-            return out
-        if inputs["issue__valid"]:
-            issue = config.issue_layout.from_bits(inputs["issue__payload"])
-            self.answer = {
-                "src": [self.entry(issue.warp, issue.src[k]) for k in range(config.sources)],
-                "dst": self.entry(issue.warp, issue.dst)}
-        if inputs["retire__valid"]:
-            self._retire(out, config.retire_layout.from_bits(inputs["retire__payload"]))
-        if inputs["exit__valid"]:
-            self.sweep = (inputs["exit__payload"], 0)
+        elif self.sweep is not None:
+            out["dec"] = self._sweep_step()
+        else:
+            if issue is not None:
+                self.answer = {"src": [self.entry(issue.warp, reg) for reg in issue.src],
+                               "dst": self.entry(issue.warp, issue.dst)}
+            if retire is not None:
+                out["inc"], out["dec"] = self._retire(retire)
+            if exit_warp is not None:
+                self.sweep = (exit_warp, 0)
         return out
 
-    def _retire(self, out: dict, retire) -> None:
+    def step(self, inputs: dict) -> dict:
+        ports = self.ports
+        out = self.advance(
+            issue=(ports["issue__payload"].unpack(inputs["issue__payload"])
+                   if inputs["issue__valid"] else None),
+            retire=(ports["retire__payload"].unpack(inputs["retire__payload"])
+                    if inputs["retire__valid"] else None),
+            exit_warp=(ports["exit__payload"].unpack(inputs["exit__payload"])
+                       if inputs["exit__valid"] else None))
+        idle, renamed = int(out["idle"]), out["renamed"]
+        return {"ready": int(out["ready"]), "issue__ready": idle, "retire__ready": idle,
+                "exit__ready": idle, "renamed__valid": int(renamed is not None),
+                "renamed__payload": (None if renamed is None
+                                     else ports["renamed__payload"].pack(renamed)),
+                "ref_inc": self.event(out["inc"]), "ref_dec": self.event(out["dec"])}
+
+    def _retire(self, retire) -> tuple[int | None, int | None]:
+        """Map ``retire``'s register; the registers that gain and lose a reference."""
         warp, reg, preg = retire.warp, retire.reg, retire.preg
         old = self.maps[warp].get(reg)
         if retire.divergent and old is not None:
@@ -80,17 +91,18 @@ class RenameTable:
                 raise ValueError(f"warp {warp} r{reg}: first divergent write needs a new "
                                  f"register, not the current p{preg}")
         self.maps[warp][reg] = (preg, retire.divergent)
-        if old is None or old[0] != preg:
-            out["ref_inc"] = self.event(preg)
-        if old is not None and old[0] != preg:
-            out["ref_dec"] = self.event(old[0])
+        if old is None:
+            return preg, None
+        if old[0] != preg:
+            return preg, old[0]
+        return None, None
 
-    def _sweep_step(self, out: dict) -> None:
+    def _sweep_step(self) -> int | None:
+        """Release the sweep's next mapping; its register, if it was valid."""
         warp, reg = self.sweep
         old = self.maps[warp].pop(reg, None)
-        if old is not None:
-            out["ref_dec"] = self.event(old[0])
         self.sweep = (warp, reg + 1) if reg + 1 < self.config.regs else None
+        return None if old is None else old[0]
 
     def _describe(self) -> str:
         return " ".join(
@@ -100,4 +112,4 @@ class RenameTable:
 
     def line_trace(self) -> str:
         state = "clearing" if self.clear_left else "sweep" if self.sweep else "idle"
-        return f"rename_table: {state} {self._trace}"
+        return f"rename_table: {state} {self._describe()}"

@@ -1,11 +1,13 @@
 """Golden model of ``wir.reuse_buffer``, written from the paper (V-C, V-D, V-E, VI-B) and the
-spec: a list of entries, each ``None`` (invalid) or a dict ``{tag, result, pending}``."""
+spec: a list of entries, each ``None`` (invalid) or an :class:`Entry`."""
 
-from amaranth.lib import data
+from dataclasses import dataclass
 
-from gpurf.hw.wir.reuse_buffer import ReuseBufferConfig
+from gpurf.golden.model import PortModel
+from gpurf.hw.ports import codec
+from gpurf.hw.wir.configs import ReuseBufferConfig
 
-__all__ = ["ReuseBuffer", "fold_index"]
+__all__ = ["Entry", "ReuseBuffer", "fold_index"]
 
 
 def fold_index(tag_bits: int, tag_width: int, index_bits: int) -> int:
@@ -17,7 +19,18 @@ def fold_index(tag_bits: int, tag_width: int, index_bits: int) -> int:
     return index
 
 
-class ReuseBuffer:
+@dataclass
+class Entry:
+    """A valid entry: its packed ``tag``, the register operands the tag references
+    (``refs``, ``None`` for an immediate), the ``result`` register and ``pending``."""
+
+    tag: int
+    refs: list[int | None]
+    result: int | None = None
+    pending: bool = True
+
+
+class ReuseBuffer(PortModel, config=ReuseBufferConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
     Lookups and fills see the buffer as it was at the start of the cycle. A divergent or
@@ -27,114 +40,127 @@ class ReuseBuffer:
     ``low_reg``, which evicts it, or ``operand_saturated``). In low-register mode a cycle
     without a lookup evicts entry ``cycle mod entries``. A fill completes the pending entry
     at its index if the tag is the fill's and the lookup did not write that entry.
+
+    :meth:`advance` is the same behaviour on Python structures (a composition's parts call
+    it without packing their ports).
     """
 
-    def __init__(self, **params):
-        self.config = ReuseBufferConfig(**params)
-        self.reset()
-
     def reset(self):
-        self.entries: list[dict | None] = [None] * self.config.entries
-        self.cycle = 0
-        self._trace = ""
-
-    def _tag(self, payload) -> tuple[int, bool]:
-        """The packed tag of a lookup and whether every operand value fits the field."""
         config = self.config
-        operands = [int(payload.operand[k]) for k in range(3)]
-        fits = all(value < (1 << config.preg_bits) for value in operands)
-        tag = config.tag_layout.const({
-            "opcode": payload.opcode,
-            "operand": [value & ((1 << config.preg_bits) - 1) for value in operands],
-            "tbid": int(payload.tbid), "barrier": int(payload.barrier),
-        }).as_value().value
+        self.entries: list[Entry | None] = [None] * config.entries
+        self.cycle = 0
+        self.tags = codec(config.tag_layout)
+        """Packs a tag (``opcode``, ``operand``, ``tbid``, ``barrier``) to the integer the
+        entries hold and the index folds."""
+        self._mask = (1 << config.preg_bits) - 1
+        self._last = None
+
+    def tag(self, lookup) -> tuple[int, bool]:
+        """The packed tag of ``lookup`` (operands cut to ``preg_bits``) and whether every
+        operand value fits the field."""
+        mask = self._mask
+        operand = lookup.operand
+        fits = all(value <= mask for value in operand)
+        tag = self.tags.pack({"opcode": lookup.opcode,
+                              "operand": [value & mask for value in operand],
+                              "tbid": lookup.tbid, "barrier": lookup.barrier})
         return tag, fits
 
-    def _refs(self, tag: int) -> list[int | None]:
-        """The register operands a tag references, ``None`` for an immediate slot."""
-        view = self.config.tag_layout.from_bits(tag)
-        regs = int(view.opcode.regs)
-        return [int(view.operand[k]) if (regs >> k) & 1 else None for k in range(3)]
-
-    def _lookup(self, inputs):
+    def _lookup(self, lookup, result_saturated, operand_saturated, low_reg):
         """The lookup's plan from the start-of-cycle state: ``(response, probe, incs,
         written, new)``: the answer (``None`` without a lookup), the probed result register,
         ``inc[0..3]``, the entry index the lookup writes (or ``None``) and what it writes
         there (a reserved entry, or ``None`` for an eviction)."""
         config = self.config
-        payload = config.lookup_layout.from_bits(inputs["lookup__payload"])
-        tag, fits = self._tag(payload)
-        index = fold_index(tag, config.tag_layout.size, config.index_bits)
         incs = [None] * 4
-        if not inputs["lookup__valid"]:
-            written = self.cycle % config.entries if inputs["low_reg"] else None
+        if lookup is None:
+            written = self.cycle % config.entries if low_reg else None
             return None, None, incs, written, None
+        tag, fits = self.tag(lookup)
+        index = fold_index(tag, self.tags.width, config.index_bits)
         response = {"hit": 0, "pending": 0, "reserved": 0, "index": index, "result": 0}
         entry = self.entries[index]
-        probe = entry["result"] if entry is not None and not entry["pending"] else None
-        if payload.divergent or payload.bypass or not fits:
+        probe = entry.result if entry is not None and not entry.pending else None
+        if lookup.divergent or lookup.bypass or not fits:
             return response, probe, incs, None, None
-        if entry is not None and entry["tag"] == tag:
-            if entry["pending"]:
+        if entry is not None and entry.tag == tag:
+            if entry.pending:
                 response["pending"] = 1
                 return response, probe, incs, None, None
-            if not inputs["result_saturated"]:
-                response.update(hit=1, result=entry["result"])
-                incs[3] = entry["result"]
+            if not result_saturated:
+                response.update(hit=1, result=entry.result)
+                incs[3] = entry.result
                 return response, probe, incs, None, None
-        if inputs["low_reg"]:
+        if low_reg:
             return response, probe, incs, index, None
-        if inputs["operand_saturated"]:
+        if operand_saturated:
             return response, probe, incs, None, None
         response["reserved"] = 1
-        incs[:3] = self._refs(tag)
-        return response, probe, incs, index, {"tag": tag, "result": None, "pending": True}
+        regs = lookup.opcode.regs
+        refs = [value & self._mask if regs >> k & 1 else None
+                for k, value in enumerate(lookup.operand)]
+        incs[:3] = refs
+        return response, probe, incs, index, Entry(tag, refs)
 
-    def _fill(self, inputs, written):
+    def _fill(self, fill, written):
         """The entry index and result register of a fill that completes its entry."""
-        if not inputs["fill__valid"]:
+        if fill is None:
             return None
-        view = self.config.fill_layout.from_bits(inputs["fill__payload"])
-        index, tag = int(view.index), view.tag.as_value().value
-        entry = self.entries[index]
-        if index == written or entry is None or not entry["pending"] or entry["tag"] != tag:
+        entry = self.entries[fill.index]
+        if (fill.index == written or entry is None or not entry.pending
+                or entry.tag != self.tags.pack(fill.tag)):
             return None
-        return index, int(view.result)
+        return fill.index, fill.result
 
-    def step(self, inputs: dict) -> dict:
-        config = self.config
-        response, probe, incs, written, new = self._lookup(inputs)
-        fill = self._fill(inputs, written)
+    def advance(self, lookup, fill, *, result_saturated=0, operand_saturated=0, low_reg=0):
+        """This cycle's ``(response, probe, incs, decs)`` for ``lookup`` (a struct of the
+        ``lookup`` port's fields, or ``None``) and ``fill`` (the ``fill`` port's fields, or
+        ``None``), then the clock edge: the whole behaviour of :meth:`step` without packed
+        ports. ``response`` is a dict of the response's fields (``None`` without a lookup),
+        ``probe`` the probed result register (``None``: not compared), ``incs`` (5) and
+        ``decs`` (4) the registers of the reference events (``None``: no event)."""
+        response, probe, incs, written, new = self._lookup(
+            lookup, result_saturated, operand_saturated, low_reg)
+        filled = self._fill(fill, written)
         decs = [None] * 4
         if written is not None:
             dropped = self.entries[written]
             if dropped is not None:
-                decs[:3] = self._refs(dropped["tag"])
-                decs[3] = None if dropped["pending"] else dropped["result"]
+                decs[:3] = dropped.refs
+                decs[3] = None if dropped.pending else dropped.result
             self.entries[written] = new
-        incs.append(None if fill is None else fill[1])
-        if fill is not None:
-            self.entries[fill[0]].update(result=fill[1], pending=False)
-        self._trace = self._describe(response, incs, decs)
+        incs.append(None if filled is None else filled[1])
+        if filled is not None:
+            entry = self.entries[filled[0]]
+            entry.result, entry.pending = filled[1], False
+        self._last = (response, incs, decs)
         self.cycle += 1
+        return response, probe, incs, decs
+
+    def step(self, inputs: dict) -> dict:
+        ports = self.ports
+        lookup = (ports["lookup__payload"].unpack(inputs["lookup__payload"])
+                  if inputs["lookup__valid"] else None)
+        fill = (ports["fill__payload"].unpack(inputs["fill__payload"])
+                if inputs["fill__valid"] else None)
+        response, probe, incs, decs = self.advance(
+            lookup, fill, result_saturated=inputs["result_saturated"],
+            operand_saturated=inputs["operand_saturated"], low_reg=inputs["low_reg"])
         return {
             "response__valid": inputs["lookup__valid"],
             "response__payload": (None if response is None else
-                                  config.response_layout.const(response).as_value().value),
+                                  ports["response__payload"].pack(response)),
             "probe": probe,
-            "inc": self._events(incs),
-            "dec": self._events(decs),
+            "inc": self._events("inc", incs),
+            "dec": self._events("dec", decs),
         }
 
-    def _events(self, pregs: list[int | None]) -> int:
-        layout = data.ArrayLayout(self.config.ref_layout, len(pregs))
-        return layout.const([{"valid": int(p is not None), "preg": p or 0}
-                             for p in pregs]).as_value().value
-
-    def _describe(self, response, incs, decs) -> str:
-        held = " ".join(f"{i}:{e['tag']:#x}{'P' if e['pending'] else '>' + str(e['result'])}"
-                        for i, e in enumerate(self.entries) if e is not None)
-        return f"resp={response} inc={incs} dec={decs} entries[{held}]"
+    def _events(self, port: str, pregs: list[int | None]) -> int:
+        return self.ports[port].pack([{"valid": 1, "preg": p} if p is not None else {}
+                                      for p in pregs])
 
     def line_trace(self) -> str:
-        return f"reuse_buffer: {self._trace}"
+        held = " ".join(f"{i}:{e.tag:#x}{'P' if e.pending else '>' + str(e.result)}"
+                        for i, e in enumerate(self.entries) if e is not None)
+        response, incs, decs = self._last or (None, None, None)
+        return f"reuse_buffer: resp={response} inc={incs} dec={decs} entries[{held}]"

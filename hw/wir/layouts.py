@@ -94,13 +94,13 @@ def rename_row_layout(*, regs: int, preg_bits: int) -> data.ArrayLayout:
     return data.ArrayLayout(rename_entry_layout(preg_bits=preg_bits), regs)
 
 
-def rename_issue_layout(*, warp_width: int, reg_width: int, sources: int) -> data.StructLayout:
+def rename_issue_layout(*, warp_bits: int, reg_bits: int, sources: int) -> data.StructLayout:
     """An issued instruction to rename: its ``warp``, logical ``src`` registers and the
     logical ``dst`` whose entry (pin bit, current mapping) is read too."""
     return data.StructLayout({
-        "warp": warp_width,
-        "src": data.ArrayLayout(reg_width, sources),
-        "dst": reg_width,
+        "warp": warp_bits,
+        "src": data.ArrayLayout(reg_bits, sources),
+        "dst": reg_bits,
     })
 
 
@@ -110,11 +110,11 @@ def rename_renamed_layout(*, preg_bits: int, sources: int) -> data.StructLayout:
     return data.StructLayout({"src": data.ArrayLayout(entry, sources), "dst": entry})
 
 
-def rename_retire_layout(*, warp_width: int, reg_width: int,
+def rename_retire_layout(*, warp_bits: int, reg_bits: int,
                          preg_bits: int) -> data.StructLayout:
     """A retiring instruction's new mapping: ``warp``, logical ``reg`` -> ``preg``, and
     ``divergent`` (which becomes the entry's pin bit)."""
-    return data.StructLayout({"warp": warp_width, "reg": reg_width, "preg": preg_bits,
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits, "preg": preg_bits,
                               "divergent": 1})
 
 
@@ -210,20 +210,20 @@ class LoadKind(enum.Enum, shape=2):
     RESERVED = 3
 
 
-def load_store_layout(*, warp_width: int) -> data.StructLayout:
+def load_store_layout(*, warp_bits: int) -> data.StructLayout:
     """A renamed store of ``warp``: ``shared`` and/or ``global`` set the warp's flags."""
-    return data.StructLayout({"warp": warp_width, "shared": 1, "global": 1})
+    return data.StructLayout({"warp": warp_bits, "shared": 1, "global_": 1})
 
 
-def load_block_layout(*, warps: int, tb_width: int) -> data.StructLayout:
+def load_block_layout(*, warps: int, tb_bits: int) -> data.StructLayout:
     """A thread-block event (barrier release or launch): the block slot ``tb`` and its
     ``warps`` (bit ``w`` = warp ``w`` belongs to the block)."""
-    return data.StructLayout({"tb": tb_width, "warps": warps})
+    return data.StructLayout({"tb": tb_bits, "warps": warps})
 
 
-def load_query_layout(*, warp_width: int, tb_width: int) -> data.StructLayout:
+def load_query_layout(*, warp_bits: int, tb_bits: int) -> data.StructLayout:
     """An instruction at the reuse stage: its ``warp``, block slot ``tb`` and ``kind``."""
-    return data.StructLayout({"warp": warp_width, "tb": tb_width, "kind": LoadKind})
+    return data.StructLayout({"warp": warp_bits, "tb": tb_bits, "kind": LoadKind})
 
 
 def load_answer_layout(*, tbid_bits: int, barrier_bits: int) -> data.StructLayout:
@@ -252,20 +252,20 @@ def refcount_merge_layout(*, preg_bits: int, delta_shape) -> data.StructLayout:
 # --- part D: pipeline compositions (rename + reuse, register allocation) ----------------
 
 
-def rename_reuse_issue_layout(*, warp_width: int, tb_width: int, opcode_bits: int,
-                              reg_width: int, imm_bits: int) -> data.StructLayout:
+def rename_reuse_issue_layout(*, warp_bits: int, tb_bits: int, opcode_bits: int,
+                              reg_bits: int, imm_bits: int) -> data.StructLayout:
     """An issued instruction entering the rename stage: its ``warp`` and thread-block slot
     ``tb``, the reuse ``opcode`` code (``regs`` bit ``k``: operand ``k`` is a register),
-    ``operand[k]`` (the logical register in the low ``reg_width`` bits when ``regs[k]``,
+    ``operand[k]`` (the logical register in the low ``reg_bits`` bits when ``regs[k]``,
     else the immediate), the logical ``dst``, ``divergent``, the load ``kind`` (for the load
     filter), ``store_shared`` / ``store_global`` (a store: sets the warp's store flag) and
     ``bypass`` (never reusable: stores, control flow)."""
     return data.StructLayout({
-        "warp": warp_width,
-        "tb": tb_width,
+        "warp": warp_bits,
+        "tb": tb_bits,
         "opcode": reuse_opcode_layout(opcode_bits=opcode_bits),
         "operand": data.ArrayLayout(imm_bits, 3),
-        "dst": reg_width,
+        "dst": reg_bits,
         "divergent": 1,
         "kind": LoadKind,
         "store_shared": 1,
@@ -274,21 +274,21 @@ def rename_reuse_issue_layout(*, warp_width: int, tb_width: int, opcode_bits: in
     })
 
 
-def rename_reuse_ticket_layout(*, warp_width: int, reg_width: int, preg_bits: int,
+def rename_reuse_ticket_layout(*, warp_bits: int, reg_bits: int, preg_bits: int,
                                opcode_bits: int, tbid_bits: int,
                                barrier_bits: int) -> data.StructLayout:
     """A pending hit waiting in the pending-retry queue: ``warp``, logical ``dst``, the
     destination's rename entry ``dst_entry`` and the reuse ``tag`` it re-checks with."""
     return data.StructLayout({
-        "warp": warp_width,
-        "dst": reg_width,
+        "warp": warp_bits,
+        "dst": reg_bits,
         "dst_entry": rename_entry_layout(preg_bits=preg_bits),
         "tag": reuse_tag_layout(opcode_bits=opcode_bits, preg_bits=preg_bits,
                                 tbid_bits=tbid_bits, barrier_bits=barrier_bits),
     })
 
 
-def rename_reuse_out_layout(*, warp_width: int, reg_width: int, preg_bits: int,
+def rename_reuse_out_layout(*, warp_bits: int, reg_bits: int, preg_bits: int,
                             opcode_bits: int, imm_bits: int, tbid_bits: int,
                             barrier_bits: int, index_bits: int) -> data.StructLayout:
     """An instruction leaving the reuse stage: ``warp``, ``dst``, ``dst_entry``, the
@@ -297,8 +297,8 @@ def rename_reuse_out_layout(*, warp_width: int, reg_width: int, preg_bits: int,
     pending-retry queue; otherwise execute, ``reserved`` entry ``index`` to fill at retire)
     and ``retried`` (the answer of a re-check from the queue)."""
     return data.StructLayout({
-        "warp": warp_width,
-        "dst": reg_width,
+        "warp": warp_bits,
+        "dst": reg_bits,
         "dst_entry": rename_entry_layout(preg_bits=preg_bits),
         "lookup": reuse_lookup_layout(opcode_bits=opcode_bits, imm_bits=imm_bits,
                                       tbid_bits=tbid_bits, barrier_bits=barrier_bits),

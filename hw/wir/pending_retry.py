@@ -1,41 +1,16 @@
 """Pending-retry queue of WIR (paper Section VI-B)."""
 
-from dataclasses import dataclass
-
 from amaranth import Module, Signal
-from amaranth.lib import memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import memory
 
-from gpurf.hw.params import check_int, check_int_choice
+from gpurf.hw.params import ConfiguredComponent
 
-__all__ = ["DEPTH_CHOICES", "PendingRetry", "PendingRetryConfig"]
+from .configs import PendingRetryConfig
 
-DEPTH_CHOICES = (2, 4, 8, 16, 32, 64)
-"""Queue depths: powers of two, so the ring pointers wrap by themselves."""
+__all__ = ["PendingRetry", "PendingRetryConfig"]
 
 
-@dataclass(frozen=True)
-class PendingRetryConfig:
-    """Validated parameters of the pending-retry queue and the widths derived from them."""
-
-    depth: int
-    width: int
-
-    def __post_init__(self):
-        check_int_choice("depth", self.depth, DEPTH_CHOICES)
-        check_int("width", self.width, 1, 256)
-
-    @property
-    def pointer_bits(self) -> int:
-        return (self.depth - 1).bit_length()
-
-    @property
-    def storage_bits(self) -> int:
-        """The ring memory (the paper leaves the queue out of its storage figure)."""
-        return self.depth * self.width
-
-
-class PendingRetry(wiring.Component):
+class PendingRetry(ConfiguredComponent, config=PendingRetryConfig):
     """FIFO of instructions that hit a pending reuse-buffer entry and wait for its result.
 
     A ring in an unmapped memory (``depth`` x ``width`` bits) with a head and a tail pointer
@@ -53,13 +28,6 @@ class PendingRetry(wiring.Component):
     - A re-queue and an enqueue in the same cycle both fit when the queue was not full; the
       re-queued (older) instruction goes in first.
 
-    Parameters
-    ----------
-    depth : int
-        Queue entries, a power of two 2..64 (default 16).
-    width : int
-        Payload bits, 1..256 (default 64).
-
     Attributes
     ----------
     enq : In(stream.Signature(width))
@@ -72,15 +40,10 @@ class PendingRetry(wiring.Component):
         Instructions queued.
     """
 
-    def __init__(self, *, depth=16, width=64):
-        self.config = PendingRetryConfig(depth=depth, width=width)
-        super().__init__({
-            "enq": In(stream.Signature(width)),
-            "recheck": Out(stream.Signature(width)),
-            "still_pending": In(1),
-            "count": Out(range(depth + 1)),
-        })
-        self.ring = memory.Memory(shape=width, depth=depth, init=[])
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.ring = memory.Memory(shape=config.width, depth=config.depth, init=[])
 
     def elaborate(self, platform):
         m = Module()

@@ -2,68 +2,21 @@
 VII-E, Figs. 5, 6)."""
 
 import functools
-from dataclasses import dataclass
 
 from amaranth import Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, wiring
 
-from gpurf.hw.params import check_int
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.params import ConfiguredComponent
 
-from .h3_hash import H3Hash, H3HashConfig
-from .layouts import (
-    AllocKind,
-    alloc_request_layout,
-    alloc_result_layout,
-    alloc_stage_layout,
-    preg_ref_layout,
-)
-from .value_signature_buffer import ValueSignatureBuffer, ValueSignatureBufferConfig
+from .configs import RegisterAllocConfig
+from .h3_hash import H3Hash
+from .layouts import AllocKind
+from .value_signature_buffer import ValueSignatureBuffer
 
 __all__ = ["RegisterAlloc", "RegisterAllocConfig"]
 
 
-@dataclass(frozen=True)
-class RegisterAllocConfig:
-    """Validated parameters of the stage and its sub-blocks' configs."""
-
-    lanes: int
-    data_width: int
-    hash_width: int
-    seed: int
-    matrix: object
-    entries: int
-    pregs: int
-    ticket_bits: int
-
-    def __post_init__(self):
-        check_int("lanes", self.lanes, 1, 32)
-        check_int("data_width", self.data_width, 1, 32)
-        check_int("ticket_bits", self.ticket_bits, 1, 256)
-        hash_ = H3HashConfig(width_in=self.lanes * self.data_width, width_out=self.hash_width,
-                             seed=self.seed, matrix=self.matrix)
-        vsb = ValueSignatureBufferConfig(entries=self.entries, hash_width=self.hash_width,
-                                         pregs=self.pregs)
-        object.__setattr__(self, "hash", hash_)
-        object.__setattr__(self, "vsb", vsb)
-
-    @property
-    def preg_bits(self) -> int:
-        return self.vsb.preg_bits
-
-    @property
-    def result_layout(self):
-        return alloc_result_layout(lanes=self.lanes, data_width=self.data_width,
-                                   preg_bits=self.preg_bits, ticket_bits=self.ticket_bits)
-
-    @property
-    def request_layout(self):
-        return alloc_request_layout(hash_width=self.hash_width, preg_bits=self.preg_bits,
-                                    ticket_bits=self.ticket_bits)
-
-
-class RegisterAlloc(wiring.Component):
+class RegisterAlloc(ConfiguredComponent, config=RegisterAllocConfig):
     """The register-allocation stage of WIR, two cycles (paper VII-E: hash generation,
     then table access). Sub-blocks: ``wir.h3_hash`` (``hash``) and
     ``wir.value_signature_buffer`` (``vsb``).
@@ -91,23 +44,6 @@ class RegisterAlloc(wiring.Component):
     ``ref_inc`` / ``ref_dec`` (latency 0). A divergent result is never installed (the VSB
     ignores a ``divergent`` install).
 
-    Parameters
-    ----------
-    lanes, data_width : int
-        The value: ``lanes`` x ``data_width`` bits, 1..32 each (default 32 x 32 = 1024).
-    hash_width : int
-        Hash bits, 1..64, at least ``log2(entries)`` (default 32).
-    seed : int
-        Seed of the H3 matrix (default 0).
-    matrix : sequence of int, optional
-        A chosen H3 matrix (default ``None``: seeded), e.g. to force collisions.
-    entries : int
-        VSB entries, a power of two 2..4096 (default 256).
-    pregs : int
-        Physical warp registers, 2..4096 (default 1024).
-    ticket_bits : int
-        Bits of the opaque ``ticket`` carried along, 1..256 (default 32).
-
     Attributes
     ----------
     result : In(valid_only(result_layout))
@@ -126,36 +62,19 @@ class RegisterAlloc(wiring.Component):
         The VSB's reference events.
     """
 
-    def __init__(self, *, lanes=32, data_width=32, hash_width=32, seed=0, matrix=None,
-                 entries=256, pregs=1024, ticket_bits=32):
-        self.config = config = RegisterAllocConfig(
-            lanes=lanes, data_width=data_width, hash_width=hash_width, seed=seed,
-            matrix=matrix, entries=entries, pregs=pregs, ticket_bits=ticket_bits)
-        ref = preg_ref_layout(preg_bits=config.preg_bits)
-        super().__init__({
-            "result": In(valid_only(config.result_layout)),
-            "out": Out(valid_only(config.request_layout)),
-            "probe": Out(config.preg_bits),
-            "hit_saturated": In(1),
-            "install": In(valid_only(config.vsb.install_layout)),
-            "evict": In(stream.Signature(range(entries))),
-            "ref_inc": Out(ref),
-            "ref_dec": Out(ref),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     @functools.cached_property
     def h3(self) -> H3Hash:
         """The hash generation unit (first cycle); built on first use, so that a component
         only inspected for its ports leaves no unused sub-block behind."""
-        c = self.config
-        return H3Hash(width_in=c.hash.width_in, width_out=c.hash_width, seed=c.seed,
-                      matrix=c.matrix)
+        return H3Hash(**self.config.hash.params())
 
     @functools.cached_property
     def vsb(self) -> ValueSignatureBuffer:
         """The value signature buffer (second cycle)."""
-        c = self.config
-        return ValueSignatureBuffer(entries=c.entries, hash_width=c.hash_width, pregs=c.pregs)
+        return ValueSignatureBuffer(**self.config.vsb.params())
 
     def elaborate(self, platform):
         config = self.config
@@ -166,8 +85,7 @@ class RegisterAlloc(wiring.Component):
         wiring.connect(m, wiring.flipped(self.evict), vsb.evict)
         m.d.comb += [self.ref_inc.eq(vsb.ref_inc), self.ref_dec.eq(vsb.ref_dec),
                      h3.value.eq(self.result.payload.value)]
-        stage = alloc_stage_layout(hash_width=config.hash_width, preg_bits=config.preg_bits,
-                                   ticket_bits=config.ticket_bits)
+        stage = config.stage_layout
         hashing = Signal(stage)
         m.d.comb += [hashing.valid.eq(self.result.valid), hashing.hash.eq(h3.hash),
                      hashing.divergent.eq(self.result.payload.divergent),

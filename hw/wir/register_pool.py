@@ -1,91 +1,19 @@
 """Free register pool and reference counters of WIR (paper Section V-E, VII-E)."""
 
 import functools
-from dataclasses import dataclass
 
-from amaranth import Cat, Const, Module, Mux, Shape, Signal
-from amaranth.lib import data, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, memory
 
-from gpurf.hw.gates import ripple_add
-from gpurf.hw.params import check_choice, check_int, check_int_choice
+from gpurf.hw.gates import or_all, ripple_add
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import preg_ref_layout, refcount_merge_layout
+from .configs import RegisterPoolConfig
 
-__all__ = ["POLICIES", "PREG_CHOICES", "RegisterPool", "RegisterPoolConfig"]
-
-POLICIES = ("max_register", "capped_register")
-PREG_CHOICES = tuple(1 << n for n in range(2, 13))
+__all__ = ["RegisterPool", "RegisterPoolConfig"]
 
 
-@dataclass(frozen=True)
-class RegisterPoolConfig:
-    """Validated parameters of the register pool and the widths derived from them.
-
-    Shared by :class:`RegisterPool` and its golden model.
-    """
-
-    pregs: int
-    count_width: int
-    inc_ports: int
-    dec_ports: int
-    query_ports: int
-    policy: str
-    low_water: int
-
-    def __post_init__(self):
-        check_int_choice("pregs", self.pregs, PREG_CHOICES)
-        check_int("count_width", self.count_width, 2, 16)
-        check_int("inc_ports", self.inc_ports, 1, 16)
-        check_int("dec_ports", self.dec_ports, 1, 16)
-        check_int("query_ports", self.query_ports, 1, 16)
-        check_choice("policy", self.policy, POLICIES)
-        check_int("low_water", self.low_water, 0, self.pregs - 1)
-
-    @property
-    def preg_bits(self) -> int:
-        """Bits of a physical register id (10 for 1024 registers)."""
-        return (self.pregs - 1).bit_length()
-
-    @property
-    def max_count(self) -> int:
-        """The saturated count ``2**count_width - 1``."""
-        return (1 << self.count_width) - 1
-
-    @property
-    def slots(self) -> int:
-        """Merge slots: the decrement ports first, then the increment ports."""
-        return self.dec_ports + self.inc_ports
-
-    @property
-    def capped(self) -> bool:
-        return self.policy == "capped_register"
-
-    @property
-    def delta_shape(self) -> Shape:
-        """The net change of one register in one cycle: ``-dec_ports..inc_ports``."""
-        return Shape.cast(range(-self.dec_ports, self.inc_ports + 1))
-
-    @property
-    def storage_bits(self) -> int:
-        """The reference counters the paper counts: ``pregs x count_width`` (10,240)."""
-        return self.pregs * self.count_width
-
-    @property
-    def queue_bits(self) -> int:
-        """The free-pool queue the paper leaves out: ``pregs x preg_bits`` (10,240)."""
-        return self.pregs * self.preg_bits
-
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return preg_ref_layout(preg_bits=self.preg_bits)
-
-    @property
-    def merge_layout(self) -> data.StructLayout:
-        return refcount_merge_layout(preg_bits=self.preg_bits, delta_shape=self.delta_shape)
-
-
-class RegisterPool(wiring.Component):
+class RegisterPool(ConfiguredComponent, config=RegisterPoolConfig):
     """Free pool of physical warp registers with merged reference counters (paper V-E).
 
     **State.** ``counters``: one ``count_width``-bit counter per register (an unmapped
@@ -140,21 +68,6 @@ class RegisterPool(wiring.Component):
     cycle). ``low_water`` is an extension (the paper's mode is ``low_water = 0``);
     ``pregs`` is a power of two so that the queue pointers wrap for free.
 
-    Parameters
-    ----------
-    pregs : int
-        Physical warp registers, a power of two 4..4096 (default 1024).
-    count_width : int
-        Bits of a reference counter, 2..16 (default 10).
-    inc_ports, dec_ports : int
-        Increment and decrement ports, 1..16 each (default 12 and 12, paper VII-E).
-    query_ports : int
-        Saturation queries, 1..16 (default 4: two reuse-buffer and two VSB hits a cycle).
-    policy : str
-        ``"max_register"`` (default) or ``"capped_register"``.
-    low_water : int
-        ``low_register`` while at most this many ids are available, 0..pregs-1 (default 0).
-
     Attributes
     ----------
     alloc : Out(stream.Signature(preg_bits))
@@ -173,27 +86,13 @@ class RegisterPool(wiring.Component):
         Low-register mode.
     """
 
-    def __init__(self, *, pregs=1024, count_width=10, inc_ports=12, dec_ports=12,
-                 query_ports=4, policy="max_register", low_water=0):
-        self.config = config = RegisterPoolConfig(
-            pregs=pregs, count_width=count_width, inc_ports=inc_ports, dec_ports=dec_ports,
-            query_ports=query_ports, policy=policy, low_water=low_water)
-        ports = {
-            "alloc": Out(stream.Signature(config.preg_bits)),
-            "inc": In(data.ArrayLayout(config.ref_layout, inc_ports)),
-            "dec": In(data.ArrayLayout(config.ref_layout, dec_ports)),
-            "query": In(data.ArrayLayout(config.preg_bits, query_ports)),
-            "saturated": Out(query_ports),
-            "in_use": Out(range(pregs + 1)),
-            "low_register": Out(1),
-        }
-        if config.capped:
-            ports["cap"] = In(range(pregs + 1))
-        super().__init__(ports)
-        self.fresh = Signal(range(pregs + 1))
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.fresh = Signal(range(config.pregs + 1))
         """Ids below ``fresh`` have been handed out at least once."""
         self.head = Signal(config.preg_bits)
-        self.queued = Signal(range(pregs + 1))
+        self.queued = Signal(range(config.pregs + 1))
         self.pending = Signal(data.ArrayLayout(config.merge_layout, config.slots))
         """The merge register: per slot, the net change of one register (cycle ``t+1``)."""
 
@@ -220,7 +119,7 @@ class RegisterPool(wiring.Component):
         config = self.config
         width = config.preg_bits + 1
         total = Signal(range(config.dec_ports + 1), name="released")
-        m.d.comb += total.eq(_popcount(release, 1 << (config.dec_ports - 1).bit_length()))
+        m.d.comb += total.eq(_popcount(release, config.release_terms))
         grown = ripple_add(m, self.queued, total, width, "queued_grown")
         queued = ripple_add(m, grown, pop, width, "queued_next", subtract=True)
         m.d.sync += [
@@ -239,7 +138,7 @@ class RegisterPool(wiring.Component):
         """Cycle ``t``: the lowest slot naming a register leads it with the net change."""
         config = self.config
         events = self._events()
-        terms = 1 << (max(config.inc_ports, config.dec_ports) - 1).bit_length()
+        terms = config.merge_terms
         same = {}
         for s in range(config.slots):
             for t in range(s + 1, config.slots):
@@ -341,7 +240,7 @@ class RegisterPool(wiring.Component):
             hits = [self.pending[s].leader & (self.pending[s].preg == preg)
                     for s in range(config.slots)]
             count = Signal(config.count_width, name=f"query_{q}_count")
-            merged = _or_all([value & hit.replicate(config.count_width)
+            merged = or_all([value & hit.replicate(config.count_width)
                               for hit, value in zip(hits, new, strict=True)])
             handed = self.fresh[bits] | (preg < self.fresh[:bits])
             m.d.comb += [
@@ -360,18 +259,14 @@ def _at_most(m, value, bound):
     return ripple_add(m, value, Const(bound + 1, width), width, "at_most", subtract=True)[-1]
 
 
-def _or_all(terms):
-    result = terms[0]
-    for term in terms[1:]:
-        result = result | term
-    return result
-
-
 def _popcount(bits, terms):
     """The number of set ``bits`` as a balanced tree of native adders over ``terms`` (a
     power of two) one-bit terms, padded with zeros so that both operands of every adder
     have the same width (Verilator's WIDTHEXPAND lint flags narrower ones); the result is
-    ``log2(terms) + 1`` bits wide."""
+    ``log2(terms) + 1`` bits wide.
+
+    Not :func:`gpurf.hw.gates.ripple_add`: a chain of gate-level ripple adders is a
+    different netlist (deeper, and named carries) from this tree of native adders."""
     level = list(bits) + [Const(0, 1)] * (terms - len(bits))
     while len(level) > 1:
         level = [level[i] + level[i + 1] for i in range(0, len(level), 2)]

@@ -1,90 +1,22 @@
 """WIR's rename and reuse stages composed (paper Section V-B, V-C, VI-A, VI-B, Figs. 5, 8)."""
 
 import functools
-from dataclasses import dataclass
 
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
 
-from gpurf.hw.params import check_int, check_int_choice
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    preg_ref_layout,
-    rename_reuse_issue_layout,
-    rename_reuse_out_layout,
-    rename_reuse_ticket_layout,
-)
-from .load_filter import LoadFilter, LoadFilterConfig
-from .pending_retry import DEPTH_CHOICES, PendingRetry, PendingRetryConfig
-from .rename_table import RenameTable, RenameTableConfig
-from .reuse_buffer import DEC_PORTS, INC_PORTS, ReuseBuffer, ReuseBufferConfig
+from .configs import DEC_PORTS, INC_PORTS, SOURCES, RenameReuseConfig
+from .load_filter import LoadFilter
+from .pending_retry import PendingRetry
+from .rename_table import RenameTable
+from .reuse_buffer import ReuseBuffer
 
 __all__ = ["RenameReuse", "RenameReuseConfig"]
 
-SOURCES = 3
-"""Source operands of an instruction (the reuse tag's three operand fields)."""
 
-
-@dataclass(frozen=True)
-class RenameReuseConfig:
-    """Validated parameters of the composition, its sub-blocks' configs and its layouts."""
-
-    warps: int
-    regs: int
-    pregs: int
-    entries: int
-    opcode_bits: int
-    imm_bits: int
-    blocks: int
-    barrier_bits: int
-    retry_depth: int
-
-    def __post_init__(self):
-        check_int_choice("retry_depth", self.retry_depth, DEPTH_CHOICES)
-        rename = RenameTableConfig(warps=self.warps, regs=self.regs, pregs=self.pregs,
-                                   sources=SOURCES)
-        check_int("imm_bits", self.imm_bits, max(rename.preg_bits, rename.reg_width), 32)
-        reuse = ReuseBufferConfig(entries=self.entries, opcode_bits=self.opcode_bits,
-                                  preg_bits=rename.preg_bits, imm_bits=self.imm_bits,
-                                  blocks=self.blocks, barrier_bits=self.barrier_bits)
-        loads = LoadFilterConfig(warps=self.warps, blocks=self.blocks,
-                                 barrier_bits=self.barrier_bits)
-        ticket = rename_reuse_ticket_layout(
-            warp_width=rename.warp_width, reg_width=rename.reg_width,
-            preg_bits=rename.preg_bits, opcode_bits=self.opcode_bits,
-            tbid_bits=reuse.tbid_bits, barrier_bits=self.barrier_bits)
-        retry = PendingRetryConfig(depth=self.retry_depth, width=ticket.size)
-        for name, value in (("rename", rename), ("reuse", reuse), ("loads", loads),
-                            ("retry", retry), ("ticket_layout", ticket)):
-            object.__setattr__(self, name, value)
-
-    @property
-    def preg_bits(self) -> int:
-        return self.rename.preg_bits
-
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return preg_ref_layout(preg_bits=self.preg_bits)
-
-    @property
-    def issue_layout(self) -> data.StructLayout:
-        return rename_reuse_issue_layout(
-            warp_width=self.rename.warp_width, tb_width=self.loads.tb_width,
-            opcode_bits=self.opcode_bits, reg_width=self.rename.reg_width,
-            imm_bits=self.imm_bits)
-
-    @property
-    def out_layout(self) -> data.StructLayout:
-        return rename_reuse_out_layout(
-            warp_width=self.rename.warp_width, reg_width=self.rename.reg_width,
-            preg_bits=self.preg_bits, opcode_bits=self.opcode_bits, imm_bits=self.imm_bits,
-            tbid_bits=self.reuse.tbid_bits, barrier_bits=self.barrier_bits,
-            index_bits=self.reuse.index_bits)
-
-
-class RenameReuse(wiring.Component):
+class RenameReuse(ConfiguredComponent, config=RenameReuseConfig):
     """The rename stage and the reuse stage of WIR, one cycle each (paper Fig. 5, VII-E).
 
     Sub-blocks: ``wir.rename_table`` (``rename``), ``wir.reuse_buffer`` (``reuse``),
@@ -125,34 +57,13 @@ class RenameReuse(wiring.Component):
     in-flight source-operand references of the spec (rename to register read) are not
     emitted here: the register-read stage is not part of this composition.
 
-    Parameters
-    ----------
-    warps : int
-        Warps of the SM, 1..64 (default 48).
-    regs : int
-        Logical registers per warp, 1..255 (default 63).
-    pregs : int
-        Physical warp registers, 2..4096 (default 1024); the reuse buffer needs 4 or more.
-    entries : int
-        Reuse-buffer entries, a power of two 2..1024 (default 256).
-    opcode_bits : int
-        Opcode code width, 4..8 (default 8).
-    imm_bits : int
-        Operand width at the issue port, ``max(log2(pregs), log2(regs))..32`` (default 32).
-    blocks : int
-        Thread-block slots, 1..15 (default 8).
-    barrier_bits : int
-        Barrier counter width, 1..8 (default 5).
-    retry_depth : int
-        Pending-retry queue entries, a power of two 2..64 (default 16).
-
     Attributes
     ----------
     issue : In(stream.Signature(issue_layout))
         Issued instructions.
     retire : In(stream.Signature(rename retire_layout))
         New mappings at retire (to the rename table).
-    exit : In(stream.Signature(warp_width))
+    exit : In(stream.Signature(warp_bits))
         A finished warp (its mappings are released).
     barrier, launch : In(valid_only(load block_layout))
         Barrier releases and block launches (to the load filter).
@@ -176,57 +87,29 @@ class RenameReuse(wiring.Component):
         The rename table's clear after reset is done.
     """
 
-    def __init__(self, *, warps=48, regs=63, pregs=1024, entries=256, opcode_bits=8,
-                 imm_bits=32, blocks=8, barrier_bits=5, retry_depth=16):
-        self.config = config = RenameReuseConfig(
-            warps=warps, regs=regs, pregs=pregs, entries=entries, opcode_bits=opcode_bits,
-            imm_bits=imm_bits, blocks=blocks, barrier_bits=barrier_bits,
-            retry_depth=retry_depth)
-        ref = config.ref_layout
-        super().__init__({
-            "issue": In(stream.Signature(config.issue_layout)),
-            "retire": In(stream.Signature(config.rename.retire_layout)),
-            "exit": In(stream.Signature(config.rename.warp_width)),
-            "barrier": In(valid_only(config.loads.block_layout)),
-            "launch": In(valid_only(config.loads.block_layout)),
-            "fill": In(valid_only(config.reuse.fill_layout)),
-            "result_saturated": In(1),
-            "operand_saturated": In(1),
-            "low_reg": In(1),
-            "out": Out(valid_only(config.out_layout)),
-            "probe": Out(config.preg_bits),
-            "query": Out(data.ArrayLayout(ref, SOURCES)),
-            "queued": Out(range(retry_depth + 1)),
-            "inc": Out(data.ArrayLayout(ref, 1 + INC_PORTS)),
-            "dec": Out(data.ArrayLayout(ref, 1 + DEC_PORTS)),
-            "ready": Out(1),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     @functools.cached_property
     def rename(self) -> RenameTable:
         """The rename tables (rename stage); built on first use, so that a component only
         inspected for its ports leaves no unused sub-block behind."""
-        c = self.config
-        return RenameTable(warps=c.warps, regs=c.regs, pregs=c.pregs, sources=SOURCES)
+        return RenameTable(**self.config.rename.params())
 
     @functools.cached_property
     def reuse(self) -> ReuseBuffer:
         """The reuse buffer (reuse stage)."""
-        c = self.config
-        return ReuseBuffer(entries=c.entries, opcode_bits=c.opcode_bits,
-                           preg_bits=c.preg_bits, imm_bits=c.imm_bits, blocks=c.blocks,
-                           barrier_bits=c.barrier_bits)
+        return ReuseBuffer(**self.config.reuse.params())
 
     @functools.cached_property
     def loads(self) -> LoadFilter:
         """The load-reuse state (reuse stage)."""
-        c = self.config
-        return LoadFilter(warps=c.warps, blocks=c.blocks, barrier_bits=c.barrier_bits)
+        return LoadFilter(**self.config.loads.params())
 
     @functools.cached_property
     def retry(self) -> PendingRetry:
         """The pending-retry queue."""
-        return PendingRetry(depth=self.config.retry_depth, width=self.config.ticket_layout.size)
+        return PendingRetry(**self.config.retry.params())
 
     def elaborate(self, platform):
         m = Module()
@@ -251,7 +134,7 @@ class RenameReuse(wiring.Component):
     def _rename_stage(self, m, rename):
         """Issue into the rename table; the stage register holds the instruction."""
         config, issue = self.config, self.issue
-        reg_width = config.rename.reg_width
+        reg_bits = config.rename.reg_bits
         wiring.connect(m, wiring.flipped(self.retire), rename.retire)
         wiring.connect(m, wiring.flipped(self.exit), rename.exit)
         m.d.comb += [
@@ -261,7 +144,7 @@ class RenameReuse(wiring.Component):
             rename.issue.payload.dst.eq(issue.payload.dst),
             issue.ready.eq(rename.issue.ready),
         ]
-        m.d.comb += [rename.issue.payload.src[k].eq(issue.payload.operand[k][:reg_width])
+        m.d.comb += [rename.issue.payload.src[k].eq(issue.payload.operand[k][:reg_bits])
                      for k in range(SOURCES)]
         stage = Signal(config.issue_layout)
         with m.If(issue.valid & issue.ready):
@@ -280,7 +163,7 @@ class RenameReuse(wiring.Component):
             loads.store.valid.eq(staged & (stage.store_shared | stage.store_global)),
             loads.store.payload.warp.eq(stage.warp),
             loads.store.payload.shared.eq(stage.store_shared),
-            loads.store.payload["global"].eq(stage.store_global),
+            loads.store.payload.global_.eq(stage.store_global),
         ]
         wiring.connect(m, wiring.flipped(self.barrier), loads.barrier)
         wiring.connect(m, wiring.flipped(self.launch), loads.launch)

@@ -1,83 +1,17 @@
 """Rename tables of WIR: per warp, logical -> physical warp register (paper Section V-B, V-D)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, memory
 
 from gpurf.hw.gates import equals, select
-from gpurf.hw.params import check_int, index_bits
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    preg_ref_layout,
-    rename_entry_layout,
-    rename_issue_layout,
-    rename_renamed_layout,
-    rename_retire_layout,
-    rename_row_layout,
-)
+from .configs import RenameTableConfig
 
 __all__ = ["RenameTable", "RenameTableConfig"]
 
 
-@dataclass(frozen=True)
-class RenameTableConfig:
-    """Validated parameters of the rename tables and the widths derived from them."""
-
-    warps: int
-    regs: int
-    pregs: int
-    sources: int
-
-    def __post_init__(self):
-        check_int("warps", self.warps, 1, 64)
-        check_int("regs", self.regs, 1, 255)
-        check_int("pregs", self.pregs, 2, 4096)
-        check_int("sources", self.sources, 1, 4)
-
-    @property
-    def warp_width(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_width(self) -> int:
-        return index_bits(self.regs)
-
-    @property
-    def preg_bits(self) -> int:
-        return (self.pregs - 1).bit_length()
-
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return rename_entry_layout(preg_bits=self.preg_bits)
-
-    @property
-    def row_layout(self) -> data.ArrayLayout:
-        return rename_row_layout(regs=self.regs, preg_bits=self.preg_bits)
-
-    @property
-    def storage_bits(self) -> int:
-        """``warps x regs x (preg + valid + pin)``: 48 x 63 x 12 = 36,288 bits by default."""
-        return self.warps * self.row_layout.size
-
-    @property
-    def issue_layout(self) -> data.StructLayout:
-        return rename_issue_layout(warp_width=self.warp_width, reg_width=self.reg_width,
-                                   sources=self.sources)
-
-    @property
-    def renamed_layout(self) -> data.StructLayout:
-        return rename_renamed_layout(preg_bits=self.preg_bits, sources=self.sources)
-
-    @property
-    def retire_layout(self) -> data.StructLayout:
-        return rename_retire_layout(warp_width=self.warp_width, reg_width=self.reg_width,
-                                    preg_bits=self.preg_bits)
-
-
-class RenameTable(wiring.Component):
+class RenameTable(ConfiguredComponent, config=RenameTableConfig):
     """The rename tables of all warps: entry ``{preg, valid, pin}`` per (warp, logical reg).
 
     Storage: one unmapped memory row per warp holding its ``regs`` entries, ``warps x regs x
@@ -105,17 +39,6 @@ class RenameTable(wiring.Component):
       releasing each valid mapping's register on ``ref_dec``; every stream's ``ready`` is
       low meanwhile.
 
-    Parameters
-    ----------
-    warps : int
-        Warps of the SM, 1..64 (default 48).
-    regs : int
-        Logical registers per warp, 1..255 (default 63).
-    pregs : int
-        Physical warp registers, 2..4096 (default 1024: 10-bit ids).
-    sources : int
-        Source operands read per issue, 1..4 (default 3).
-
     Attributes
     ----------
     issue : In(stream.Signature(issue_layout))
@@ -124,7 +47,7 @@ class RenameTable(wiring.Component):
         One cycle after each issue: ``src[sources]`` and ``dst`` entries.
     retire : In(stream.Signature(retire_layout))
         ``warp``, ``reg``, ``preg``, ``divergent``.
-    exit : In(stream.Signature(warp_width))
+    exit : In(stream.Signature(warp_bits))
         The warp whose mappings are released.
     ref_inc : Out(preg_ref_layout)
         ``valid``, ``preg``: a register gains a mapping's reference (``preg`` 0 if not valid).
@@ -135,29 +58,19 @@ class RenameTable(wiring.Component):
         The clear after reset is done.
     """
 
-    def __init__(self, *, warps=48, regs=63, pregs=1024, sources=3):
-        self.config = config = RenameTableConfig(warps=warps, regs=regs, pregs=pregs,
-                                                 sources=sources)
-        preg = config.preg_bits
-        super().__init__({
-            "issue": In(stream.Signature(config.issue_layout)),
-            "renamed": Out(valid_only(config.renamed_layout)),
-            "retire": In(stream.Signature(config.retire_layout)),
-            "exit": In(stream.Signature(config.warp_width)),
-            "ref_inc": Out(preg_ref_layout(preg_bits=preg)),
-            "ref_dec": Out(preg_ref_layout(preg_bits=preg)),
-            "ready": Out(1),
-        })
-        self.table = memory.Memory(shape=config.row_layout, depth=warps, init=[])
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.table = memory.Memory(shape=config.row_layout, depth=config.warps, init=[])
         """One row per warp."""
         self.clearing = Signal(init=1)
         """High during the clear after reset."""
-        self.clear_row = Signal(range(warps))
+        self.clear_row = Signal(range(config.warps))
         """The row the clear writes this cycle."""
         self.sweeping = Signal()
         """An exit sweep is in progress."""
-        self.sweep_warp = Signal(config.warp_width)
-        self.sweep_reg = Signal(range(regs))
+        self.sweep_warp = Signal(config.warp_bits)
+        self.sweep_reg = Signal(range(config.regs))
 
     def elaborate(self, platform):
         m = Module()
@@ -188,8 +101,8 @@ class RenameTable(wiring.Component):
         read = self.table.read_port()
         taken = Signal()
         m.d.comb += [taken.eq(issue.valid & issue.ready), read.addr.eq(issue.payload.warp)]
-        src = Signal(data.ArrayLayout(config.reg_width, config.sources))
-        dst = Signal(config.reg_width)
+        src = Signal(data.ArrayLayout(config.reg_bits, config.sources))
+        dst = Signal(config.reg_bits)
         m.d.sync += [self.renamed.valid.eq(taken), src.eq(issue.payload.src),
                      dst.eq(issue.payload.dst)]
         answer = Signal(config.renamed_layout)
@@ -204,7 +117,7 @@ class RenameTable(wiring.Component):
         config, retire = self.config, self.retire
         read = self.table.read_port(domain="comb")
         write = self.table.write_port(granularity=1)
-        warp = Signal(config.warp_width)
+        warp = Signal(config.warp_bits)
         reg = Signal(range(config.regs))
         m.d.comb += [
             warp.eq(Mux(self.sweeping, self.sweep_warp, retire.payload.warp)),

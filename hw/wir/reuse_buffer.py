@@ -1,113 +1,17 @@
 """Reuse buffer of WIR with pending reservations (paper Sections V-C, V-D, VI-A, VI-B, Fig. 9)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import memory
 
-from gpurf.hw.params import check_int, check_int_choice
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.gates import bit
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    preg_ref_layout,
-    reuse_entry_layout,
-    reuse_fill_layout,
-    reuse_lookup_layout,
-    reuse_response_layout,
-    reuse_row_layout,
-    reuse_tag_layout,
-)
+from .configs import ReuseBufferConfig
 
-__all__ = ["ENTRY_CHOICES", "ReuseBuffer", "ReuseBufferConfig"]
-
-ENTRY_CHOICES = tuple(1 << n for n in range(1, 11))
-"""Entry counts the buffer takes: powers of two, 2..1024 (a direct-mapped index)."""
-
-INC_PORTS = 5
-"""Increment events: three reserved register operands, the hit's result, the fill's result."""
-
-DEC_PORTS = 4
-"""Decrement events: the displaced entry's three register operands and its result."""
+__all__ = ["ReuseBuffer", "ReuseBufferConfig"]
 
 
-@dataclass(frozen=True)
-class ReuseBufferConfig:
-    """Validated parameters of the reuse buffer and the widths derived from them.
-
-    Shared by :class:`ReuseBuffer` and its golden model, so both reject the same
-    parameters with the same message and agree on every width.
-    """
-
-    entries: int
-    opcode_bits: int
-    preg_bits: int
-    imm_bits: int
-    blocks: int
-    barrier_bits: int
-
-    def __post_init__(self):
-        check_int_choice("entries", self.entries, ENTRY_CHOICES)
-        check_int("opcode_bits", self.opcode_bits, 4, 8)
-        check_int("preg_bits", self.preg_bits, 2, 12)
-        check_int("imm_bits", self.imm_bits, 1, 32)
-        check_int("blocks", self.blocks, 1, 15)
-        check_int("barrier_bits", self.barrier_bits, 1, 8)
-
-    @property
-    def index_bits(self) -> int:
-        return (self.entries - 1).bit_length()
-
-    @property
-    def tbid_bits(self) -> int:
-        """Thread-block id field: the block slots plus the all-ones null value."""
-        return self.blocks.bit_length()
-
-    @property
-    def null_tbid(self) -> int:
-        """The thread-block id of everything but shared-memory loads (0xF by default)."""
-        return (1 << self.tbid_bits) - 1
-
-    def _fields(self) -> dict:
-        return {"opcode_bits": self.opcode_bits, "preg_bits": self.preg_bits,
-                "tbid_bits": self.tbid_bits, "barrier_bits": self.barrier_bits}
-
-    @property
-    def tag_layout(self) -> data.StructLayout:
-        return reuse_tag_layout(**self._fields())
-
-    @property
-    def row_layout(self) -> data.StructLayout:
-        return reuse_row_layout(**self._fields())
-
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return reuse_entry_layout(**self._fields())
-
-    @property
-    def fill_layout(self) -> data.StructLayout:
-        return reuse_fill_layout(index_bits=self.index_bits, **self._fields())
-
-    @property
-    def lookup_layout(self) -> data.StructLayout:
-        return reuse_lookup_layout(opcode_bits=self.opcode_bits, imm_bits=self.imm_bits,
-                                   tbid_bits=self.tbid_bits, barrier_bits=self.barrier_bits)
-
-    @property
-    def response_layout(self) -> data.StructLayout:
-        return reuse_response_layout(index_bits=self.index_bits, preg_bits=self.preg_bits)
-
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return preg_ref_layout(preg_bits=self.preg_bits)
-
-    @property
-    def storage_bits(self) -> int:
-        """The paper's size: ``entries x 59`` bits at the defaults (15,104)."""
-        return self.entries * self.entry_layout.size
-
-
-class ReuseBuffer(wiring.Component):
+class ReuseBuffer(ConfiguredComponent, config=ReuseBufferConfig):
     """Direct-indexed reuse buffer with eager reservation (pending-retry, paper VI-B).
 
     Storage: one unmapped memory of ``entries`` words ``{tag, result, pending}`` plus one
@@ -155,21 +59,6 @@ class ReuseBuffer(wiring.Component):
     - ``probe``: the result register stored at the indexed entry, for the pool's saturation
       query (meaningful when that entry is valid and filled).
 
-    Parameters
-    ----------
-    entries : int
-        Buffer entries, a power of two 2..1024 (default 256).
-    opcode_bits : int
-        Opcode code width, 4..8 (default 8; the top three bits are the operand kinds).
-    preg_bits : int
-        Physical register id width, also the operand field width, 2..12 (default 10).
-    imm_bits : int
-        Width of an operand value at the lookup port, 1..32 (default 32).
-    blocks : int
-        Thread-block slots of the SM, 1..15 (default 8: a 4-bit id with null 0xF).
-    barrier_bits : int
-        Barrier count field width, 1..8 (default 5).
-
     Attributes
     ----------
     lookup : In(valid_only(lookup_layout))
@@ -192,24 +81,11 @@ class ReuseBuffer(wiring.Component):
         References dropped this cycle.
     """
 
-    def __init__(self, *, entries=256, opcode_bits=8, preg_bits=10, imm_bits=32, blocks=8,
-                 barrier_bits=5):
-        self.config = config = ReuseBufferConfig(
-            entries=entries, opcode_bits=opcode_bits, preg_bits=preg_bits, imm_bits=imm_bits,
-            blocks=blocks, barrier_bits=barrier_bits)
-        super().__init__({
-            "lookup": In(valid_only(config.lookup_layout)),
-            "result_saturated": In(1),
-            "operand_saturated": In(1),
-            "low_reg": In(1),
-            "fill": In(valid_only(config.fill_layout)),
-            "response": Out(valid_only(config.response_layout)),
-            "probe": Out(preg_bits),
-            "inc": Out(data.ArrayLayout(config.ref_layout, INC_PORTS)),
-            "dec": Out(data.ArrayLayout(config.ref_layout, DEC_PORTS)),
-        })
-        self.table = memory.Memory(shape=config.row_layout, depth=entries, init=[])
-        self.valid = Signal(entries)
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.table = memory.Memory(shape=config.row_layout, depth=config.entries, init=[])
+        self.valid = Signal(config.entries)
         """Per-entry valid bits (flip-flops)."""
         self.pointer = Signal(config.index_bits)
         """The eviction pointer: cycles since reset modulo ``entries``."""
@@ -261,7 +137,7 @@ class ReuseBuffer(wiring.Component):
         m.d.comb += [
             addr.eq(Mux(lookup.valid, index, self.pointer)),
             read.addr.eq(addr),
-            entry_valid.eq(_bit(m, self.valid, addr, "entry_valid_row")),
+            entry_valid.eq(bit(m, self.valid, addr, "entry_valid_row")),
             self.probe.eq(read.data.result),
         ]
         word = read.data
@@ -327,7 +203,7 @@ class ReuseBuffer(wiring.Component):
         fill = Signal()
         m.d.comb += [
             read.addr.eq(payload.index),
-            fill.eq(self.fill.valid & _bit(m, self.valid, payload.index, "fill_valid_row")
+            fill.eq(self.fill.valid & bit(m, self.valid, payload.index, "fill_valid_row")
                     & stored.pending
                     & (stored.tag.as_value() == payload.tag.as_value())
                     & ~(lookup_writes & (lookup_addr == payload.index))),
@@ -340,10 +216,3 @@ class ReuseBuffer(wiring.Component):
             self.inc[4].preg.eq(Mux(fill, payload.result, 0)),
         ]
 
-
-def _bit(m, vector, index, name):
-    """Bit ``index`` of ``vector``, shifted into a full-width signal first so the Verilog
-    has no truncating shift (WIDTHTRUNC)."""
-    shifted = Signal(len(vector), name=name)
-    m.d.comb += shifted.eq(vector >> index)
-    return shifted[0]

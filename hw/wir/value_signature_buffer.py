@@ -1,79 +1,17 @@
 """Value signature buffer of WIR's register allocation stage (paper Section V-A, Fig. 6)."""
 
-from dataclasses import dataclass
-
 from amaranth import Module, Mux, Signal
-from amaranth.lib import memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import memory
 
 from gpurf.hw.gates import equals, select
-from gpurf.hw.params import check_int, check_int_choice
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    preg_ref_layout,
-    vsb_entry_layout,
-    vsb_install_layout,
-    vsb_result_layout,
-)
+from .configs import ValueSignatureBufferConfig
 
 __all__ = ["ValueSignatureBuffer", "ValueSignatureBufferConfig"]
 
-ENTRY_CHOICES = tuple(1 << k for k in range(1, 13))
 
-
-@dataclass(frozen=True)
-class ValueSignatureBufferConfig:
-    """Validated parameters of the VSB and the widths derived from them."""
-
-    entries: int
-    hash_width: int
-    pregs: int
-
-    def __post_init__(self):
-        check_int_choice("entries", self.entries, ENTRY_CHOICES)
-        check_int("hash_width", self.hash_width, 1, 64)
-        check_int("pregs", self.pregs, 2, 4096)
-        if self.index_bits > self.hash_width:
-            raise ValueError(f"hash_width must be at least log2(entries) = {self.index_bits}, "
-                             f"not {self.hash_width}")
-
-    @property
-    def index_bits(self) -> int:
-        return (self.entries - 1).bit_length()
-
-    @property
-    def preg_bits(self) -> int:
-        return (self.pregs - 1).bit_length()
-
-    @property
-    def entry_bits(self) -> int:
-        """Bits of one entry as the paper counts it: valid + hash + preg (43 by default)."""
-        return 1 + self.hash_width + self.preg_bits
-
-    @property
-    def storage_bits(self) -> int:
-        """``entries x (1 + hash + preg)``: 256 x 43 = 11,008 bits by default."""
-        return self.entries * self.entry_bits
-
-    def index(self, hash_value: int) -> int:
-        """The entry a hash selects: its low ``log2(entries)`` bits."""
-        return hash_value & (self.entries - 1)
-
-    @property
-    def entry_layout(self):
-        return vsb_entry_layout(hash_width=self.hash_width, preg_bits=self.preg_bits)
-
-    @property
-    def result_layout(self):
-        return vsb_result_layout(preg_bits=self.preg_bits)
-
-    @property
-    def install_layout(self):
-        return vsb_install_layout(hash_width=self.hash_width, preg_bits=self.preg_bits)
-
-
-class ValueSignatureBuffer(wiring.Component):
+class ValueSignatureBuffer(ConfiguredComponent, config=ValueSignatureBufferConfig):
     """Direct-indexed table of ``{valid, hash, preg}``: which physical register holds the value
     with a given hash (paper V-A). Entry ``i`` is selected by the low ``log2(entries)`` hash
     bits and stores the full hash; ``{hash, preg}`` live in an unmapped memory, the valid bits
@@ -105,15 +43,6 @@ class ValueSignatureBuffer(wiring.Component):
     colliding register's VSB reference is released); a hit on a register whose reference
     count is saturated is also treated as a miss.
 
-    Parameters
-    ----------
-    entries : int
-        Entries, a power of two 2..4096 (default 256).
-    hash_width : int
-        Hash bits stored per entry, 1..64, at least ``log2(entries)`` (default 32).
-    pregs : int
-        Physical warp registers, 2..4096 (default 1024: 10-bit ids).
-
     Attributes
     ----------
     lookup : In(valid_only(hash_width))
@@ -132,21 +61,12 @@ class ValueSignatureBuffer(wiring.Component):
         (``preg`` is 0 while ``valid`` is low).
     """
 
-    def __init__(self, *, entries=256, hash_width=32, pregs=1024):
-        self.config = config = ValueSignatureBufferConfig(
-            entries=entries, hash_width=hash_width, pregs=pregs)
-        preg = config.preg_bits
-        super().__init__({
-            "lookup": In(valid_only(hash_width)),
-            "result": Out(valid_only(config.result_layout)),
-            "install": In(valid_only(config.install_layout)),
-            "evict": In(stream.Signature(range(entries))),
-            "ref_inc": Out(preg_ref_layout(preg_bits=preg)),
-            "ref_dec": Out(preg_ref_layout(preg_bits=preg)),
-        })
-        self.valid = Signal(entries)
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.valid = Signal(config.entries)
         """The entries' valid bits (flip-flops)."""
-        self.table = memory.Memory(shape=config.entry_layout, depth=entries, init=[])
+        self.table = memory.Memory(shape=config.entry_layout, depth=config.entries, init=[])
         """``{hash, preg}`` of every entry."""
 
     def elaborate(self, platform):

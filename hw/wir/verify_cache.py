@@ -1,74 +1,17 @@
 """Verify cache in front of the register banks for verify-reads (WIR paper Section VI-C)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import data, memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, memory
 
 from gpurf.hw.gates import equals
-from gpurf.hw.params import check_int, index_bits
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import verify_fill_layout, verify_result_layout, warp_value_layout
+from .configs import VerifyCacheConfig
 
 __all__ = ["VerifyCache", "VerifyCacheConfig"]
 
 
-@dataclass(frozen=True)
-class VerifyCacheConfig:
-    """Validated parameters of the verify cache and the widths derived from them."""
-
-    entries: int
-    pregs: int
-    lanes: int
-    data_width: int
-    invalidate_ports: int
-
-    def __post_init__(self):
-        check_int("entries", self.entries, 2, 64)
-        check_int("pregs", self.pregs, 2, 4096)
-        check_int("lanes", self.lanes, 1, 32)
-        check_int("data_width", self.data_width, 1, 32)
-        check_int("invalidate_ports", self.invalidate_ports, 1, 8)
-
-    @property
-    def preg_bits(self) -> int:
-        return (self.pregs - 1).bit_length()
-
-    @property
-    def value_bits(self) -> int:
-        return self.lanes * self.data_width
-
-    @property
-    def pointer_bits(self) -> int:
-        return index_bits(self.entries)
-
-    @property
-    def entry_bits(self) -> int:
-        """valid + preg tag + value: 1 + 10 + 1024 = 1035 bits by default."""
-        return 1 + self.preg_bits + self.value_bits
-
-    @property
-    def storage_bits(self) -> int:
-        """``entries x entry_bits``: 8 x 1035 = 8,280 bits by default."""
-        return self.entries * self.entry_bits
-
-    @property
-    def value_layout(self) -> data.ArrayLayout:
-        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
-
-    @property
-    def fill_layout(self) -> data.StructLayout:
-        return verify_fill_layout(preg_bits=self.preg_bits, lanes=self.lanes,
-                                  data_width=self.data_width)
-
-    @property
-    def result_layout(self) -> data.StructLayout:
-        return verify_result_layout(lanes=self.lanes, data_width=self.data_width)
-
-
-class VerifyCache(wiring.Component):
+class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
     """A small fully associative cache of register values tagged by physical register id
     (paper VI-C): verify-reads check it before the banks.
 
@@ -94,19 +37,6 @@ class VerifyCache(wiring.Component):
 
     At most one valid entry holds a given register.
 
-    Parameters
-    ----------
-    entries : int
-        Cache entries, 2..64 (default 8).
-    pregs : int
-        Physical warp registers, 2..4096 (default 1024: 10-bit tags).
-    lanes : int
-        Lanes of a warp register, 1..32 (default 32).
-    data_width : int
-        Bits per lane, 1..32 (default 32).
-    invalidate_ports : int
-        Register writes per cycle, 1..8 (default 2: two warp instructions a cycle).
-
     Attributes
     ----------
     lookup : In(valid_only(preg_bits))
@@ -121,25 +51,16 @@ class VerifyCache(wiring.Component):
         The written registers.
     """
 
-    def __init__(self, *, entries=8, pregs=1024, lanes=32, data_width=32, invalidate_ports=2):
-        self.config = config = VerifyCacheConfig(
-            entries=entries, pregs=pregs, lanes=lanes, data_width=data_width,
-            invalidate_ports=invalidate_ports)
-        preg = config.preg_bits
-        super().__init__({
-            "lookup": In(valid_only(preg)),
-            "result": Out(valid_only(config.result_layout)),
-            "fill": In(valid_only(config.fill_layout)),
-            "invalidate_valid": In(invalidate_ports),
-            "invalidate_preg": In(data.ArrayLayout(preg, invalidate_ports)),
-        })
-        self.valid = Signal(entries)
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.valid = Signal(config.entries)
         """Valid bit of each entry (flip-flops)."""
-        self.tag = Signal(data.ArrayLayout(preg, entries))
+        self.tag = Signal(data.ArrayLayout(config.preg_bits, config.entries))
         """The register each entry holds (flip-flops)."""
-        self.pointer = Signal(range(entries))
+        self.pointer = Signal(range(config.entries))
         """The FIFO pointer: the entry the next allocating fill takes."""
-        self.values = memory.Memory(shape=config.value_layout, depth=entries, init=[])
+        self.values = memory.Memory(shape=config.value_layout, depth=config.entries, init=[])
         """The cached values."""
 
     def elaborate(self, platform):

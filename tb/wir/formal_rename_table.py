@@ -88,7 +88,7 @@ class RenameTableFormal(Elaboratable):
         dut, config = self.dut, self.dut.config
         retire = dut.retire.payload
         was = Signal()
-        warp, reg = Signal(config.warp_width), Signal(range(config.regs))
+        warp, reg = Signal(config.warp_bits), Signal(range(config.regs))
         preg, pin = Signal(config.preg_bits), Signal()
         m.d.sync += [was.eq(dut.retire.valid & dut.retire.ready & ~Initial()),
                      warp.eq(retire.warp), reg.eq(retire.reg), preg.eq(retire.preg),

@@ -1,6 +1,6 @@
 """cocotb bench of ``wir.h3_hash`` against its golden model."""
 
-from gpurf.hw.wir.h3_hash import H3HashConfig
+from gpurf.hw.wir.configs import H3HashConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]

@@ -4,8 +4,8 @@ The bench plays a few thread blocks (slots with their warps), their stores, barr
 releases and relaunches, and queries of every kind from the reuse stage.
 """
 
+from gpurf.hw.wir.configs import LoadFilterConfig
 from gpurf.hw.wir.layouts import LoadKind
-from gpurf.hw.wir.load_filter import LoadFilterConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -21,18 +21,18 @@ class Driver:
         return sum(1 << w for w, b in enumerate(self.block_of) if b == tb)
 
     def block_event(self, name: str, tb: int) -> dict:
-        payload = self.config.block_layout.const(
-            {"tb": tb, "warps": self.warps_of(tb)}).as_value().value
+        payload = self.config.ports[f"{name}__payload"].pack(
+            {"tb": tb, "warps": self.warps_of(tb)})
         return {f"{name}__valid": 1, f"{name}__payload": payload}
 
     def store(self, warp: int, shared: int, global_: int) -> dict:
-        payload = self.config.store_layout.const(
-            {"warp": warp, "shared": shared, "global": global_}).as_value().value
+        payload = self.config.ports["store__payload"].pack(
+            {"warp": warp, "shared": shared, "global_": global_})
         return {"store__valid": 1, "store__payload": payload}
 
     def query(self, warp: int, kind: int) -> dict:
-        return {"query": self.config.query_layout.const(
-            {"warp": warp, "tb": self.block_of[warp], "kind": kind}).as_value().value}
+        return {"query": self.config.ports["query"].pack(
+            {"warp": warp, "tb": self.block_of[warp], "kind": kind})}
 
     def random_query(self) -> dict:
         return self.query(self.rng.randrange(self.config.warps), self.rng.randrange(4))

@@ -5,7 +5,7 @@ taken, or withdrawn after a random wait, as a full queue makes the instruction e
 normally), raises ``recheck.ready`` on idle rename cycles and answers ``still_pending``.
 """
 
-from gpurf.hw.wir.pending_retry import PendingRetryConfig
+from gpurf.hw.wir.configs import PendingRetryConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]

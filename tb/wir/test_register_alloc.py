@@ -10,8 +10,8 @@ a chosen matrix: the second is told to verify the first's register, a false posi
 verify-read catches).
 """
 
+from gpurf.hw.wir.configs import RegisterAllocConfig
 from gpurf.hw.wir.layouts import AllocKind
-from gpurf.hw.wir.register_alloc import RegisterAllocConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -33,14 +33,12 @@ class Driver:
         config, rng = self.config, self.rng
         if value is None:
             value = rng.choice(self.values)
-        lanes = [value >> (config.data_width * k) & ((1 << config.data_width) - 1)
-                 for k in range(config.lanes)]
-        payload = config.result_layout.const({
-            "value": lanes, "divergent": divergent,
+        payload = config.ports["result__payload"].pack({
+            "value": value, "divergent": divergent,
             "dst": {"preg": rng.randrange(config.pregs) if preg is None else preg,
                     "valid": valid, "pin": pin},
             "ticket": rng.getrandbits(config.ticket_bits),
-        }).as_value().value
+        })
         return {"result__valid": 1, "result__payload": payload}
 
     def random_result(self) -> dict:
@@ -53,17 +51,18 @@ class Driver:
 
     def install(self) -> dict:
         hash_value, preg = self.installs.pop(0)
-        return {"install__valid": 1, "install__payload": self.config.vsb.install_layout.const(
-            {"hash": hash_value, "preg": preg, "divergent": 0}).as_value().value}
+        return {"install__valid": 1, "install__payload": self.config.ports["install__payload"].pack(
+            {"hash": hash_value, "preg": preg, "divergent": 0})}
 
     def observe(self, outputs: dict) -> None:
         """Queue the install of every convergent ``ALLOCATE`` (the consumer's part)."""
         if not outputs["out__valid"]:
             return
-        out = self.config.request_layout.from_bits(outputs["out__payload"])
+        out = self.config.ports["out__payload"].unpack(outputs["out__payload"])
+        out = out._replace(kind=AllocKind(out.kind))
         self.out.append(out)
         if out.kind == AllocKind.ALLOCATE and not out.divergent:
-            self.installs.append((int(out.hash), self.rng.randrange(self.config.pregs)))
+            self.installs.append((out.hash, self.rng.randrange(self.config.pregs)))
 
 
 def random_stream(params, rng, cycles):
@@ -155,7 +154,7 @@ def directed_collision(params, rng, cycles):
     yield from _run(driver, {})
     assert driver.out[-1].kind == AllocKind.VERIFY
     yield from _run(driver, {"evict__valid": 1,
-                             "evict__payload": config.vsb.index(int(driver.out[-1].hash))})
+                             "evict__payload": config.vsb.index(driver.out[-1].hash)})
     yield from _run(driver, driver.result(second))
     yield from _run(driver, {})
     yield from _run(driver, {})

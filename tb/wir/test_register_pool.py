@@ -5,9 +5,7 @@ the pool's protocol: events name only registers it holds a reference to, and cou
 in ``0..2**count_width - 1``.
 """
 
-from amaranth.lib import data
-
-from gpurf.hw.wir.register_pool import RegisterPoolConfig
+from gpurf.hw.wir.configs import RegisterPoolConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "Refs"]
@@ -21,9 +19,6 @@ class Refs:
         self.counts = {}
         self.offer = None
         self.cap = config.pregs
-        self._inc = data.ArrayLayout(config.ref_layout, config.inc_ports)
-        self._dec = data.ArrayLayout(config.ref_layout, config.dec_ports)
-        self._query = data.ArrayLayout(config.preg_bits, config.query_ports)
 
     def held(self):
         return sorted(p for p, n in self.counts.items() if n)
@@ -36,18 +31,17 @@ class Refs:
         queries = (list(queries) + [0] * config.query_ports)[:config.query_ports]
         ports = {
             "alloc__ready": int(take),
-            "inc": self._pack(self._inc, incs),
-            "dec": self._pack(self._dec, decs),
-            "query": self._query.const(queries).as_value().value,
+            "inc": self._pack("inc", incs),
+            "dec": self._pack("dec", decs),
+            "query": config.ports["query"].pack(queries),
         }
         if config.capped:
             ports["cap"] = self.cap
         return ports
 
-    @staticmethod
-    def _pack(layout, pregs):
-        return layout.const([{"valid": p is not None, "preg": p or 0}
-                             for p in pregs]).as_value().value
+    def _pack(self, port, pregs):
+        return self.config.ports[port].pack([{"valid": 1, "preg": p} if p is not None else {}
+                                             for p in pregs])
 
     def observe(self, inputs, got, incs=(), decs=()):
         """Account for one cycle: the taken offer (count 1) and the events."""

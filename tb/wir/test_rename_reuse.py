@@ -8,8 +8,9 @@ one reserves, the others wait in the pending-retry queue and hit once it is fill
 full queue, loads around stores and barriers, unmapped sources.
 """
 
+from gpurf.hw.ports import codec
+from gpurf.hw.wir.configs import SOURCES, RenameReuseConfig
 from gpurf.hw.wir.layouts import LoadKind
-from gpurf.hw.wir.rename_reuse import SOURCES, RenameReuseConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -20,8 +21,9 @@ class Driver:
     rename tables (for the pin-bit protocol of retires)."""
 
     def __init__(self, params, rng):
-        self.config = RenameReuseConfig(**params)
+        self.config = config = RenameReuseConfig(**params)
         self.rng = rng
+        self.tags = codec(config.reuse.tag_layout)
         self.maps: list[dict[int, tuple[int, int]]] = [{} for _ in range(self.config.warps)]
         self.fills: list[tuple[int, int, int]] = []
         """``(index, tag, result)`` of reservations to fill."""
@@ -49,14 +51,13 @@ class Driver:
         return ins
 
     def issue(self, ins: dict) -> dict:
-        return {"issue__valid": 1,
-                "issue__payload": self.config.issue_layout.const(ins).as_value().value}
+        return {"issue__valid": 1, "issue__payload": self.config.ports["issue__payload"].pack(ins)}
 
     def block_event(self, name: str, tb: int) -> dict:
         config = self.config
         warps = sum(1 << w for w in range(config.warps) if w % config.blocks == tb)
-        return {f"{name}__valid": 1, f"{name}__payload": config.loads.block_layout.const(
-            {"tb": tb, "warps": warps}).as_value().value}
+        payload = config.ports[f"{name}__payload"].pack({"tb": tb, "warps": warps})
+        return {f"{name}__valid": 1, f"{name}__payload": payload}
 
     def retire_payload(self, warp: int, reg: int, divergent: int) -> int:
         """A retire following the pin protocol: a pinned register is rewritten in place,
@@ -69,8 +70,8 @@ class Driver:
                 preg = old[0]
             elif preg == old[0]:
                 preg = (preg + 1) % config.pregs
-        return config.rename.retire_layout.const(
-            {"warp": warp, "reg": reg, "preg": preg, "divergent": divergent}).as_value().value
+        return config.ports["retire__payload"].pack(
+            {"warp": warp, "reg": reg, "preg": preg, "divergent": divergent})
 
     def background(self, *, p_retire=0.3, p_fill=0.3) -> dict:
         """Pending retires and fills, when the dice say so (the retire is held until
@@ -83,9 +84,8 @@ class Driver:
                        retire__payload=self.retire_payload(warp, reg, divergent))
         if self.fills and rng.random() < p_fill:
             index, tag, result = self.fills.pop(rng.randrange(len(self.fills)))
-            ins.update(fill__valid=1, fill__payload=config.reuse.fill_layout.const(
-                {"index": index, "tag": config.reuse.tag_layout.from_bits(tag),
-                 "result": result}).as_value().value)
+            ins.update(fill__valid=1, fill__payload=config.ports["fill__payload"].pack(
+                {"index": index, "tag": tag, "result": result}))
         if rng.random() < p_retire:
             self.retires.append((rng.randrange(config.warps), rng.randrange(config.regs),
                                  int(rng.random() < 0.2)))
@@ -95,24 +95,23 @@ class Driver:
         """Follow the handshakes and collect what leaves on ``out``."""
         config = self.config
         if inputs.get("retire__valid") and outputs["retire__ready"]:
-            view = config.rename.retire_layout.from_bits(inputs["retire__payload"])
-            self.maps[view.warp][view.reg] = (int(view.preg), int(view.divergent))
+            view = config.ports["retire__payload"].unpack(inputs["retire__payload"])
+            self.maps[view.warp][view.reg] = (view.preg, view.divergent)
             if self.retires:
                 self.retires.pop(0)
         if inputs.get("exit__valid") and outputs["exit__ready"]:
             self.maps[inputs["exit__payload"]].clear()
         if outputs["out__valid"]:
-            out = config.out_layout.from_bits(outputs["out__payload"])
+            out = config.ports["out__payload"].unpack(outputs["out__payload"])
             self.out.append(out)
             if out.response.reserved:
-                tag = config.reuse.tag_layout.const({
+                tag = self.tags.pack({
                     "opcode": out.lookup.opcode,
-                    "operand": [int(out.lookup.operand[k]) & ((1 << config.preg_bits) - 1)
+                    "operand": [out.lookup.operand[k] & ((1 << config.preg_bits) - 1)
                                 for k in range(SOURCES)],
                     "tbid": out.lookup.tbid, "barrier": out.lookup.barrier,
-                }).as_value().value
-                self.fills.append((int(out.response.index), tag,
-                                   self.rng.randrange(config.pregs)))
+                })
+                self.fills.append((out.response.index, tag, self.rng.randrange(config.pregs)))
 
 
 def random_stream(params, rng, cycles):
@@ -164,8 +163,8 @@ def _run(driver, inputs):
 
 def _map(driver, warp, reg, preg):
     """Retire ``reg -> preg`` of ``warp`` (convergent)."""
-    payload = driver.config.rename.retire_layout.const(
-        {"warp": warp, "reg": reg, "preg": preg, "divergent": 0}).as_value().value
+    payload = driver.config.ports["retire__payload"].pack(
+        {"warp": warp, "reg": reg, "preg": preg, "divergent": 0})
     yield from _run(driver, {"retire__valid": 1, "retire__payload": payload})
 
 
@@ -192,9 +191,8 @@ def directed_fig11_back_to_back(params, rng, cycles):
     assert queued_before_fill == min(config.warps - 1, config.retry_depth), driver.out
     index, tag, _ = driver.fills[0]
     result = 3 % config.pregs
-    yield from _run(driver, {"fill__valid": 1, "fill__payload": config.reuse.fill_layout.const(
-        {"index": index, "tag": config.reuse.tag_layout.from_bits(tag),
-         "result": result}).as_value().value})
+    yield from _run(driver, {"fill__valid": 1, "fill__payload": config.ports["fill__payload"].pack(
+        {"index": index, "tag": tag, "result": result})})
     for _ in range(config.retry_depth + 3):
         yield from _run(driver, {})
     hits = [o for o in driver.out if o.retried and o.response.hit]

@@ -5,7 +5,7 @@ pin rules (a pinned register is rewritten in place, the first divergent write ta
 register). Offers are held until taken (ready is low while clearing and during exits).
 """
 
-from gpurf.hw.wir.rename_table import RenameTableConfig
+from gpurf.hw.wir.configs import RenameTableConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -29,9 +29,9 @@ class Driver:
     def offer_issue(self, warp=None) -> None:
         config, rng = self.config, self.rng
         warp = self.warp() if warp is None else warp
-        self.issue_offer = config.issue_layout.const({
+        self.issue_offer = config.ports["issue__payload"].pack({
             "warp": warp, "src": [rng.randrange(config.regs) for _ in range(config.sources)],
-            "dst": rng.randrange(config.regs)}).as_value().value
+            "dst": rng.randrange(config.regs)})
 
     def offer_retire(self, warp=None, reg=None, divergent=None, preg=None) -> None:
         """A retire that follows the pin rules; ``preg`` only for a convergent retire."""
@@ -54,11 +54,11 @@ class Driver:
         return {
             "issue__valid": int(self.issue_offer is not None),
             "issue__payload": (self.issue_offer if self.issue_offer is not None
-                               else rng.getrandbits(config.issue_layout.size)),
+                               else rng.getrandbits(config.ports["issue__payload"].width)),
             "retire__valid": int(retire is not None),
-            "retire__payload": (config.retire_layout.const(dict(zip(
-                ("warp", "reg", "preg", "divergent"), retire, strict=True))).as_value().value
-                if retire is not None else rng.getrandbits(config.retire_layout.size)),
+            "retire__payload": (config.ports["retire__payload"].pack(dict(zip(
+                ("warp", "reg", "preg", "divergent"), retire, strict=True)))
+                if retire is not None else rng.getrandbits(config.ports["retire__payload"].width)),
             "exit__valid": int(self.exit_offer is not None),
             "exit__payload": (self.exit_offer if self.exit_offer is not None
                               else rng.randrange(config.warps)),
@@ -121,13 +121,13 @@ def directed_pin_rules(params, rng, cycles):
     for divergent, preg in steps:
         driver.offer_retire(warp, reg, divergent, preg)
         yield from settle(driver)
-        driver.issue_offer = config.issue_layout.const(
-            {"warp": warp, "src": [reg] * config.sources, "dst": reg}).as_value().value
+        driver.issue_offer = config.ports["issue__payload"].pack(
+            {"warp": warp, "src": [reg] * config.sources, "dst": reg})
         yield from settle(driver)
     driver.exit_offer = warp
     yield from settle(driver)
-    driver.issue_offer = config.issue_layout.const(
-        {"warp": warp, "src": [reg] * config.sources, "dst": reg}).as_value().value
+    driver.issue_offer = config.ports["issue__payload"].pack(
+        {"warp": warp, "src": [reg] * config.sources, "dst": reg})
     yield from settle(driver)
     yield from step(driver)
 
@@ -146,17 +146,17 @@ def directed_full_warp(params, rng, cycles):
             yield from settle(driver)
     for warp in warps:
         for reg in range(config.regs):
-            driver.issue_offer = config.issue_layout.const(
+            driver.issue_offer = config.ports["issue__payload"].pack(
                 {"warp": warp, "src": [reg, *rng.choices(range(config.regs),
                                                          k=config.sources - 1)],
-                 "dst": reg}).as_value().value
+                 "dst": reg})
             yield from settle(driver)
     driver.exit_offer = warps[0]
     driver.offer_issue(warps[-1])
     yield from settle(driver)
     driver.offer_retire(warps[-1], 0, 0, rng.randrange(config.pregs))
-    driver.issue_offer = config.issue_layout.const(
-        {"warp": warps[-1], "src": [0] * config.sources, "dst": 0}).as_value().value
+    driver.issue_offer = config.ports["issue__payload"].pack(
+        {"warp": warps[-1], "src": [0] * config.sources, "dst": 0})
     yield from settle(driver)
     for _ in range(3):
         driver.offer_issue(warps[0])

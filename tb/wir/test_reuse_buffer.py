@@ -6,7 +6,8 @@ mode signal. Instructions come from a small program so tags repeat; the index an
 every reservation are kept to fill it later.
 """
 
-from gpurf.hw.wir.reuse_buffer import ReuseBufferConfig
+from gpurf.hw.ports import codec
+from gpurf.hw.wir.configs import ReuseBufferConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -16,8 +17,9 @@ class Driver:
     """Lookups, fills and side inputs of one reuse buffer."""
 
     def __init__(self, params, rng):
-        self.config = ReuseBufferConfig(**params)
+        self.config = config = ReuseBufferConfig(**params)
         self.rng = rng
+        self.tags = codec(config.tag_layout)
         self.reserved: list[tuple[int, int]] = []
         """``(index, tag)`` of the reservations made and not yet filled."""
 
@@ -36,24 +38,23 @@ class Driver:
     def tag(self, ins: dict) -> int:
         config = self.config
         mask = (1 << config.preg_bits) - 1
-        return config.tag_layout.const({
+        return self.tags.pack({
             "opcode": {"op": ins["op"], "regs": ins["regs"]},
             "operand": [value & mask for value in ins["operand"]],
             "tbid": ins["tbid"], "barrier": ins["barrier"],
-        }).as_value().value
+        })
 
     def lookup(self, ins: dict, *, divergent=0, bypass=0) -> dict:
-        payload = self.config.lookup_layout.const({
+        payload = self.config.ports["lookup__payload"].pack({
             "opcode": {"op": ins["op"], "regs": ins["regs"]}, "operand": ins["operand"],
             "tbid": ins["tbid"], "barrier": ins["barrier"], "divergent": divergent,
             "bypass": bypass,
-        }).as_value().value
+        })
         return {"lookup__valid": 1, "lookup__payload": payload}
 
     def fill(self, index: int, tag: int, result: int) -> dict:
-        payload = self.config.fill_layout.const(
-            {"index": index, "tag": self.config.tag_layout.from_bits(tag),
-             "result": result}).as_value().value
+        payload = self.config.ports["fill__payload"].pack(
+            {"index": index, "tag": tag, "result": result})
         return {"fill__valid": 1, "fill__payload": payload}
 
     def random_result(self) -> int:
@@ -63,9 +64,8 @@ class Driver:
         """Remember a reservation the lookup of ``inputs`` made; return the response."""
         if not inputs.get("lookup__valid"):
             return {}
-        view = self.config.response_layout.from_bits(outputs["response__payload"])
-        response = {name: int(view[name]) for name in
-                    ("hit", "pending", "reserved", "index", "result")}
+        response = self.config.ports["response__payload"].unpack(
+            outputs["response__payload"])._asdict()
         if response["reserved"]:
             self.reserved.append((response["index"], self.tag(ins)))
         return response

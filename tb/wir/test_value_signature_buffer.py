@@ -5,7 +5,7 @@ different high bits), so hits, index conflicts (a miss on a valid entry) and dis
 are all frequent.
 """
 
-from gpurf.hw.wir.value_signature_buffer import ValueSignatureBufferConfig
+from gpurf.hw.wir.configs import ValueSignatureBufferConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -31,8 +31,8 @@ class Driver:
         return self.rng.getrandbits(self.config.hash_width)
 
     def install(self, hash_value, preg, divergent=0) -> dict:
-        return {"install__valid": 1, "install__payload": self.config.install_layout.const(
-            {"hash": hash_value, "preg": preg, "divergent": divergent}).as_value().value}
+        return {"install__valid": 1, "install__payload": self.config.ports["install__payload"].pack(
+            {"hash": hash_value, "preg": preg, "divergent": divergent})}
 
     def preg(self) -> int:
         return self.rng.randrange(self.config.pregs)
@@ -46,7 +46,7 @@ class Driver:
                "evict__valid": int(evict is not None),
                "evict__payload": rng.randrange(config.entries) if evict is None else evict,
                "install__valid": 0,
-               "install__payload": rng.getrandbits(config.install_layout.size)}
+               "install__payload": rng.getrandbits(config.ports["install__payload"].width)}
         if install is not None:
             ins.update(self.install(*install))
         return ins

@@ -4,9 +4,7 @@ Registers come from a pool a little larger than the cache, so hits, misses, FIFO
 replacement and re-fills of cached registers are all frequent.
 """
 
-from amaranth.lib import data
-
-from gpurf.hw.wir.verify_cache import VerifyCacheConfig
+from gpurf.hw.wir.configs import VerifyCacheConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]
@@ -21,6 +19,7 @@ class Driver:
         self.pool = rng.sample(range(config.pregs), min(config.pregs, config.entries + 3))
 
     def value(self) -> int:
+        """A random register value (packed: the ``value`` field takes a whole integer)."""
         return self.rng.getrandbits(self.config.value_bits)
 
     def some_preg(self) -> int:
@@ -40,12 +39,10 @@ class Driver:
             "lookup__valid": int(lookup is not None),
             "lookup__payload": rng.randrange(config.pregs) if lookup is None else lookup,
             "fill__valid": int(fill is not None),
-            "fill__payload": config.fill_layout.const(
-                {"preg": fill_preg, "value": config.value_layout.from_bits(fill_value)}
-            ).as_value().value,
+            "fill__payload": config.ports["fill__payload"].pack(
+                {"preg": fill_preg, "value": fill_value}),
             "invalidate_valid": (1 << len(writes)) - 1,
-            "invalidate_preg": data.ArrayLayout(config.preg_bits, ports).const(
-                pregs).as_value().value,
+            "invalidate_preg": config.ports["invalidate_preg"].pack(pregs),
         }
 
 
