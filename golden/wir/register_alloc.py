@@ -2,6 +2,7 @@
 the golden H3 hash and value signature buffer behind a two-cycle pipeline (hash, table)."""
 
 from collections import deque
+from functools import cached_property
 
 from gpurf.golden.model import PortModel
 from gpurf.hw.ports import codec
@@ -39,9 +40,13 @@ class RegisterAlloc(PortModel, config=RegisterAllocConfig):
     model is driven through :meth:`ValueSignatureBuffer.advance`, on Python values.
     """
 
+    @cached_property
+    def vsb(self) -> ValueSignatureBuffer:
+        return ValueSignatureBuffer(**self.config.vsb.params())
+
     def reset(self):
         config = self.config
-        self.vsb = ValueSignatureBuffer(**config.vsb.params())
+        self.vsb.reset()
         self.masks = config.hash.masks
         self.values = codec(warp_value_layout(lanes=config.lanes, data_width=config.data_width))
         """Packs a result's lanes into the hash input (lane ``l`` in the ``l``-th

@@ -2,6 +2,7 @@
 VI-A, VI-B: the golden rename table, reuse buffer, load filter and pending-retry queue
 chained by two pipeline registers (rename stage, reuse stage)."""
 
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from gpurf.golden.model import PortModel
@@ -51,17 +52,31 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
     ports are packed and unpacked; the pending-retry queue holds tickets as dicts.
     """
 
+    @cached_property
+    def rename(self) -> RenameTable:
+        return RenameTable(**self.config.rename.params())
+
+    @cached_property
+    def reuse(self) -> ReuseBuffer:
+        return ReuseBuffer(**self.config.reuse.params())
+
+    @cached_property
+    def loads(self) -> LoadFilter:
+        return LoadFilter(**self.config.loads.params())
+
+    @cached_property
+    def retry(self) -> PendingRetry:
+        return PendingRetry(**self.config.retry.params())
+
     def reset(self):
         config = self.config
-        self.rename = RenameTable(**config.rename.params())
-        self.reuse = ReuseBuffer(**config.reuse.params())
-        self.loads = LoadFilter(**config.loads.params())
-        self.retry = PendingRetry(**config.retry.params())
+        for part in (self.rename, self.reuse, self.loads, self.retry):
+            part.reset()
         self.stage = None
         self.leaving: dict | None = None
         self._reg_mask = (1 << config.rename.reg_bits) - 1
         self._preg_mask = (1 << config.preg_bits) - 1
-        self._no_query = self.ports["query"].pack([])
+        self._no_events = {name: self.ports[name].pack([]) for name in ("query", "inc", "dec")}
         self._last = None
 
     def _fresh_lookup(self, renamed: dict, answer: dict) -> Lookup:
@@ -124,8 +139,8 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
             "probe": probe,
             "query": self._query(lookup),
             "queued": ports["queued"].pack(queued),
-            "inc": ports["inc"].pack([_event(p) for p in (rename["inc"], *incs)]),
-            "dec": ports["dec"].pack([_event(p) for p in (rename["dec"], *decs)]),
+            "inc": self._events("inc", (rename["inc"], *incs)),
+            "dec": self._events("dec", (rename["dec"], *decs)),
         }
         self._last = (lookup, response)
         self.leaving = self._leave(lookup, response, renamed, ticket, queued=taken)
@@ -182,10 +197,18 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
         return {**who, "lookup": lookup, "retried": int(stage is None),
                 "response": {**response, "pending": int(queued)}}
 
+    def _events(self, port: str, pregs) -> int:
+        """The reference events port ``port`` of the registers ``pregs`` (``None``: no
+        event)."""
+        if not any(preg is not None for preg in pregs):
+            return self._no_events[port]
+        return self.ports[port].pack([{} if preg is None else {"valid": 1, "preg": preg}
+                                      for preg in pregs])
+
     def _query(self, lookup) -> int:
         """The ``query`` port: the lookup's register operands."""
         if lookup is None:
-            return self._no_query
+            return self._no_events["query"]
         regs, mask = lookup.opcode.regs, self._preg_mask
         return self.ports["query"].pack([
             {"valid": 1, "preg": value & mask} if regs >> k & 1 else {}
@@ -196,7 +219,3 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
         return (f"rename_reuse: stage={self.stage} lookup={lookup} response={response} "
                 f"queue={len(self.retry.queue)}")
 
-
-def _event(preg: int | None) -> dict:
-    """A reference event's fields (all zero for ``None``)."""
-    return {} if preg is None else {"valid": 1, "preg": preg}
