@@ -1,5 +1,7 @@
 """Pending-retry queue of WIR (paper Section VI-B)."""
 
+import functools
+
 from amaranth import Module, Signal
 from amaranth.lib import memory
 
@@ -43,7 +45,13 @@ class PendingRetry(ConfiguredComponent, config=PendingRetryConfig):
     def __init__(self, **params):
         config = self.configure(params)
         super().__init__(config.signature())
-        self.ring = memory.Memory(shape=config.width, depth=config.depth, init=[])
+
+    @functools.cached_property
+    def ring(self) -> memory.Memory:
+        """The ring of queued payloads. Created on first use (elaboration, or a formal
+        harness's own ports), so that a component built only to check its parameters or read
+        its ports leaves no unused memory behind."""
+        return memory.Memory(shape=self.config.width, depth=self.config.depth, init=[])
 
     def elaborate(self, platform):
         m = Module()

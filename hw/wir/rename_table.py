@@ -1,5 +1,7 @@
 """Rename tables of WIR: per warp, logical -> physical warp register (paper Section V-B, V-D)."""
 
+import functools
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory
 
@@ -61,8 +63,6 @@ class RenameTable(ConfiguredComponent, config=RenameTableConfig):
     def __init__(self, **params):
         config = self.configure(params)
         super().__init__(config.signature())
-        self.table = memory.Memory(shape=config.row_layout, depth=config.warps, init=[])
-        """One row per warp."""
         self.clearing = Signal(init=1)
         """High during the clear after reset."""
         self.clear_row = Signal(range(config.warps))
@@ -71,6 +71,13 @@ class RenameTable(ConfiguredComponent, config=RenameTableConfig):
         """An exit sweep is in progress."""
         self.sweep_warp = Signal(config.warp_bits)
         self.sweep_reg = Signal(range(config.regs))
+
+    @functools.cached_property
+    def table(self) -> memory.Memory:
+        """One row per warp. Created on first use (elaboration, or a formal harness's own
+        ports), so that a component built only to check its parameters or read its ports
+        leaves no unused memory behind."""
+        return memory.Memory(shape=self.config.row_layout, depth=self.config.warps, init=[])
 
     def elaborate(self, platform):
         m = Module()

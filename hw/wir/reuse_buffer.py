@@ -1,5 +1,7 @@
 """Reuse buffer of WIR with pending reservations (paper Sections V-C, V-D, VI-A, VI-B, Fig. 9)."""
 
+import functools
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory
 
@@ -84,11 +86,17 @@ class ReuseBuffer(ConfiguredComponent, config=ReuseBufferConfig):
     def __init__(self, **params):
         config = self.configure(params)
         super().__init__(config.signature())
-        self.table = memory.Memory(shape=config.row_layout, depth=config.entries, init=[])
         self.valid = Signal(config.entries)
         """Per-entry valid bits (flip-flops)."""
         self.pointer = Signal(config.index_bits)
         """The eviction pointer: cycles since reset modulo ``entries``."""
+
+    @functools.cached_property
+    def table(self) -> memory.Memory:
+        """``{tag, result, pending}`` of every entry. Created on first use (elaboration, or
+        a formal harness's own ports), so that a component built only to check its
+        parameters or read its ports leaves no unused memory behind."""
+        return memory.Memory(shape=self.config.row_layout, depth=self.config.entries, init=[])
 
     def elaborate(self, platform):
         m = Module()

@@ -1,5 +1,7 @@
 """Value signature buffer of WIR's register allocation stage (paper Section V-A, Fig. 6)."""
 
+import functools
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib import memory
 
@@ -66,8 +68,13 @@ class ValueSignatureBuffer(ConfiguredComponent, config=ValueSignatureBufferConfi
         super().__init__(config.signature())
         self.valid = Signal(config.entries)
         """The entries' valid bits (flip-flops)."""
-        self.table = memory.Memory(shape=config.entry_layout, depth=config.entries, init=[])
-        """``{hash, preg}`` of every entry."""
+
+    @functools.cached_property
+    def table(self) -> memory.Memory:
+        """``{hash, preg}`` of every entry. Created on first use (elaboration, or a formal
+        harness's own ports), so that a component built only to check its parameters or read
+        its ports leaves no unused memory behind."""
+        return memory.Memory(shape=self.config.entry_layout, depth=self.config.entries, init=[])
 
     def elaborate(self, platform):
         m = Module()

@@ -1,5 +1,7 @@
 """Verify cache in front of the register banks for verify-reads (WIR paper Section VI-C)."""
 
+import functools
+
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory
 
@@ -60,8 +62,13 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
         """The register each entry holds (flip-flops)."""
         self.pointer = Signal(range(config.entries))
         """The FIFO pointer: the entry the next allocating fill takes."""
-        self.values = memory.Memory(shape=config.value_layout, depth=config.entries, init=[])
-        """The cached values."""
+
+    @functools.cached_property
+    def values(self) -> memory.Memory:
+        """The cached values. Created on first use (elaboration, or a formal harness's own
+        ports), so that a component built only to check its parameters or read its ports
+        leaves no unused memory behind."""
+        return memory.Memory(shape=self.config.value_layout, depth=self.config.entries, init=[])
 
     def elaborate(self, platform):
         m = Module()
