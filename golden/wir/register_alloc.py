@@ -7,7 +7,7 @@ from functools import cached_property
 from gpurf.golden.model import PortModel
 from gpurf.hw.ports import codec
 from gpurf.hw.wir.configs import RegisterAllocConfig
-from gpurf.hw.wir.layouts import AllocKind, warp_value_layout
+from gpurf.hw.wir.layouts import AllocKind
 
 from .h3_hash import h3
 from .value_signature_buffer import ValueSignatureBuffer
@@ -48,9 +48,8 @@ class RegisterAlloc(PortModel, config=RegisterAllocConfig):
         config = self.config
         self.vsb.reset()
         self.masks = config.hash.masks
-        self.values = codec(warp_value_layout(lanes=config.lanes, data_width=config.data_width))
-        """Packs a result's lanes into the hash input (lane ``l`` in the ``l``-th
-        ``data_width`` bits)."""
+        self.values = codec(config.value_layout)
+        """Packs a result's lanes into the hash input."""
         self.pipe: deque = deque([None, None], maxlen=2)
         self._last = None
 

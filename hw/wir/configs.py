@@ -760,6 +760,12 @@ class RegisterAllocConfig(BlockConfig):
         return self.vsb.preg_bits
 
     @property
+    def value_layout(self) -> data.ArrayLayout:
+        """A result's value, lane ``l`` in the ``l``-th ``data_width`` bits of the hash
+        input."""
+        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
+
+    @property
     def result_layout(self) -> data.StructLayout:
         return alloc_result_layout(lanes=self.lanes, data_width=self.data_width,
                                    preg_bits=self.preg_bits, ticket_bits=self.ticket_bits)
