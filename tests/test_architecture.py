@@ -3,6 +3,7 @@ code, break on a copy of it with one upward import added, and leave no module ou
 layer; the folders are importable only under ``gpurf``; the registry holds each block once.
 """
 
+import ast
 import importlib
 import os
 import pkgutil
@@ -113,3 +114,26 @@ def test_registry_holds_each_block_once():
     assert len(set(components)) == len(components)
     assert all(c.__module__.startswith("gpurf.hw.") for c in components)
     assert not [m for m in sys.modules if m.partition(".")[0] in FOLDERS]
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports (``from X import Y`` counts ``X`` and ``X.Y``)."""
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return found
+
+
+def test_golden_models_import_no_component_module():
+    """Golden models reach a block's parameters and layouts through ``hw/<m>/configs.py`` and
+    ``layouts.py``, never through the component (a model must not share the RTL's code)."""
+    components = {block.component.__module__ for block in all_blocks()}
+    golden = Path(importlib.import_module("gpurf.golden").__file__).parent
+    offenders = {f"{path.relative_to(golden)}: {module}"
+                 for path in golden.rglob("*.py") for module in _imported_modules(path)
+                 if module in components}
+    assert not offenders, sorted(offenders)
