@@ -207,6 +207,7 @@ class TraceWriter:
                         for c in layout.inputs]
         self._outputs = [(c.name, c.offset, c.size, c.mask, c.name in self.unmodeled)
                          for c in layout.outputs]
+        self._input_names = frozenset(c.name for c in layout.inputs)
         self._buffer = bytearray()
         self._record = bytearray(layout.record_bytes)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -235,7 +236,7 @@ class TraceWriter:
             else:
                 record[offset:offset + size] = _bytes(name, value, size, limit)
                 mask |= 1 << bit
-        if len(inputs) > len(self._inputs) or len(outputs) > len(self._outputs):
+        if not inputs.keys() <= self._input_names or len(outputs) != len(self._outputs):
             self._check_names(inputs, outputs)
         at = self.layout.mask_offset
         record[at:] = mask.to_bytes(self.layout.mask_bytes, "little")
