@@ -123,6 +123,8 @@ class ReplayResult:
     seconds: float
     """Time of the replay loop (Verilator: measured inside the binary; Icarus: the run)."""
     build_seconds: float
+    wall_seconds: float
+    """The simulator process's wall time (Verilator: with model construction and exit)."""
     divergence: Divergence | None = None
     waves: Path | None = None
     log: list[str] = field(default_factory=list)
@@ -139,7 +141,8 @@ class ReplayResult:
         verdict = "PASS" if self.passed else "FAIL"
         text = (f"{verdict} {self.block} {param_tag(self.params)} replay on {self.simulator}: "
                 f"{self.cycles:,} cycles in {self.seconds:.3f} s "
-                f"({self.cycles_per_second:,.0f} cycles/s; build {self.build_seconds:.1f} s); "
+                f"({self.cycles_per_second:,.0f} cycles/s; process {self.wall_seconds:.3f} s, "
+                f"build {self.build_seconds:.1f} s); "
                 f"trace {self.trace}")
         if self.divergence is not None:
             text += "\n" + self.divergence.report()
@@ -215,13 +218,14 @@ def replay(trace: Path | Trace, *, sim: str = "verilator", waves: bool = False,
         if waves:
             dump = runner.waves(trace, run.cycle)
     return ReplayResult(trace.path, block.qualname, params, sim, run.cycles, run.seconds,
-                        build_seconds, divergence, dump, run.log)
+                        build_seconds, run.wall_seconds, divergence, dump, run.log)
 
 
 @dataclass
 class _Run:
     cycles: int = 0
     seconds: float = 0.0
+    wall_seconds: float = 0.0
     cycle: int | None = None
     ports: list[PortMismatch] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
@@ -237,7 +241,7 @@ def _parse_value(text: str) -> int | str:
 def _parse(output: str, elapsed: float, what: str) -> _Run:
     """The machine-readable lines both replay flavours print: ``MISMATCH cycle port
     expected actual`` per differing port, ``DONE cycles=N [seconds=S]`` at the end."""
-    run, done = _Run(seconds=elapsed), False
+    run, done = _Run(seconds=elapsed, wall_seconds=elapsed), False
     for line in output.splitlines():
         words = line.split()
         if not words:
