@@ -173,3 +173,22 @@ def test_cli_bad_input(capsys, tmp_path, argv, message):
     assert code == 2
     assert len(err.strip().splitlines()) == 1
     assert re.search(message, err)
+
+
+@pytest.mark.skipif(missing_simulator("verilator") is not None,
+                    reason=str(missing_simulator("verilator")))
+def test_cli_bench_replay_table(capsys, monkeypatch, trace):
+    """The table's plumbing; cocotb's rate and the synthesis are stand-ins here (their own
+    tests run them), the replay and the golden run are real."""
+    from gpurf.sim import bench
+    from gpurf.synth import flow
+
+    monkeypatch.setattr(bench, "_cocotb", lambda block, sim, cycles, seed, params:
+                        bench.Throughput(block.qualname, sim, cycles, 2.0))
+    monkeypatch.setattr(flow, "synthesize", lambda block, params: type("R", (), {"cells": 123}))
+    code, out, _ = run_cli(capsys, "bench", "--replay", trace.path, "--cycles", 100)
+    assert code == 0, out
+    row = re.search(r"^\| subcore\.subcore_assigner \| defaults \| 1,500 \| ([\d,]+) \| "
+                    r"([\d,]+) \| 50 \| ([\d,]+)x \| 123 \|$", out, re.MULTILINE)
+    assert row, out
+    assert int(row.group(1).replace(",", "")) > 0
