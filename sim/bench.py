@@ -7,6 +7,10 @@ Icarus and Verilator figures come from cocotb's ``results.xml`` (simulated time 
 times :func:`gpurf.tb.harness.simulate_amaranth` on the same stimulus. :func:`measure_golden`
 times the golden model and its stimulus alone (:func:`gpurf.tb.harness.run_golden`).
 
+:func:`measure_replay` puts a trace's replay on Verilator (:mod:`gpurf.sim.replay`; the
+replay loop timed inside the binary, build excluded, best of three runs) beside the
+golden-only and per-cycle cocotb rates of the same block configuration and its size in cells.
+
 :func:`measure_kernel` times the SM model instead: warp instructions per second of a workload
 of ``sim/kernels``, functional only and on the timing model (build of the program and
 reference check excluded).
@@ -20,9 +24,11 @@ from dataclasses import dataclass
 from gpurf.hw.registry import Block
 from gpurf.tb.harness import CLOCK_PERIOD_NS, run_golden, simulate_amaranth
 
+from .replay import replay
 from .runner import available_simulators, run_bench
 
-__all__ = ["KernelThroughput", "Throughput", "measure", "measure_golden", "measure_kernel"]
+__all__ = ["KernelThroughput", "ReplayThroughput", "Throughput", "measure", "measure_golden",
+           "measure_kernel", "measure_replay"]
 
 
 @dataclass(frozen=True)
@@ -41,9 +47,10 @@ def _random_stimulus(block: Block):
     return importlib.import_module(block.tb_module).STIMULI[0]
 
 
-def _cocotb(block: Block, sim: str, cycles: int, seed: int) -> Throughput:
+def _cocotb(block: Block, sim: str, cycles: int, seed: int,
+            params: dict | None = None) -> Throughput:
     stimulus = _random_stimulus(block)
-    result = run_bench(block, sim=sim, cycles=cycles, seed=seed,
+    result = run_bench(block, params, sim=sim, cycles=cycles, seed=seed,
                        testcase=f"test_{stimulus.__name__}")
     if not result.passed:
         raise RuntimeError(f"{block.qualname} failed on {sim}; see {result.log}")
@@ -111,3 +118,53 @@ def measure_kernel(name: str, *, size: str = "test") -> KernelThroughput:
     return KernelThroughput(name, size, run.stats["warp_instructions"], run.stats["seconds"],
                             run.passed and timed.passed, timed.stats["seconds"],
                             timed.stats["cpu_seconds"], timed.stats["timing"].cycles)
+
+
+@dataclass(frozen=True)
+class ReplayThroughput:
+    """One trace's replay rate beside the golden-only and cocotb rates of its block."""
+
+    block: str
+    params: dict
+    trace: str
+    replay: Throughput
+    golden: Throughput
+    cocotb: Throughput
+    cells: int
+    passed: bool
+
+    @property
+    def speedup(self) -> float:
+        """Replay cycles/s over cocotb's per-cycle lock-step cycles/s."""
+        return self.replay.cycles_per_second / self.cocotb.cycles_per_second
+
+    def as_dict(self) -> dict:
+        rates = {f"{name}_cycles_per_second": getattr(self, name).cycles_per_second
+                 for name in ("replay", "golden", "cocotb")}
+        return {"block": self.block, "params": self.params, "trace": self.trace,
+                "replay_cycles": self.replay.cycles, "golden_cycles": self.golden.cycles,
+                "cocotb_cycles": self.cocotb.cycles, **rates, "speedup": self.speedup,
+                "cells": self.cells, "passed": self.passed}
+
+
+def measure_replay(trace, *, cycles: int, repeat: int = 3) -> ReplayThroughput:
+    """Replay ``trace`` (an opened :class:`~gpurf.golden.trace.Trace`) on Verilator
+    ``repeat`` times (the fastest counts, as ``timeit`` takes it: on a shared machine the
+    others are the noise of other jobs); time the golden model alone and the cocotb bench on
+    Verilator (lock-step, every cycle compared in Python) for ``cycles`` cycles of the same
+    stimulus, parameters and seed; synthesize the configuration for its cell count."""
+    from gpurf.synth.flow import synthesize
+
+    block, params = trace.check_block()
+    results = [replay(trace, sim="verilator") for _ in range(repeat)]
+    result = min(results, key=lambda r: r.seconds)
+    replayed = Throughput(block.qualname, "replay", result.cycles, result.seconds)
+    seed = trace.seed if isinstance(trace.seed, int) else 1
+    model = block.golden(params)
+    start = time.perf_counter()
+    compared = run_golden(model, _random_stimulus(block), params, seed, cycles)
+    golden = Throughput(block.qualname, "golden", compared, time.perf_counter() - start)
+    cocotb = _cocotb(block, "verilator", cycles, seed, params)
+    cells = synthesize(block, params).cells
+    return ReplayThroughput(block.qualname, params, str(trace.path), replayed, golden, cocotb,
+                            cells, result.passed)
