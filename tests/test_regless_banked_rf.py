@@ -4,27 +4,23 @@
 import pytest
 
 from gpurf.hw.registry import get_block
-from gpurf.hw.regless.banked_rf import BankedRf, BankedRfConfig
+from gpurf.hw.regless.banked_rf import BankedRf
+from gpurf.hw.regless.configs import BankedRfConfig
 from gpurf.synth.flow import synthesize
-
-from .ranges import parameter_tests
-
-RANGES = {"entries": (1, 4096), "warps": (1, 64), "lanes": (1, 32), "data_width": (1, 32)}
 
 
 def golden(**params):
     return get_block("regless.banked_rf").golden(params)
 
 
-test_out_of_range, test_not_an_integer = parameter_tests(BankedRf, golden, RANGES, [
-    pytest.param("banks", 1, r"^banks must be one of 2, 4, 8, 16, 32, not 1$", id="banks=1"),
-    pytest.param("banks", 6, r"^banks must be one of 2, 4, 8, 16, 32, not 6$", id="banks=6"),
-    pytest.param("entries", 500,
-                 r"^entries must be a multiple of warps \(16\), not 500$", id="entries=500"),
-    pytest.param("entries", 64,
-                 r"^registers per warp \(entries / warps = 4\) must be a multiple of banks "
-                 r"\(8\)$", id="entries=64"),
-])
+@pytest.mark.parametrize("build", [BankedRf, golden], ids=["hw", "golden"])
+@pytest.mark.parametrize(("entries", "message"), [
+    (500, r"^entries must be a multiple of warps \(16\), not 500$"),
+    (64, r"^registers per warp \(entries / warps = 4\) must be a multiple of banks \(8\)$"),
+], ids=["entries=500", "entries=64"])
+def test_entries_fit_warps_and_banks(build, entries, message):
+    with pytest.raises(ValueError, match=message):
+        build(entries=entries)
 
 
 def test_defaults():

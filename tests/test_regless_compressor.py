@@ -10,34 +10,14 @@ from amaranth.sim import Simulator
 
 from gpurf.golden.regless.compressor import expand, match_pattern
 from gpurf.hw.registry import get_block
-from gpurf.hw.regless.compressor import Compressor, CompressorConfig, PatternMatch
+from gpurf.hw.regless.compressor import PatternMatch
+from gpurf.hw.regless.configs import CompressorConfig
 from gpurf.hw.regless.layouts import PatternState
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.regless.formal_compressor import CompressorFormal
 from gpurf.tb.regless.test_compressor import directed_values
 
-from .ranges import parameter_tests
-
-RANGES = {"data_width": (4, 32), "lines": (2, 16)}
-CHOICES = {"lanes": (4, 8, 16, 32), "warps": (2, 4, 8, 16),
-           "regs": (2, 4, 8, 16, 32, 64, 128, 256)}
 MASK = (1 << 32) - 1
-
-
-def golden(**params):
-    return get_block("regless.compressor").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(Compressor, golden, RANGES)
-
-
-@pytest.mark.parametrize("build", [Compressor, golden], ids=["hw", "golden"])
-@pytest.mark.parametrize(("name", "value"), [("lanes", 2), ("lanes", 12), ("warps", 1),
-                                             ("warps", 32), ("regs", 1), ("regs", 48)])
-def test_not_a_choice(build, name, value):
-    listed = ", ".join(map(str, CHOICES[name]))
-    with pytest.raises(ValueError, match=f"^{name} must be one of {listed}, not {value}$"):
-        build(**{name: value})
 
 
 def test_default_geometry():

@@ -5,8 +5,7 @@ import re
 
 import pytest
 
-from gpurf.hw.regless.banked_rf import BankedRfConfig
-from gpurf.hw.regless.osu import OsuConfig
+from gpurf.hw.regless.configs import BankedRfConfig, OsuConfig
 from gpurf.synth.costs import has_cost_report
 from gpurf.synth.regless import FIG11, Fig11Setup, fig11_rows, format_report
 

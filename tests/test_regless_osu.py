@@ -4,32 +4,28 @@
 import pytest
 
 from gpurf.hw.registry import get_block
-from gpurf.hw.regless.osu import Osu, OsuConfig
+from gpurf.hw.regless.configs import OsuConfig
+from gpurf.hw.regless.osu import Osu
 from gpurf.synth.flow import storage
-
-from .ranges import parameter_tests
-
-RANGES = {"lines": (1, 4096), "warps": (1, 64), "regs": (1, 256), "lanes": (1, 32),
-          "data_width": (1, 32)}
 
 
 def golden(**params):
     return get_block("regless.osu").golden(params)
 
 
-test_out_of_range, test_not_an_integer = parameter_tests(Osu, golden, RANGES, [
-    pytest.param("lines", 100, r"^lines must be a multiple of banks \(8\), not 100$",
-                 id="lines=100"),
-    pytest.param("banks", 1, r"^banks must be one of 2, 4, 8, 16, 32, not 1$", id="banks=1"),
-    pytest.param("banks", 6, r"^banks must be one of 2, 4, 8, 16, 32, not 6$", id="banks=6"),
-    pytest.param("banks", 64, r"^banks must be one of 2, 4, 8, 16, 32, not 64$",
-                 id="banks=64"),
-])
+BUILDS = pytest.mark.parametrize("build", [Osu, golden], ids=["hw", "golden"])
 
 
-def test_lines_per_bank_limit():
+@BUILDS
+def test_lines_a_multiple_of_banks(build):
+    with pytest.raises(ValueError, match=r"^lines must be a multiple of banks \(8\), not 100$"):
+        build(lines=100)
+
+
+@BUILDS
+def test_lines_per_bank_limit(build):
     with pytest.raises(ValueError, match=r"^lines must be an integer in 1\.\.256, not 512$"):
-        Osu(lines=1024, banks=2)
+        build(lines=1024, banks=2)
 
 
 def test_bank_mapping():

@@ -6,22 +6,10 @@ import pytest
 
 from gpurf.golden.regless.osu_bank import Line, allocation_choice
 from gpurf.hw.registry import get_block
-from gpurf.hw.regless.osu_bank import OsuBank, OsuBankConfig
+from gpurf.hw.regless.configs import OsuBankConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.regless.formal_osu_bank import OsuBankFormal
-
-from .ranges import parameter_tests
-
-RANGES = {"lines": (1, 256), "warps": (1, 64), "regs": (1, 256), "lanes": (1, 32),
-          "data_width": (1, 32)}
-
-
-def golden(**params):
-    return get_block("regless.osu_bank").golden(params)
-
-
-test_out_of_range, test_not_an_integer = parameter_tests(OsuBank, golden, RANGES)
 
 
 def test_default_widths():

@@ -6,7 +6,7 @@ bank / row mapping is a bijection, so every register keeps its own value; a mapp
 folded two registers onto one row would show here as a mismatch.
 """
 
-from gpurf.hw.regless.banked_rf import BankedRfConfig
+from gpurf.hw.regless.configs import BankedRfConfig
 
 __all__ = ["BankedRf"]
 

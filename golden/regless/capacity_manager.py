@@ -7,7 +7,7 @@ are dictionaries. The rules (and the latencies they give) are those stated in
 import copy
 from collections import deque
 
-from gpurf.hw.regless.capacity_manager import CapacityManagerConfig
+from gpurf.hw.regless.configs import CapacityManagerConfig
 from gpurf.hw.regless.layouts import RegionWord, WarpState
 
 __all__ = ["CapacityManager", "done_word", "fits", "region_words"]

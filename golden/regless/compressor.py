@@ -5,7 +5,7 @@ runs each request as a Python generator of cycles: one cycle of bit-vector check
 match, one of tag match, then the L1 refill if the line is missing, then the access.
 """
 
-from gpurf.hw.regless.compressor import CompressorConfig
+from gpurf.hw.regless.configs import CompressorConfig
 from gpurf.hw.regless.layouts import CompressorOp, PatternState
 
 __all__ = ["PATTERNS", "Compressor", "expand", "match_pattern"]

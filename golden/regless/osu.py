@@ -2,7 +2,7 @@
 with the paper's bank mapping ``(warp + reg) & (banks - 1)`` (5.2) and the merge of the
 banks' fetch and writeback streams (lowest bank first, an offer not taken stays offered)."""
 
-from gpurf.hw.regless.osu import OsuConfig
+from gpurf.hw.regless.configs import OsuConfig
 
 from .osu_bank import OsuBank
 

@@ -4,7 +4,7 @@ every line is a record ``{place, tag, written, filling}`` with ``place`` one of 
 
 from dataclasses import dataclass
 
-from gpurf.hw.regless.osu_bank import OsuBankConfig
+from gpurf.hw.regless.configs import OsuBankConfig
 
 __all__ = ["Line", "OsuBank", "allocation_choice"]
 

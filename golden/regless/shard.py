@@ -4,8 +4,8 @@ model of the transfer unit, evaluated in the order their signals flow within a c
 from collections import Counter
 from dataclasses import asdict
 
+from gpurf.hw.regless.configs import ShardConfig
 from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
-from gpurf.hw.regless.shard import ShardConfig
 
 from .capacity_manager import CapacityManager
 from .compressor import Compressor

@@ -1,106 +1,19 @@
 """The baseline of RegLess's Fig. 11: a plain banked register file of one shard."""
 
 import functools
-from dataclasses import dataclass
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import memory
 
-from gpurf.hw.gates import ripple_add
-from gpurf.hw.params import check_int, check_int_choice, index_bits
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.gates import onehot, ripple_add
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import banked_rf_write_layout, osu_ref_layout, warp_value_layout
-from .osu import BANK_CHOICES
+from .configs import BankedRfConfig
 
-__all__ = ["BankedRf", "BankedRfConfig"]
+__all__ = ["BankedRf"]
 
 
-@dataclass(frozen=True)
-class BankedRfConfig:
-    """Validated parameters of the banked register file and the widths derived from them
-    (shared by :class:`BankedRf` and its golden model)."""
-
-    entries: int
-    banks: int
-    warps: int
-    lanes: int
-    data_width: int
-
-    def __post_init__(self):
-        check_int("entries", self.entries, 1, 4096)
-        check_int_choice("banks", self.banks, BANK_CHOICES)
-        check_int("warps", self.warps, 1, 64)
-        check_int("lanes", self.lanes, 1, 32)
-        check_int("data_width", self.data_width, 1, 32)
-        if self.entries % self.warps:
-            raise ValueError(f"entries must be a multiple of warps ({self.warps}), "
-                             f"not {self.entries}")
-        if self.regs % self.banks:
-            raise ValueError(f"registers per warp (entries / warps = {self.regs}) must be a "
-                             f"multiple of banks ({self.banks})")
-
-    @property
-    def regs(self) -> int:
-        """Registers per warp: ``entries / warps`` (32 at the defaults)."""
-        return self.entries // self.warps
-
-    @property
-    def rows(self) -> int:
-        """Rows of one bank: ``entries / banks`` (64 at the defaults)."""
-        return self.entries // self.banks
-
-    @property
-    def rows_per_warp(self) -> int:
-        """Rows one warp holds in every bank: ``regs / banks`` (4 at the defaults)."""
-        return self.regs // self.banks
-
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
-
-    @property
-    def bank_bits(self) -> int:
-        return index_bits(self.banks)
-
-    @property
-    def row_bits(self) -> int:
-        return index_bits(self.rows)
-
-    @property
-    def value_layout(self) -> data.ArrayLayout:
-        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
-
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return osu_ref_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits)
-
-    @property
-    def write_layout(self) -> data.StructLayout:
-        return banked_rf_write_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                      lanes=self.lanes, data_width=self.data_width)
-
-    @property
-    def data_bits(self) -> int:
-        """The storage: ``entries x lanes x data_width`` (512 x 1024 at the defaults)."""
-        return self.entries * self.lanes * self.data_width
-
-    def bank_of(self, warp: int, reg: int) -> int:
-        """As the OSU (paper 5.2): the low bits of ``warp + reg``."""
-        return (warp + reg) & (self.banks - 1)
-
-    def row_of(self, warp: int, reg: int) -> int:
-        """``warp * (regs / banks) + reg // banks``: with the bank, a bijection of the
-        ``entries`` registers onto ``banks x rows`` (``banks`` divides ``regs``)."""
-        return warp * self.rows_per_warp + reg // self.banks
-
-
-class BankedRf(wiring.Component):
+class BankedRf(ConfiguredComponent, config=BankedRfConfig):
     """A plain banked register file of one shard: the 2048-entry-per-SM baseline of RegLess's
     Fig. 11 (512 entries per shard x 4 shards), with the OSU's data ports.
 
@@ -126,20 +39,6 @@ class BankedRf(wiring.Component):
     this block compares the storage with its decoding only, against an OSU with the same
     ports.
 
-    Parameters
-    ----------
-    entries : int
-        Registers of the shard, 1..4096 (default 512: 2048 per SM over 4 shards), a
-        multiple of ``warps`` with ``entries / warps`` a multiple of ``banks``.
-    banks : int
-        Banks, a power of two 2..32 (default 8, as the OSU).
-    warps : int
-        Warps of the shard, 1..64 (default 16).
-    lanes : int
-        Lanes of a warp register, 1..32 (default 32).
-    data_width : int
-        Bits per lane, 1..32 (default 32).
-
     Attributes
     ----------
     read : In(stream.Signature(osu_ref_layout))
@@ -147,14 +46,8 @@ class BankedRf(wiring.Component):
     write : In(stream.Signature(banked_rf_write_layout))
     """
 
-    def __init__(self, *, entries=512, banks=8, warps=16, lanes=32, data_width=32):
-        self.config = config = BankedRfConfig(entries=entries, banks=banks, warps=warps,
-                                              lanes=lanes, data_width=data_width)
-        super().__init__({
-            "read": In(stream.Signature(config.ref_layout)),
-            "read_resp": Out(valid_only(config.value_layout)),
-            "write": In(stream.Signature(config.write_layout)),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     @functools.cached_property
     def banks(self) -> list[memory.Memory]:
@@ -169,8 +62,7 @@ class BankedRf(wiring.Component):
         shifted copies of ``warp``)."""
         config = self.config
         bank = ripple_add(m, ref.warp, ref.reg, config.bank_bits, f"{name}_bank")
-        select = Signal(config.banks, name=f"{name}_select")
-        m.d.comb += select.eq(Const(1, config.banks) << bank)
+        select = onehot(m, bank, config.banks, f"{name}_select")
         row = ref.reg[config.bank_bits:]
         for j in range(config.rows_per_warp.bit_length()):
             if config.rows_per_warp >> j & 1:

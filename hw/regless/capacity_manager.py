@@ -1,125 +1,19 @@
 """RegLess's capacity manager: warp state machines, warp stack, per-bank free-line counters
 and preload queues (paper Section 5.1, Fig. 9)."""
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, fifo
 
-from gpurf.hw.gates import ripple_add
-from gpurf.hw.params import check_int
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.gates import equals, onehot, ripple_add
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    RegionWord,
-    WarpState,
-    cm_issue_layout,
-    cm_region_word_layout,
-    cm_want_layout,
-    cm_written_layout,
-)
-from .osu import OsuConfig
+from .configs import CapacityManagerConfig
+from .layouts import RegionWord, WarpState
 
-__all__ = ["CapacityManager", "CapacityManagerConfig"]
+__all__ = ["CapacityManager"]
 
 
-@dataclass(frozen=True)
-class CapacityManagerConfig:
-    """Validated parameters of the capacity manager and the widths derived from them
-    (warp, register and bank widths are the OSU's, so the shard's ports match)."""
-
-    warps: int
-    banks: int
-    lines: int
-    regs: int
-    max_entries: int
-
-    def __post_init__(self):
-        check_int("warps", self.warps, 1, 64)
-        check_int("regs", self.regs, 1, 256)
-        OsuConfig(lines=self.lines, banks=self.banks, warps=self.warps, regs=self.regs,
-                  lanes=1, data_width=1)  # lines and banks as the OSU's
-        check_int("max_entries", self.max_entries, 1, 1024)
-
-    @property
-    def osu(self) -> OsuConfig:
-        return OsuConfig(lines=self.lines, banks=self.banks, warps=self.warps, regs=self.regs,
-                         lanes=1, data_width=1)
-
-    @property
-    def lines_per_bank(self) -> int:
-        return self.lines // self.banks
-
-    @property
-    def warp_bits(self) -> int:
-        return self.osu.bank.warp_bits
-
-    @property
-    def reg_bits(self) -> int:
-        return self.osu.bank.reg_bits
-
-    @property
-    def bank_bits(self) -> int:
-        return self.osu.bank_bits
-
-    @property
-    def count_bits(self) -> int:
-        """Bits of a line count ``0..lines_per_bank`` (free lines, bank usage,
-        outstanding writes)."""
-        return self.lines_per_bank.bit_length()
-
-    @property
-    def entry_bits(self) -> int:
-        """Bits of an entry count ``0..max_entries``."""
-        return self.max_entries.bit_length()
-
-    @property
-    def stack_bits(self) -> int:
-        """Bits of the stack's fill ``0..warps``."""
-        return self.warps.bit_length()
-
-    def bank_of(self, warp: int, reg: int) -> int:
-        return self.osu.bank_of(warp, reg)
-
-    @property
-    def region_layout(self) -> data.StructLayout:
-        return cm_region_word_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                     entry_bits=self.entry_bits, count_bits=self.count_bits,
-                                     banks=self.banks)
-
-    @property
-    def want_layout(self) -> data.StructLayout:
-        return cm_want_layout(warp_bits=self.warp_bits)
-
-    @property
-    def issue_layout(self) -> data.StructLayout:
-        return cm_issue_layout(warp_bits=self.warp_bits, bank_bits=self.bank_bits)
-
-    @property
-    def written_layout(self) -> data.StructLayout:
-        return cm_written_layout(warp_bits=self.warp_bits, bank_bits=self.bank_bits)
-
-    @property
-    def preload_layout(self) -> data.StructLayout:
-        return self.osu.preload_layout
-
-    @property
-    def acks_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(self.osu.ack_layout, self.banks)
-
-    @property
-    def state_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(WarpState, self.warps)
-
-    @property
-    def counts_layout(self) -> data.ArrayLayout:
-        """One line count per bank (``free``, a region's usage, a warp's outstanding
-        writes)."""
-        return data.ArrayLayout(self.count_bits, self.banks)
-
-
-class CapacityManager(wiring.Component):
+class CapacityManager(ConfiguredComponent, config=CapacityManagerConfig):
     """The capacity manager of one shard (paper 5.1, Fig. 9).
 
     **State** (flip-flops): per warp a :class:`~gpurf.hw.regless.layouts.WarpState`
@@ -173,19 +67,6 @@ class CapacityManager(wiring.Component):
     ``t + 1``; the last write at ``t`` -> pushed at ``t + 1`` at the earliest, INACTIVE
     and on the stack from ``t + 2``.
 
-    Parameters
-    ----------
-    warps : int
-        Warps of the shard, 1..64 (default 16).
-    banks : int
-        OSU banks: 2, 4, 8, 16 or 32 (default 8).
-    lines : int
-        OSU lines of the shard, a multiple of ``banks`` with 1..256 per bank (default 128).
-    regs : int
-        Registers per warp, 1..256 (default 64).
-    max_entries : int
-        Most entry words of a region, 1..1024 (default 64).
-
     Attributes
     ----------
     want : Out(valid_only(cm_want_layout))
@@ -201,20 +82,10 @@ class CapacityManager(wiring.Component):
         The free-line counters (flip-flops).
     """
 
-    def __init__(self, *, warps=16, banks=8, lines=128, regs=64, max_entries=64):
-        self.config = config = CapacityManagerConfig(warps=warps, banks=banks, lines=lines,
-                                                     regs=regs, max_entries=max_entries)
-        super().__init__({
-            "want": Out(valid_only(config.want_layout)),
-            "region": In(stream.Signature(config.region_layout)),
-            "preload": Out(stream.Signature(config.preload_layout)).array(banks),
-            "preloaded": In(config.acks_layout),
-            "issue": In(valid_only(config.issue_layout)),
-            "written": In(valid_only(config.written_layout)),
-            "eligible": Out(warps),
-            "state": Out(config.state_layout),
-            "free": Out(config.counts_layout, init=[config.lines_per_bank] * banks),
-        })
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        warps = config.warps
         per_warp = data.ArrayLayout(config.counts_layout, warps)
         self.usage = Signal(per_warp)
         self.outstanding = Signal(per_warp)
@@ -232,19 +103,19 @@ class CapacityManager(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        self.queues = [fifo.SyncFIFO(width=config.preload_layout.size,
-                                     depth=config.lines_per_bank)
-                       for _ in range(config.banks)]
-        for b, queue in enumerate(self.queues):
+        queues = [fifo.SyncFIFO(width=config.preload_layout.size,
+                                depth=config.lines_per_bank)
+                  for _ in range(config.banks)]
+        for b, queue in enumerate(queues):
             m.submodules[f"queue{b}"] = queue
         is_state = self._decode_states(m)
-        take, done = self._headers(m)
-        self._entries(m)
+        take, done, header_ok = self._headers(m)
+        self._entries(m, queues, header_ok)
         acks = self._acks(m)
-        drain, dec = self._issue(m, is_state)
+        drain, dec, after, issue_warp = self._issue(m, is_state)
         push, pushed = self._pushes(m, is_state)
         self._states(m, is_state, take & ~done, acks, drain, push)
-        self._free(m, is_state, take & ~done, drain, dec)
+        self._free(m, is_state, take & ~done, drain, dec, after, issue_warp)
         self._stack(m, take, push, pushed)
         with m.If(take & done):
             m.d.sync += self.exited.eq(self.exited | (Const(1, config.warps) << self.stack[0]))
@@ -257,27 +128,17 @@ class CapacityManager(wiring.Component):
         masks = {}
         for state in WarpState:
             mask = Signal(self.config.warps, name=f"is_{state.name.lower()}")
-            m.d.comb += mask.eq(Cat(_is(self.state[w].as_value(), state.value)
+            m.d.comb += mask.eq(Cat(equals(self.state[w].as_value(), state.value)
                                     for w in range(self.config.warps)))
             masks[state] = mask
         m.d.comb += self.eligible.eq(masks[WarpState.ACTIVE])
         return masks
 
-    def _warp_select(self, m, warp, name):
-        """One-hot of ``warp`` over the warps."""
-        onehot = Signal(self.config.warps, name=name)
-        m.d.comb += onehot.eq(Const(1, self.config.warps) << warp)
-        return onehot
-
-    def _bank_select(self, m, bank, name):
-        onehot = Signal(self.config.banks, name=name)
-        m.d.comb += onehot.eq(Const(1, self.config.banks) << bank)
-        return onehot
-
     # --- descriptor stream -------------------------------------------------------------
 
     def _headers(self, m):
-        """``want``, and whether a header is taken this cycle (and is ``done``)."""
+        """``want``; whether a header is taken this cycle, whether it is ``done``, and whether
+        the word offered is a header that would be taken."""
         config, word = self.config, self.region.payload
         top = self.stack[0]
         m.d.comb += [self.want.valid.eq(~self.busy & self.depth.any()),
@@ -290,31 +151,31 @@ class CapacityManager(wiring.Component):
         header_ok = Signal()
         m.d.comb += header_ok.eq(self.want.valid & is_header(word)
                                  & (word.warp == top) & (word.done | fits))
-        self.header_ok = header_ok
         take = Signal(name="header_take")
         m.d.comb += take.eq(self.region.valid & header_ok)
         with m.If(take & ~word.done & word.n_entries.any()):
             m.d.sync += [self.busy.eq(1), self.stream_warp.eq(top),
                          self.remaining.eq(word.n_entries)]
-        return take, word.done
+        return take, word.done, header_ok
 
-    def _entries(self, m):
+    def _entries(self, m, queues, header_ok):
         """Entry words into the bank queues; ``region.ready``; the queues' read side."""
         config, word = self.config, self.region.payload
         bank = ripple_add(m, self.stream_warp, word.reg, config.bank_bits, "entry_bank")
-        select = self._bank_select(m, bank, "entry_select")
+        select = onehot(m, bank, config.banks, "entry_select")
         room = Signal(config.banks, name="queue_room")
-        m.d.comb += room.eq(Cat(queue.w_rdy for queue in self.queues))
+        m.d.comb += room.eq(Cat(queue.w_rdy for queue in queues))
         entry_ok = Signal()
         m.d.comb += entry_ok.eq(self.busy & ~is_header(word)
                                 & (room & select).any())
-        m.d.comb += self.region.ready.eq(Mux(self.busy, entry_ok, self.header_ok))
+        m.d.comb += self.region.ready.eq(Mux(self.busy, entry_ok, header_ok))
         put = Signal(name="entry_take")
         m.d.comb += put.eq(self.region.valid & entry_ok)
         entry = Signal(config.preload_layout, name="entry")
         m.d.comb += [entry.warp.eq(self.stream_warp), entry.reg.eq(word.reg),
-                     entry.invalidate.eq(_is(word.kind.as_value(), RegionWord.INVALIDATE.value))]
-        for b, queue in enumerate(self.queues):
+                     entry.invalidate.eq(equals(word.kind.as_value(),
+                                                RegionWord.INVALIDATE.value))]
+        for b, queue in enumerate(queues):
             out = self.preload[b]
             m.d.comb += [queue.w_en.eq(put & select[b]), queue.w_data.eq(entry),
                          out.valid.eq(queue.r_rdy), out.payload.eq(queue.r_data),
@@ -336,7 +197,7 @@ class CapacityManager(wiring.Component):
             count = Const(0, 1)
             for b in range(config.banks):
                 ack = self.preloaded[b]
-                hit = ack.valid & _is(ack.warp, w)
+                hit = ack.valid & equals(ack.warp, w)
                 count = ripple_add(m, count, hit, (b + 1).bit_length(), f"acks_{w}_{b}")
             after.append(ripple_add(m, self.pending[w], count, config.entry_bits,
                                     f"pending_after_{w}", subtract=True))
@@ -344,20 +205,21 @@ class CapacityManager(wiring.Component):
 
     def _issue(self, m, is_state):
         """``issue`` and ``written``: outstanding counts; returns the warps starting to
-        drain (one-hot) and the per-(warp, bank) decrements."""
+        drain (one-hot), the per-(warp, bank) decrements, the per-(warp, bank) outstanding
+        counts after this cycle and the one-hot issuing warp."""
         config = self.config
         issue, wr = self.issue.payload, self.written.payload
-        issue_warp = self._warp_select(m, issue.warp, "issue_warp")
+        issue_warp = onehot(m, issue.warp, config.warps, "issue_warp")
         issue_on = Signal(name="issue_on")
         m.d.comb += issue_on.eq(self.issue.valid & (issue_warp & is_state[WarpState.ACTIVE])
                                 .any())
         drain = Signal(config.warps, name="drain_start")
         m.d.comb += drain.eq(Mux(issue_on & issue.last, issue_warp, 0))
-        written_warp = self._warp_select(m, wr.warp, "written_warp")
-        issue_bank = self._bank_select(m, issue.dst_bank, "issue_bank")
-        written_bank = self._bank_select(m, wr.bank, "written_bank")
+        written_warp = onehot(m, wr.warp, config.warps, "written_warp")
+        issue_bank = onehot(m, issue.dst_bank, config.banks, "issue_bank")
+        written_bank = onehot(m, wr.bank, config.banks, "written_bank")
         dec = Signal(data.ArrayLayout(config.banks, config.warps), name="written_dec")
-        self.after = [[None] * config.banks for _ in range(config.warps)]
+        outstanding_after = [[None] * config.banks for _ in range(config.warps)]
         for w in range(config.warps):
             for b in range(config.banks):
                 held = self.outstanding[w][b]
@@ -368,9 +230,8 @@ class CapacityManager(wiring.Component):
                 after = ripple_add(m, more, dec[w][b], config.count_bits,
                                    f"outstanding_after_{w}_{b}", subtract=True)
                 m.d.sync += held.eq(after)
-                self.after[w][b] = after
-        self.issue_warp = issue_warp
-        return drain, dec
+                outstanding_after[w][b] = after
+        return drain, dec, outstanding_after, issue_warp
 
     def _pushes(self, m, is_state):
         """The DRAINING warps with no outstanding write; the lowest is pushed."""
@@ -392,9 +253,9 @@ class CapacityManager(wiring.Component):
 
     def _states(self, m, is_state, activate, acks, drain, push):
         config = self.config
-        top = self._warp_select(m, self.stack[0], "top_warp")
+        top = onehot(m, self.stack[0], config.warps, "top_warp")
         word = self.region.payload
-        streaming = self._warp_select(m, self.stream_warp, "streaming_warp")
+        streaming = onehot(m, self.stream_warp, config.warps, "streaming_warp")
         for w in range(config.warps):
             state = self.state[w]
             pending = self.pending[w]
@@ -411,18 +272,17 @@ class CapacityManager(wiring.Component):
                 with m.If(push[w]):
                     m.d.sync += state.eq(WarpState.INACTIVE)
 
-    def _free(self, m, is_state, activate, drain, dec):
+    def _free(self, m, is_state, activate, drain, dec, after, issue_warp):
         """``free[b] -= usage`` of a taken header, ``+= usage - outstanding`` of a warp
         starting to drain, ``+= 1`` per write of a DRAINING warp."""
         config = self.config
         word = self.region.payload
         draining = is_state[WarpState.DRAINING]
-        issue_warp = self.issue_warp
         for b in range(config.banks):
             usage, kept, late = 0, 0, 0
             for w in range(config.warps):
                 usage = usage | Mux(issue_warp[w], self.usage[w][b], 0)
-                kept = kept | Mux(issue_warp[w], self.after[w][b], 0)
+                kept = kept | Mux(issue_warp[w], after[w][b], 0)
                 late = late | (dec[w][b] & draining[w])
             release = ripple_add(m, usage, kept, config.count_bits, f"release_{b}",
                                  subtract=True)
@@ -453,12 +313,6 @@ class CapacityManager(wiring.Component):
                                                   "depth_push"))]
 
 
-def _is(value, code: int):
-    """``value == code`` as an AND of ``value``'s bits (Amaranth writes a comparison with
-    0 as ``!vector`` and one with a narrower constant as such, both Verilator findings)."""
-    return Cat(value[j] if code >> j & 1 else ~value[j] for j in range(len(value))).all()
-
-
 def is_header(word):
     """A descriptor word is a ``HEADER``."""
-    return _is(word.kind.as_value(), RegionWord.HEADER.value)
+    return equals(word.kind.as_value(), RegionWord.HEADER.value)

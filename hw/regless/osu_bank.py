@@ -1,119 +1,19 @@
 """One bank of RegLess's operand staging unit (paper Section 5.2, Fig. 10)."""
 
 import functools
-from dataclasses import dataclass
 
-from amaranth import Const, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth import Module, Mux, Signal
+from amaranth.lib import data, memory
 
-from gpurf.hw.params import check_int, index_bits
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.gates import lowest, onehot, or_all
+from gpurf.hw.params import ConfiguredComponent
 
-from .layouts import (
-    osu_fetch_layout,
-    osu_fill_layout,
-    osu_preload_layout,
-    osu_ref_layout,
-    osu_release_layout,
-    osu_reserve_layout,
-    osu_reserved_layout,
-    osu_write_layout,
-    osu_writeback_layout,
-    warp_value_layout,
-)
+from .configs import OsuBankConfig
 
-__all__ = ["OsuBank", "OsuBankConfig"]
+__all__ = ["OsuBank"]
 
 
-@dataclass(frozen=True)
-class OsuBankConfig:
-    """Validated parameters of an OSU bank and the widths derived from them (shared by
-    :class:`OsuBank`, its golden model and :class:`gpurf.hw.regless.osu.OsuConfig`)."""
-
-    lines: int
-    warps: int
-    regs: int
-    lanes: int
-    data_width: int
-
-    def __post_init__(self):
-        check_int("lines", self.lines, 1, 256)
-        check_int("warps", self.warps, 1, 64)
-        check_int("regs", self.regs, 1, 256)
-        check_int("lanes", self.lanes, 1, 32)
-        check_int("data_width", self.data_width, 1, 32)
-
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
-
-    @property
-    def line_bits(self) -> int:
-        return index_bits(self.lines)
-
-    @property
-    def value_layout(self) -> data.ArrayLayout:
-        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
-
-    def _regs(self) -> dict:
-        return {"warp_bits": self.warp_bits, "reg_bits": self.reg_bits}
-
-    def _values(self) -> dict:
-        return {"lanes": self.lanes, "data_width": self.data_width}
-
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return osu_ref_layout(**self._regs())
-
-    @property
-    def reserve_layout(self) -> data.StructLayout:
-        return osu_reserve_layout(**self._regs())
-
-    @property
-    def reserved_layout(self) -> data.StructLayout:
-        return osu_reserved_layout(line_shape=self.line_bits)
-
-    @property
-    def write_layout(self) -> data.StructLayout:
-        return osu_write_layout(line_shape=self.line_bits, **self._values())
-
-    @property
-    def preload_layout(self) -> data.StructLayout:
-        return osu_preload_layout(**self._regs())
-
-    @property
-    def release_layout(self) -> data.StructLayout:
-        return osu_release_layout(**self._regs())
-
-    @property
-    def fetch_layout(self) -> data.StructLayout:
-        return osu_fetch_layout(line_shape=self.line_bits, **self._regs())
-
-    @property
-    def fill_layout(self) -> data.StructLayout:
-        return osu_fill_layout(line_shape=self.line_bits, **self._values())
-
-    @property
-    def writeback_layout(self) -> data.StructLayout:
-        return osu_writeback_layout(line_shape=self.line_bits, **self._regs(), **self._values())
-
-    @property
-    def data_bits(self) -> int:
-        """The data store: ``lines x lanes x data_width`` (16 x 1024 at the defaults)."""
-        return self.lines * self.lanes * self.data_width
-
-    @property
-    def tag_bits(self) -> int:
-        """The tag store: ``lines x (1 + warp_bits + reg_bits)`` (16 x 11 at the defaults)."""
-        return self.lines * (1 + self.warp_bits + self.reg_bits)
-
-
-class OsuBank(wiring.Component):
+class OsuBank(ConfiguredComponent, config=OsuBankConfig):
     """One OSU bank: tag store, data store, free / clean / dirty lists (paper 5.2, Fig. 10).
 
     **State.** Tags ``{warp, reg}`` in flip-flops (a tag is valid while its line is not on the
@@ -182,19 +82,6 @@ class OsuBank(wiring.Component):
     drives both ``read_resp.payload`` and ``writeback.payload.data``, gated to 0 unless one
     of them is valid (the register is not reset).
 
-    Parameters
-    ----------
-    lines : int
-        Lines of the bank, 1..256 (default 16: 128 per OSU over 8 banks).
-    warps : int
-        Warps of the shard, 1..64 (default 16).
-    regs : int
-        Registers per warp, 1..256 (default 64).
-    lanes : int
-        Lanes of a warp register, 1..32 (default 32).
-    data_width : int
-        Bits per lane, 1..32 (default 32).
-
     Attributes
     ----------
     read : In(stream.Signature(osu_ref_layout))
@@ -212,23 +99,10 @@ class OsuBank(wiring.Component):
         Sticky: a read missed.
     """
 
-    def __init__(self, *, lines=16, warps=16, regs=64, lanes=32, data_width=32):
-        self.config = config = OsuBankConfig(lines=lines, warps=warps, regs=regs, lanes=lanes,
-                                             data_width=data_width)
-        super().__init__({
-            "read": In(stream.Signature(config.ref_layout)),
-            "read_resp": Out(valid_only(config.value_layout)),
-            "reserve": In(stream.Signature(config.reserve_layout)),
-            "reserve_resp": Out(valid_only(config.reserved_layout)),
-            "write": In(stream.Signature(config.write_layout)),
-            "preload": In(stream.Signature(config.preload_layout)),
-            "preloaded": Out(valid_only(config.warp_bits)),
-            "fetch": Out(stream.Signature(config.fetch_layout)),
-            "fill": In(stream.Signature(config.fill_layout)),
-            "release": In(stream.Signature(config.release_layout)),
-            "writeback": Out(stream.Signature(config.writeback_layout)),
-            "protocol_error": Out(1),
-        })
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        lines = config.lines
         self.tags = Signal(data.ArrayLayout(config.ref_layout, lines))
         self.free = Signal(lines, init=(1 << lines) - 1)
         self.clean = Signal(lines)
@@ -263,12 +137,11 @@ class OsuBank(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.data = self.data
-        port = self._ports(m)
-        read_xfer = self._read(m, port)
-        tag = self._tag_ops(m, read_xfer)
-        fill_eff = self._fill(m, port, tag)
-        self._evict(m, port, read_xfer, tag)
-        self._lines(m, tag, fill_eff)
+        read_xfer, out_data, read_line = self._read(m)
+        tag, fill_xfer, need_evict = self._tag_ops(m, read_xfer)
+        fill_eff, write_eff = self._fill(m, tag, fill_xfer)
+        wb_done = self._evict(m, read_xfer, read_line, out_data, tag, fill_xfer, need_evict)
+        self._lines(m, tag, fill_eff, write_eff, wb_done)
         return m
 
     # --- helpers ---------------------------------------------------------------------
@@ -283,19 +156,15 @@ class OsuBank(wiring.Component):
                                    & (tag.reg == payload.reg))
         return hits, hits.any(), _first(m, hits, self.config.line_bits, f"{name}_line")
 
-    def _ports(self, m):
-        """The data store's ports: ``read`` (synchronous) and ``write``."""
-        return self.data_read, self.data_write
-
     # --- read ------------------------------------------------------------------------
 
-    def _read(self, m, port):
-        read_port, _ = port
-        self.out_data = Signal(self.config.lanes * self.config.data_width, name="out_data")
-        """The data port's output register, gated to 0 unless it holds a value a read or a
-        writeback shows (the register is not reset: no X on the outputs)."""
-        m.d.comb += self.out_data.eq(Mux(self.read_resp.valid | self.held,
-                                         read_port.data.as_value(), 0))
+    def _read(self, m):
+        """``read``: its transfer, the data port's output register gated to 0 unless it holds
+        a value a read or a writeback shows (the register is not reset: no X on the
+        outputs), and the line read."""
+        out_data = Signal(self.config.lanes * self.config.data_width, name="out_data")
+        m.d.comb += out_data.eq(Mux(self.read_resp.valid | self.held,
+                                    self.data_read.data.as_value(), 0))
         hits, hit, line = self._lookup(m, "read", self.read.payload)
         ok = Signal()
         xfer = Signal(name="read_xfer")
@@ -304,29 +173,29 @@ class OsuBank(wiring.Component):
             ok.eq(hit & (hits & self.used & ~self.filling).any()),
             self.read.ready.eq(~self.write.valid & ~held),
             xfer.eq(self.read.valid & self.read.ready),
-            self.read_resp.payload.eq(self.out_data),
+            self.read_resp.payload.eq(out_data),
         ]
         m.d.sync += self.read_resp.valid.eq(xfer)
         with m.If(xfer & ~ok):
             m.d.sync += self.protocol_error.eq(1)
-        self.read_line = line
-        return xfer
+        return xfer, out_data, line
 
     # --- tag operations ----------------------------------------------------------------
 
     def _tag_ops(self, m, read_xfer):
-        """Reserve, preload and release: readies, responses, and what changes where."""
+        """Reserve, preload and release: readies, responses, and what changes where; returns
+        the tag operation, the fill's transfer and whether an allocation needs an eviction."""
         config = self.config
         tag = _TagOps(config)
         avail = self.free | self.clean
         alloc = Signal(config.lines, name="alloc_pick")
-        m.d.comb += alloc.eq(Mux(self.free.any(), _lowest(self.free), _lowest(self.clean)))
+        m.d.comb += alloc.eq(Mux(self.free.any(), lowest(self.free), lowest(self.clean)))
         alloc_line = _first(m, alloc, config.line_bits, "alloc_line")
-        evicting = _onehot(m, self.evict_line, config.lines, "evict_onehot")
+        evicting = onehot(m, self.evict_line, config.lines, "evict_onehot")
         blocked = self.filling | Mux(self.chosen | self.held, evicting, 0)
         fetch_free = Signal()
         m.d.comb += fetch_free.eq(~self.fetch.valid | self.fetch.ready)
-        self.fill_xfer = fill_xfer = Signal(name="fill_xfer")
+        fill_xfer = Signal(name="fill_xfer")
         m.d.comb += [self.fill.ready.eq(~self.write.valid & ~read_xfer),
                      fill_xfer.eq(self.fill.valid & self.fill.ready)]
 
@@ -376,8 +245,7 @@ class OsuBank(wiring.Component):
         need = Signal(name="need_evict")
         m.d.comb += need.eq(~avail.any() & ((self.reserve.valid & ~r_hit)
                                              | (self.preload.valid & ~pre.invalidate & ~p_hit)))
-        tag.need_evict = need
-        return tag
+        return tag, fill_xfer, need
 
     def _fetch(self, m, tag, pre, alloc_line):
         """The one-entry output register of preload misses and invalidations."""
@@ -395,27 +263,27 @@ class OsuBank(wiring.Component):
 
     # --- fill and eviction -------------------------------------------------------------
 
-    def _fill(self, m, port, tag):
+    def _fill(self, m, tag, fill_xfer):
         """Fill and write through the write port; ``preloaded``; returns the per-line fill
-        effects."""
-        _, write_port = port
+        and write effects."""
+        write_port = self.data_write
         config = self.config
         fill = self.fill.payload
         fill_eff = Signal(config.lines, name="fill_eff")
-        onehot = _onehot(m, fill.line, config.lines, "fill_onehot")
-        m.d.comb += fill_eff.eq(Mux(self.fill_xfer, onehot & self.filling, 0))
+        fill_line = onehot(m, fill.line, config.lines, "fill_onehot")
+        m.d.comb += fill_eff.eq(Mux(fill_xfer, fill_line & self.filling, 0))
         w = self.write.payload
-        self.write_eff = write_eff = Signal(config.lines, name="write_eff")
+        write_eff = Signal(config.lines, name="write_eff")
         m.d.comb += [
             self.write.ready.eq(1),
             write_eff.eq(Mux(self.write.valid,
-                             _onehot(m, w.line, config.lines, "write_onehot")
+                             onehot(m, w.line, config.lines, "write_onehot")
                              & self.used & ~self.filling, 0)),
             write_port.addr.eq(Mux(self.write.valid, w.line, fill.line)),
             write_port.data.eq(Mux(self.write.valid, w.data.as_value(), fill.data.as_value())),
             write_port.en.eq(write_eff.any() | fill_eff.any()),
         ]
-        fill_warp = _select(m, onehot, [tag.warp for tag in self.tags], config.warp_bits,
+        fill_warp = _select(m, fill_line, [tag.warp for tag in self.tags], config.warp_bits,
                             "fill_warp")
         acked = tag.preload & (self.preload.payload.invalidate | tag.hit.any())
         m.d.comb += [
@@ -423,29 +291,30 @@ class OsuBank(wiring.Component):
             self.preloaded.payload.eq(Mux(fill_eff.any(), fill_warp,
                                           self.preload.payload.warp)),
         ]
-        return fill_eff
+        return fill_eff, write_eff
 
-    def _evict(self, m, port, read_xfer, tag):
-        """The eviction slot: choose, read out, offer on ``writeback``."""
-        read_port, _ = port
+    def _evict(self, m, read_xfer, read_line, out_data, tag, fill_xfer, need_evict):
+        """The eviction slot: choose, read out, offer on ``writeback``; returns the per-line
+        effect of the writeback transfer."""
+        read_port = self.data_read
         config = self.config
         candidates = Signal(config.lines, name="evict_candidates")
         m.d.comb += candidates.eq(self.dirty)
-        pick = _first(m, _lowest(candidates), config.line_bits, "evict_pick")
+        pick = _first(m, lowest(candidates), config.line_bits, "evict_pick")
         read_out = Signal(name="evict_read")
-        m.d.comb += read_out.eq(self.chosen & ~self.write.valid & ~read_xfer & ~self.fill_xfer)
+        m.d.comb += read_out.eq(self.chosen & ~self.write.valid & ~read_xfer & ~fill_xfer)
         m.d.comb += [
             read_port.en.eq(read_xfer | read_out),
-            read_port.addr.eq(Mux(read_xfer, self.read_line, self.evict_line)),
+            read_port.addr.eq(Mux(read_xfer, read_line, self.evict_line)),
         ]
         idle = ~self.chosen & ~self.held
-        with m.If(idle & tag.need_evict & ~tag.any & candidates.any()):
+        with m.If(idle & need_evict & ~tag.any & candidates.any()):
             m.d.sync += [self.chosen.eq(1), self.evict_line.eq(pick)]
         with m.If(read_out):
             m.d.sync += [self.chosen.eq(0), self.held.eq(1)]
         with m.If(self.held & self.writeback.ready):
             m.d.sync += self.held.eq(0)
-        evicting = _onehot(m, self.evict_line, config.lines, "victim_onehot")
+        evicting = onehot(m, self.evict_line, config.lines, "victim_onehot")
         victim = Signal(config.ref_layout, name="evict_tag")
         m.d.comb += victim.eq(_select(m, evicting, [tag.as_value() for tag in self.tags],
                                       config.ref_layout.size, "victim"))
@@ -455,25 +324,26 @@ class OsuBank(wiring.Component):
             self.writeback.payload.warp.eq(victim.warp),
             self.writeback.payload.reg.eq(victim.reg),
             self.writeback.payload.line.eq(self.evict_line),
-            self.writeback.payload.data.eq(self.out_data),
+            self.writeback.payload.data.eq(out_data),
         ]
-        self.wb_done = Signal(config.lines, name="wb_done")
-        m.d.comb += self.wb_done.eq(Mux(held & self.writeback.ready, evicting, 0))
+        wb_done = Signal(config.lines, name="wb_done")
+        m.d.comb += wb_done.eq(Mux(held & self.writeback.ready, evicting, 0))
+        return wb_done
 
     # --- per-line state ----------------------------------------------------------------
 
-    def _lines(self, m, tag, fill_eff):
+    def _lines(self, m, tag, fill_eff, write_eff, wb_done):
         last_use = self.write.payload.last_use
         for i in range(self.config.lines):
-            written_new = self.written[i] | self.write_eff[i]
+            written_new = self.written[i] | write_eff[i]
             place = (self.free[i], self.clean[i], self.dirty[i], self.used[i])
 
             def goto(which, i=i, place=place):
                 return [bit.eq(int(k == which)) for k, bit in enumerate(place)]
 
-            with m.If(self.wb_done[i]):
+            with m.If(wb_done[i]):
                 m.d.sync += [*goto(1), self.written[i].eq(0)]
-            with m.If(self.write_eff[i]):
+            with m.If(write_eff[i]):
                 m.d.sync += self.written[i].eq(1)
                 with m.If(last_use):
                     m.d.sync += goto(2)
@@ -510,33 +380,18 @@ class _TagOps:
         self.key = Signal(config.ref_layout, name="alloc_key")
 
 
-def _lowest(bits):
-    """The lowest set bit of ``bits`` alone (``bits & -bits``)."""
-    return bits & (~bits + 1)
-
-
-def _onehot(m, index, width, name):
-    """``1 << index`` cut to ``width`` bits (a full-width shift: no comparisons against
-    narrow constants in the Verilog)."""
-    onehot = Signal(width, name=name)
-    m.d.comb += onehot.eq(Const(1, width) << index)
-    return onehot
-
-
-def _select(m, onehot, values, width, name):
-    """The value of ``values`` selected by the one-hot ``onehot`` (an AND-OR; 0 when
-    none)."""
+def _select(m, selector, values, width, name):
+    """The value of ``values`` selected by the one-hot ``selector`` (an AND-OR; 0 when
+    none). Not :func:`gpurf.hw.gates.select`, which decodes a binary index through a case
+    statement: here the select lines are already one-hot."""
     result = Signal(width, name=name)
-    terms = [Mux(onehot[i], value, 0) for i, value in enumerate(values)]
-    combined = terms[0]
-    for term in terms[1:]:
-        combined = combined | term
-    m.d.comb += result.eq(combined)
+    m.d.comb += result.eq(or_all(Mux(selector[i], value, 0) for i, value in enumerate(values)))
     return result
 
 
 def _first(m, bits, width, name):
-    """The index of the lowest set bit of ``bits`` (0 when none)."""
+    """The index of the lowest set bit of ``bits`` (0 when none), as a priority chain of
+    multiplexers (:func:`gpurf.hw.gates.lowest` isolates the bit; this encodes it)."""
     index = Signal(width, name=name)
     first = 0
     for i in reversed(range(len(bits))):

@@ -1,70 +1,19 @@
 """One RegLess shard (paper Section 5, Fig. 8): capacity manager, operand staging unit and
 compressor of one warp scheduler, with the transfer unit between them and a port to L1."""
 
-from dataclasses import asdict, dataclass
-
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
 
 from gpurf.hw.gates import equals
-from gpurf.hw.params import check_int
-from gpurf.hw.signatures import valid_only
+from gpurf.hw.params import ConfiguredComponent
 
-from .capacity_manager import CapacityManager, CapacityManagerConfig
-from .compressor import Compressor, CompressorConfig
-from .layouts import CompressorOp, L1Op, TransferPhase, shard_l1_request_layout
-from .osu import Osu, OsuConfig
+from .capacity_manager import CapacityManager
+from .compressor import Compressor
+from .configs import ShardConfig
+from .layouts import CompressorOp, L1Op, TransferPhase
+from .osu import Osu
 
-__all__ = ["Shard", "ShardConfig", "Transfer"]
-
-
-@dataclass(frozen=True)
-class ShardConfig:
-    """Validated parameters of a shard: those of its three blocks, which must agree."""
-
-    lines: int
-    banks: int
-    warps: int
-    regs: int
-    lanes: int
-    data_width: int
-    compressor_lines: int
-    max_entries: int
-
-    def __post_init__(self):
-        check_int("compressor_lines", self.compressor_lines, 2, 16)
-        self.parts()
-
-    def parts(self) -> tuple:
-        """The configurations of the OSU, the compressor and the capacity manager (building
-        them validates the shard's parameters against each block's ranges)."""
-        return self.osu, self.compressor, self.capacity_manager
-
-    @property
-    def osu(self) -> OsuConfig:
-        return OsuConfig(lines=self.lines, banks=self.banks, warps=self.warps, regs=self.regs,
-                         lanes=self.lanes, data_width=self.data_width)
-
-    @property
-    def compressor(self) -> CompressorConfig:
-        return CompressorConfig(lanes=self.lanes, data_width=self.data_width, warps=self.warps,
-                                regs=self.regs, lines=self.compressor_lines)
-
-    @property
-    def capacity_manager(self) -> CapacityManagerConfig:
-        return CapacityManagerConfig(warps=self.warps, banks=self.banks, lines=self.lines,
-                                     regs=self.regs, max_entries=self.max_entries)
-
-    @property
-    def addr_bits(self) -> int:
-        """An L1 address: a packed ``{warp, reg}`` or a compressed line number."""
-        return max(self.osu.ref_layout.size, self.compressor.line_addr_bits)
-
-    @property
-    def l1_request_layout(self) -> data.StructLayout:
-        return shard_l1_request_layout(addr_bits=self.addr_bits, lanes=self.lanes,
-                                       data_width=self.data_width)
+__all__ = ["Shard", "Transfer"]
 
 
 class Transfer(wiring.Component):
@@ -97,16 +46,8 @@ class Transfer(wiring.Component):
 
     def __init__(self, config: ShardConfig):
         self.config = config
-        osu, compressor = config.osu, config.compressor
-        super().__init__({
-            "fetch": In(stream.Signature(osu.fetch_layout)),
-            "writeback": In(stream.Signature(osu.writeback_layout)),
-            "fill": Out(stream.Signature(osu.fill_layout)),
-            "request": Out(stream.Signature(compressor.request_layout)),
-            "response": In(stream.Signature(compressor.response_layout)),
-            "l1_request": Out(stream.Signature(config.l1_request_layout)),
-            "l1_response": In(stream.Signature(compressor.value_layout)),
-        })
+        osu = config.osu
+        super().__init__(config.transfer_signature())
         self.phase = Signal(TransferPhase)
         self.op = Signal(CompressorOp)
         self.ref = Signal(osu.ref_layout)
@@ -194,7 +135,7 @@ class Transfer(wiring.Component):
                     m.d.sync += self.value.eq(response.value)
 
 
-class Shard(wiring.Component):
+class Shard(ConfiguredComponent, config=ShardConfig):
     """One RegLess shard: :class:`~gpurf.hw.regless.capacity_manager.CapacityManager`,
     :class:`~gpurf.hw.regless.osu.Osu`, :class:`~gpurf.hw.regless.compressor.Compressor` and the
     :class:`Transfer` unit, wired as in the paper's Fig. 8 for one warp scheduler.
@@ -221,54 +162,17 @@ class Shard(wiring.Component):
 
     Latencies are the sum of the blocks' (see each block) plus one cycle for the transfer
     unit to take a request and one per phase.
-
-    Parameters
-    ----------
-    lines : int
-        OSU lines of the shard (default 128: the paper's 512 registers per SM over 4 shards).
-    banks : int
-        OSU banks (default 8).
-    warps : int
-        Warps of the shard (default 16).
-    regs : int
-        Registers per warp (default 64).
-    lanes, data_width : int
-        A warp register's lanes and bits per lane (default 32 x 32).
-    compressor_lines : int
-        Compressed lines in the compressor's store, 2..16 (default 16).
-    max_entries : int
-        Preload / invalidation entries per region (default 64).
     """
 
-    def __init__(self, *, lines=128, banks=8, warps=16, regs=64, lanes=32, data_width=32,
-                 compressor_lines=16, max_entries=64):
-        self.config = config = ShardConfig(
-            lines=lines, banks=banks, warps=warps, regs=regs, lanes=lanes,
-            data_width=data_width, compressor_lines=compressor_lines, max_entries=max_entries)
-        osu, cm = config.osu, config.capacity_manager
-        super().__init__({
-            "want": Out(valid_only(cm.want_layout)),
-            "region": In(stream.Signature(cm.region_layout)),
-            "eligible": Out(warps),
-            "issue": In(valid_only(cm.issue_layout)),
-            "written": In(valid_only(cm.written_layout)),
-            "read": In(stream.Signature(osu.ref_layout)),
-            "read_resp": Out(valid_only(osu.value_layout)),
-            "reserve": In(stream.Signature(osu.reserve_layout)),
-            "reserve_resp": Out(valid_only(osu.reserved_layout)),
-            "write": In(stream.Signature(osu.write_layout)),
-            "release": In(stream.Signature(osu.release_layout)),
-            "protocol_error": Out(1),
-            "l1_request": Out(stream.Signature(config.l1_request_layout)),
-            "l1_response": In(stream.Signature(osu.value_layout)),
-        })
+    def __init__(self, **params):
+        super().__init__(self.configure(params).signature())
 
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.cm = cm = CapacityManager(**asdict(config.capacity_manager))
-        m.submodules.osu = osu = Osu(**asdict(config.osu))
-        m.submodules.compressor = compressor = Compressor(**asdict(config.compressor))
+        m.submodules.cm = cm = CapacityManager(**config.capacity_manager.params())
+        m.submodules.osu = osu = Osu(**config.osu.params())
+        m.submodules.compressor = compressor = Compressor(**config.compressor.params())
         m.submodules.transfer = transfer = Transfer(config)
         for name in ("want", "region", "issue", "written"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(cm, name))

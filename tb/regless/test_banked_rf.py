@@ -4,7 +4,7 @@ Reads and writes name registers of the file only (``warp < warps``, ``reg < entr
 warps``); both ports are always ready, so every request transfers in its cycle.
 """
 
-from gpurf.hw.regless.banked_rf import BankedRfConfig
+from gpurf.hw.regless.configs import BankedRfConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI"]

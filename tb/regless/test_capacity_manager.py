@@ -12,7 +12,7 @@ within its region's usage, completes the writes after a random latency, one per 
 from collections import deque
 
 from gpurf.golden.regless.capacity_manager import done_word, region_words
-from gpurf.hw.regless.capacity_manager import CapacityManagerConfig
+from gpurf.hw.regless.configs import CapacityManagerConfig
 from gpurf.hw.regless.layouts import WarpState
 from gpurf.tb.harness import cocotb_tests
 

@@ -8,7 +8,7 @@ refills and dirty write-backs are all frequent.
 """
 
 from gpurf.golden.regless.compressor import PATTERNS, expand
-from gpurf.hw.regless.compressor import CompressorConfig
+from gpurf.hw.regless.configs import CompressorConfig
 from gpurf.hw.regless.layouts import CompressorOp, PatternState
 from gpurf.tb.harness import cocotb_tests
 

@@ -7,7 +7,7 @@ acknowledgement per bank in ``preloaded``.
 """
 
 from gpurf.golden.regless.osu import Osu
-from gpurf.hw.regless.osu import OsuConfig
+from gpurf.hw.regless.configs import OsuConfig
 from gpurf.tb.harness import cocotb_tests
 
 from .test_osu_bank import Driver, cycle, random_traffic, registers, until_taken

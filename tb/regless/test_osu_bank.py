@@ -11,7 +11,7 @@ its transfer (stream rule).
 from collections import defaultdict
 
 from gpurf.golden.regless.osu_bank import OsuBank
-from gpurf.hw.regless.osu_bank import OsuBankConfig
+from gpurf.hw.regless.configs import OsuBankConfig
 from gpurf.tb.harness import cocotb_tests
 
 __all__ = ["STIMULI", "Driver"]

@@ -12,8 +12,8 @@ patterns or not, at random.
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
+from gpurf.hw.regless.configs import ShardConfig
 from gpurf.hw.regless.layouts import L1Op, RegionWord
-from gpurf.hw.regless.shard import ShardConfig
 
 __all__ = ["Instruction", "Region", "run_regions", "warp_program"]
 
