@@ -27,8 +27,8 @@ def test_defaults():
     """2048 entries per SM over 4 shards; 32 registers per warp, 64 rows per bank."""
     config = BankedRf().config
     assert (config.entries, config.regs, config.rows, config.rows_per_warp) == (512, 32, 64, 4)
-    assert config.ref_layout.size == 4 + 5
-    assert config.write_layout.size == 4 + 5 + 1024
+    assert config.ports["read__payload"].width == 4 + 5
+    assert config.ports["write__payload"].width == 4 + 5 + 1024
     assert config.data_bits == 512 * 1024
 
 
@@ -48,7 +48,7 @@ def test_mapping_is_a_bijection(params):
 
 def test_golden_refuses_registers_outside_the_file():
     model = golden(entries=24, banks=4, warps=3, lanes=1, data_width=3)
-    ref = model.config.ref_layout.const({"warp": 3, "reg": 0}).as_value().value
+    ref = model.ports["read__payload"].pack({"warp": 3, "reg": 0})
     with pytest.raises(ValueError, match=r"^register \(warp 3, reg 0\) is outside the "
                                          r"3 x 8 register file$"):
         model.step({"read__valid": 1, "read__payload": ref, "write__valid": 0,

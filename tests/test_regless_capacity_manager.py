@@ -5,7 +5,7 @@ conservation, activation and stack invariants."""
 
 import pytest
 
-from gpurf.golden.regless.capacity_manager import done_word, fits, region_words
+from gpurf.golden.regless.capacity_manager import Entry, done_word, fits, region_words
 from gpurf.hw.registry import get_block
 from gpurf.hw.regless.capacity_manager import CapacityManager
 from gpurf.hw.regless.configs import CapacityManagerConfig
@@ -39,7 +39,7 @@ def test_default_widths():
             config.count_bits, config.entry_bits, config.stack_bits) == (16, 4, 6, 3, 5, 7, 5)
     assert config.region_layout.size == 2 + 4 + 6 + 7 + 8 * 5 + 1
     assert config.preload_layout.size == 4 + 6 + 1
-    assert config.state_layout.size == 32
+    assert config.ports["state"].width == 32
 
 
 def _step(model, **inputs):
@@ -58,9 +58,8 @@ def _header(model, warp, usage, entries=()):
 
 
 def _issue(model, warp, bank=0, dst=False, last=False):
-    return {"issue__valid": 1, "issue__payload": model.config.issue_layout.const(
-        {"warp": warp, "has_dst": int(dst), "dst_bank": bank, "last": int(last)}
-    ).as_value().value}
+    return {"issue__valid": 1, "issue__payload": model.ports["issue__payload"].pack(
+        {"warp": warp, "has_dst": int(dst), "dst_bank": bank, "last": int(last)})}
 
 
 def test_fits():
@@ -72,12 +71,12 @@ def test_region_words_packed_with_layout():
     config = CapacityManagerConfig(**SMALL)
     words = region_words(config, {"warp": 2, "bank_usage": [1, 2], "n_entries": 2,
                                   "entries": [(3, "preload"), (1, "invalidate")]})
-    head, first, second = (config.region_layout.from_bits(w) for w in words)
-    assert head.kind == RegionWord.HEADER and int(head.warp) == 2
-    assert [int(head.bank_usage[b]) for b in range(2)] == [1, 2] and int(head.n_entries) == 2
-    assert first.kind == RegionWord.PRELOAD and int(first.reg) == 3
-    assert second.kind == RegionWord.INVALIDATE and int(second.warp) == 0
-    assert config.region_layout.from_bits(done_word(config, 1)).done
+    head, first, second = (config.ports["region__payload"].unpack(w) for w in words)
+    assert head.kind == RegionWord.HEADER.value and head.warp == 2
+    assert head.bank_usage == [1, 2] and head.n_entries == 2
+    assert first.kind == RegionWord.PRELOAD.value and first.reg == 3
+    assert second.kind == RegionWord.INVALIDATE.value and second.warp == 0
+    assert config.ports["region__payload"].unpack(done_word(config, 1)).done
 
 
 def test_fit_and_free_arithmetic_and_entries():
@@ -92,9 +91,9 @@ def test_fit_and_free_arithmetic_and_entries():
     assert _step(model)["want__valid"] == 0          # entries are due
     _step(model, region__valid=1, region__payload=words[1])
     _step(model, region__valid=1, region__payload=words[2])
-    assert [list(q) for q in model.queues] == [
-        [{"warp": 0, "reg": 0, "invalidate": 1}], [{"warp": 0, "reg": 1, "invalidate": 0}]]
-    acks = model.config.acks_layout.const([{"valid": 1, "warp": 0}] * 2).as_value().value
+    assert [list(q) for q in model.queues] == [[Entry(warp=0, reg=0, invalidate=1)],
+                                               [Entry(warp=0, reg=1, invalidate=0)]]
+    acks = model.ports["preloaded"].pack([{"valid": 1, "warp": 0}] * 2)
     out = _step(model, preloaded=acks, preload__0__ready=1, preload__1__ready=1)
     assert out["preload__0__valid"] == 1 and model.state[0] == WarpState.ACTIVE
     big = _header(model, 1, [1, 0])
@@ -111,7 +110,7 @@ def test_drain_release_and_late_write():
     _step(model, **_issue(model, 0, bank=1, dst=True))
     _step(model, **_issue(model, 0, bank=1, dst=True, last=True))
     assert model.state[0] == WarpState.DRAINING and model.free == [2, 0]
-    write = model.config.written_layout.const({"warp": 0, "bank": 1}).as_value().value
+    write = model.ports["written__payload"].pack({"warp": 0, "bank": 1})
     _step(model, written__valid=1, written__payload=write)
     assert model.free == [2, 1]
     _step(model, written__valid=1, written__payload=write)

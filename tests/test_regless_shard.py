@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """RegLess shard: parameters, and the end-to-end workload on the golden model at the
 defaults (the cocotb benches run it on the RTL: ``tests/test_cosim.py -k shard``)."""
 
@@ -78,7 +79,7 @@ def test_transfer_takes_fetches_before_writebacks():
             ctx.set(dut.fetch.valid, fetch)
             shown = golden.outputs(fetch)
             seen.append((ctx.get(dut.fetch.ready), ctx.get(dut.writeback.ready),
-                         shown["fetch__ready"], shown["writeback__ready"]))
+                         shown["fetch_ready"], shown["writeback_ready"]))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)

@@ -5,6 +5,8 @@ runs each request as a Python generator of cycles: one cycle of bit-vector check
 match, one of tag match, then the L1 refill if the line is missing, then the access.
 """
 
+from gpurf.golden.model import PortModel
+from gpurf.hw.ports import codec
 from gpurf.hw.regless.configs import CompressorConfig
 from gpurf.hw.regless.layouts import CompressorOp, PatternState
 
@@ -18,6 +20,8 @@ PATTERNS = (
     (PatternState.HALF_STRIDE4, 4, True),
 )
 """The patterns in priority order: state, lane stride, one base per half-warp."""
+
+_PRELOAD, _EVICT = CompressorOp.PRELOAD.value, CompressorOp.EVICT.value
 
 
 def _pattern_lanes(b0, b1, lanes, data_width, stride, halves):
@@ -53,48 +57,78 @@ def expand(state: int, b0: int, b1: int, lanes: int, data_width: int) -> list[in
 
 
 class _Line:
-    """One cached compressed line: its number, raw bits and whether it changed."""
+    """One cached compressed line: its number, its fields (``base``, ``state`` and
+    ``unused`` of ``compressed_line_layout``) and whether it changed."""
 
-    def __init__(self, number, bits):
-        self.number, self.bits, self.dirty = number, bits, False
+    def __init__(self, number, fields):
+        self.number, self.fields, self.dirty = number, fields, False
 
 
-class Compressor:
+class Shown:
+    """The compressor's outputs in one cycle (a function of its state): ``request_ready``,
+    ``response`` (``(compressed, lanes)`` or ``None``), ``l1_request`` (``(write, line,
+    data)`` with the line's packed bits, or ``None``) and ``l1_response_ready``."""
+
+    __slots__ = ("l1_request", "l1_response_ready", "request_ready", "response")
+
+    def __init__(self, request_ready=0, response=None, l1_request=None, l1_response_ready=0):
+        self.request_ready, self.response = request_ready, response
+        self.l1_request, self.l1_response_ready = l1_request, l1_response_ready
+
+
+_IDLE = Shown(request_ready=1)
+_BUSY = Shown()
+_WAIT = Shown(l1_response_ready=1)
+
+
+class Compressor(PortModel, config=CompressorConfig):
     """Port-level model: ``compressed`` is the set of compressed register indices,
-    ``store`` the cached lines (``None`` = empty) and ``pointer`` the FIFO pointer."""
+    ``store`` the cached lines (``None`` = empty) and ``pointer`` the FIFO pointer.
 
-    def __init__(self, **params):
-        self.config = CompressorConfig(**params)
-        self.reset()
+    :meth:`advance` is the same cycle on unpacked inputs (the shard model drives its
+    compressor with it); ``shown`` holds this cycle's outputs (:class:`Shown`)."""
 
     def reset(self):
         self.compressed: set[int] = set()
         self.store: list[_Line | None] = [None] * self.config.lines
         self.pointer = 0
         self.job = None
-        self.shown = self._idle()
-
-    def _idle(self):
-        return {"request__ready": 1, "response__valid": 0, "response__payload": None,
-                "l1_request__valid": 0, "l1_request__payload": None, "l1_response__ready": 0}
-
-    def _busy(self, **ports):
-        return {**self._idle(), "request__ready": 0, **ports}
+        self.shown = _IDLE
+        self._line = codec(self.config.line_layout)
 
     def step(self, inputs: dict) -> dict:
-        out = self.shown
-        if self.job is None:
-            if inputs["request__valid"]:
-                request = self.config.request_layout.from_bits(inputs["request__payload"])
-                self.job = self._run(request.op, request.warp, request.reg,
-                                     [request.value[i] for i in range(self.config.lanes)])
-                self.shown = next(self.job)
-            return out
-        try:
-            self.shown = self.job.send(inputs)
-        except StopIteration:
-            self.job, self.shown = None, self._idle()
+        ports, shown = self.ports, self.shown
+        response, l1 = shown.response, shown.l1_request
+        out = {"request__ready": shown.request_ready,
+               "response__valid": int(response is not None),
+               "response__payload": None if response is None else ports["response__payload"]
+               .pack({"compressed": response[0], "value": response[1]}),
+               "l1_request__valid": int(l1 is not None),
+               "l1_request__payload": None if l1 is None else ports["l1_request__payload"]
+               .pack({"write": l1[0], "line": l1[1], "data": l1[2]}),
+               "l1_response__ready": shown.l1_response_ready}
+        request = None
+        if self.job is None and inputs["request__valid"]:
+            request = ports["request__payload"].unpack(inputs["request__payload"])
+        self.advance(inputs["request__valid"], request, inputs["response__ready"],
+                     inputs["l1_request__ready"], inputs["l1_response__valid"],
+                     inputs["l1_response__payload"])
         return out
+
+    def advance(self, request_valid, request, response_ready, l1_request_ready,
+                l1_response_valid, l1_response) -> None:
+        """One cycle: ``request`` (a struct; read only when a request is taken),
+        the readies, and the fetched line's packed bits ``l1_response``; then the edge."""
+        if self.job is None:
+            if request_valid:
+                self.job = self._run(request.op, request.warp, request.reg, request.value)
+                self.shown = next(self.job)
+            return
+        try:
+            self.shown = self.job.send((response_ready, l1_request_ready, l1_response_valid,
+                                        l1_response))
+        except StopIteration:
+            self.job, self.shown = None, _IDLE
 
     # --- one request -----------------------------------------------------------------
 
@@ -102,83 +136,67 @@ class Compressor:
         config = self.config
         g = config.index(warp, reg)
         number, slot = divmod(g, config.slots)
-        pattern = match_pattern(lanes, config.data_width)
-        if op == CompressorOp.PRELOAD and g in self.compressed:
-            yield self._busy()
+        if op == _PRELOAD and g in self.compressed:
+            yield _BUSY
             cached = yield from self._find(number)
-            bases = self._line(cached).base[slot]
-            value = expand(self._line(cached).state[slot], bases.b0, bases.b1,
-                           config.lanes, config.data_width)
+            base = cached.fields.base[slot]
+            value = expand(cached.fields.state[slot], base.b0, base.b1, config.lanes,
+                           config.data_width)
             yield from self._respond(1, value)
-        elif op == CompressorOp.EVICT and pattern[0] != PatternState.NONE:
-            yield self._busy()
+            return
+        pattern = match_pattern(lanes, config.data_width) if op == _EVICT else None
+        if pattern is not None and pattern[0] != PatternState.NONE:
+            yield _BUSY
             cached = yield from self._find(number)
             yield from self._respond(1, [0] * config.lanes)
             self._place(cached, slot, pattern)
             self.compressed.add(g)
         else:
-            evicted = op == CompressorOp.EVICT
-            yield from self._respond(0, lanes if evicted else [0] * config.lanes)
+            yield from self._respond(0, lanes if op == _EVICT else [0] * config.lanes)
             self.compressed.discard(g)
 
     def _respond(self, compressed, lanes):
         """Show the response until it is taken (the cycle of the handshake included)."""
-        config = self.config
-        payload = config.response_layout.const(
-            {"compressed": compressed, "value": lanes}).as_value().value
+        shown = Shown(response=(compressed, lanes))
         while True:
-            inputs = yield self._busy(response__valid=1, response__payload=payload)
-            if inputs["response__ready"]:
+            response_ready, _, _, _ = yield shown
+            if response_ready:
                 return
 
     def _find(self, number):
         """After the check cycle: a tag-match cycle, and on a miss the L1 refill and a
         second tag-match cycle. Returns the cached line."""
-        yield self._busy()
+        yield _BUSY
         for cached in self.store:
             if cached is not None and cached.number == number:
                 return cached
         victim = self.store[self.pointer]
         if victim is not None and victim.dirty:
-            yield from self._l1(1, victim.number, victim.bits)
+            yield from self._l1(1, victim.number, self._line.pack(victim.fields))
         yield from self._l1(0, number, 0)
         while True:
-            inputs = yield self._busy(l1_response__ready=1)
-            if inputs["l1_response__valid"]:
+            _, _, valid, bits = yield _WAIT
+            if valid:
                 break
-        fetched = _Line(number, inputs["l1_response__payload"])
+        fetched = _Line(number, self._line.unpack(bits))
         self.store[self.pointer] = fetched
         self.pointer = (self.pointer + 1) % self.config.lines
-        yield self._busy()
+        yield _BUSY
         return fetched
 
     def _l1(self, write, number, bits):
-        config = self.config
-        payload = config.l1_request_layout.const(
-            {"write": write, "line": number,
-             "data": config.value_layout.from_bits(bits)}).as_value().value
+        shown = Shown(l1_request=(write, number, bits))
         while True:
-            inputs = yield self._busy(l1_request__valid=1, l1_request__payload=payload)
-            if inputs["l1_request__ready"]:
+            _, ready, _, _ = yield shown
+            if ready:
                 return
-
-    def _line(self, cached):
-        return self.config.line_layout.from_bits(cached.bits)
 
     def _place(self, cached, slot, pattern):
         """Write the slot's state and bases into the cached line, which becomes dirty."""
-        config = self.config
-        layout = config.line_layout
-        view = layout.from_bits(cached.bits)
-        fields = {"base": [{"b0": view.base[s].b0, "b1": view.base[s].b1}
-                           for s in range(config.slots)],
-                  "state": [view.state[s] for s in range(config.slots)]}
-        if "unused" in layout.members:
-            fields["unused"] = view.unused
         state, b0, b1 = pattern
-        fields["base"][slot] = {"b0": b0, "b1": b1}
-        fields["state"][slot] = state
-        cached.bits = layout.const(fields).as_value().value
+        fields = cached.fields
+        fields.base[slot] = fields.base[slot]._replace(b0=b0, b1=b1)
+        fields.state[slot] = state.value
         cached.dirty = True
 
     def line_trace(self) -> str:

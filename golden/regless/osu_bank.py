@@ -1,17 +1,19 @@
 """Golden model of ``regless.osu_bank``, written from the paper (5.2, Fig. 10) and the spec:
 every line is a record ``{place, tag, written, filling}`` with ``place`` one of ``free``,
-``clean``, ``dirty``, ``used``; the data store is a list of values."""
+``clean``, ``dirty``, ``used``; the data store is a list of values (lists of lanes)."""
 
 from dataclasses import dataclass
 
+from gpurf.golden.model import PortModel
 from gpurf.hw.regless.configs import OsuBankConfig
 
 __all__ = ["Line", "OsuBank", "allocation_choice"]
 
 PLACES = ("free", "clean", "dirty", "used")
+_STALE = object()
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     place: str = "free"
     tag: tuple[int, int] | None = None
@@ -23,26 +25,35 @@ def allocation_choice(lines: list[Line]) -> tuple[str, int] | None:
     """Where an allocation comes from: ``("take", line)`` — the first free line, else the
     first clean one; ``("evict", line)`` — only dirty lines are left, the first must be
     evicted first; ``None`` — every line is in use."""
-    for place in ("free", "clean"):
-        for index, line in enumerate(lines):
-            if line.place == place:
-                return "take", index
+    clean = dirty = None
     for index, line in enumerate(lines):
-        if line.place == "dirty":
-            return "evict", index
-    return None
+        place = line.place
+        if place == "free":
+            return "take", index
+        if place == "clean":
+            if clean is None:
+                clean = index
+        elif place == "dirty" and dirty is None:
+            dirty = index
+    if clean is not None:
+        return "take", clean
+    return None if dirty is None else ("evict", dirty)
 
 
-class OsuBank:
-    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge."""
+class OsuBank(PortModel, config=OsuBankConfig):
+    """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
-    def __init__(self, **params):
-        self.config = OsuBankConfig(**params)
-        self.reset()
+    :meth:`advance` is the same cycle on unpacked requests (the OSU model drives its banks
+    with it); it leaves this cycle's outputs in the attributes ``*_ready``,
+    ``reserve_resp``, ``preloaded`` and the state-only ones in :meth:`shown`.
+    """
 
     def reset(self):
         self.lines = [Line() for _ in range(self.config.lines)]
-        self.data: list[int | None] = [None] * self.config.lines
+        self.where: dict[tuple[int, int], int] = {}
+        """Line of each valid tag (a line not on the free list): the tag store's lookup.
+        Valid tags are distinct (a line is allocated only on a miss)."""
+        self.data: list[list[int] | None] = [None] * self.config.lines
         """Values of the data store; ``None`` until written (a memory is not reset, so a
         read of a line never written since reset answers an unknown value)."""
         self.evict: tuple[str, int] | None = None
@@ -50,76 +61,139 @@ class OsuBank:
         self.output_register = None
         """The data port's output register (a read's or an eviction's value)."""
         self.read_pending = False
-        self.fetch = None
+        self.fetch: dict | None = None
+        """The fetch register: ``{warp, reg, line, invalidate}``."""
         self.error = 0
-        self._trace = ""
+        self.reserve_resp: dict | None = None
+        self.preloaded: int | None = None
+        self.read_ready = self.fill_ready = 0
+        self.reserve_ready = self.preload_ready = self.release_ready = 0
+        self._op = None
+        self._choice = _STALE
+        """:func:`allocation_choice` of the lines, kept until a line changes lists."""
 
     # --- views ---------------------------------------------------------------------
 
     def find(self, warp: int, reg: int) -> int | None:
         """The line tagged ``(warp, reg)`` (tags of free lines are not valid)."""
-        for index, line in enumerate(self.lines):
-            if line.place != "free" and line.tag == (warp, reg):
-                return index
-        return None
+        return self.where.get((warp, reg))
 
     def usable(self, warp: int, reg: int) -> bool:
         """``(warp, reg)`` is in use and filled: a read hits, a release takes effect."""
-        index = self.find(warp, reg)
-        return (index is not None and self.lines[index].place == "used"
-                and not self.lines[index].filling)
+        index = self.where.get((warp, reg))
+        if index is None:
+            return False
+        line = self.lines[index]
+        return line.place == "used" and not line.filling
+
+    def usable_registers(self) -> set[tuple[int, int]]:
+        """Every register :meth:`usable` holds."""
+        lines = self.lines
+        return {tag for tag, index in self.where.items()
+                if lines[index].place == "used" and not lines[index].filling}
 
     def busy(self, index: int) -> bool:
         """A line a reserve or preload must wait for: filling, or chosen for eviction."""
         return self.lines[index].filling or (self.evict is not None
                                              and self.evict[1] == index)
 
-    def _can_allocate(self) -> bool:
-        choice = allocation_choice(self.lines)
-        return choice is not None and choice[0] == "take"
+    def writeback(self) -> dict | None:
+        """The ``writeback`` offer ``{warp, reg, line, data}`` (state only)."""
+        if self.evict is None or self.evict[0] != "held":
+            return None
+        index = self.evict[1]
+        warp, reg = self.lines[index].tag
+        return {"warp": warp, "reg": reg, "line": index, "data": self.output_register}
 
     # --- one cycle -----------------------------------------------------------------
 
     def step(self, inputs: dict) -> dict:
-        config = self.config
-        out = {"read_resp__valid": int(self.read_pending),
-               "read_resp__payload": self.output_register if self.read_pending else None,
-               "fetch__valid": int(self.fetch is not None),
-               "fetch__payload": None if self.fetch is None else self._pack_fetch(),
-               "writeback__valid": 0, "writeback__payload": None,
-               "protocol_error": self.error}
+        ports = self.ports
+        pending, read_resp = self.read_pending, self.output_register
+        fetch, writeback, error = self.fetch, self.writeback(), self.error
+        self.follow(inputs)
+        reserved, acked = self.reserve_resp, self.preloaded
+        return {
+            "read__ready": self.read_ready, "write__ready": 1, "fill__ready": self.fill_ready,
+            "reserve__ready": self.reserve_ready, "preload__ready": self.preload_ready,
+            "release__ready": self.release_ready,
+            "read_resp__valid": int(pending),
+            "read_resp__payload": (ports["read_resp__payload"].pack(read_resp)
+                                   if pending and read_resp is not None else None),
+            "reserve_resp__valid": int(reserved is not None),
+            "reserve_resp__payload": (None if reserved is None
+                                      else ports["reserve_resp__payload"].pack(reserved)),
+            "preloaded__valid": int(acked is not None), "preloaded__payload": acked,
+            "fetch__valid": int(fetch is not None),
+            "fetch__payload": None if fetch is None else ports["fetch__payload"].pack(fetch),
+            "writeback__valid": int(writeback is not None),
+            "writeback__payload": (None if writeback is None
+                                   else ports["writeback__payload"].pack(writeback)),
+            "protocol_error": error,
+        }
+
+    def follow(self, inputs: dict) -> None:
+        """The cycle of :meth:`step` without forming its outputs (a bench's shadow of the
+        block follows its state with it)."""
+        ports = self.ports
+        write = ports["write__payload"].unpack(inputs["write__payload"])
+        fill = ports["fill__payload"].unpack(inputs["fill__payload"])
+        self.advance(inputs["read__valid"], ports["read__payload"].unpack(inputs["read__payload"]),
+                     inputs["reserve__valid"],
+                     ports["reserve__payload"].unpack(inputs["reserve__payload"]),
+                     inputs["write__valid"], write.line, write.data, write.last_use,
+                     inputs["preload__valid"],
+                     ports["preload__payload"].unpack(inputs["preload__payload"]),
+                     inputs["fill__valid"], fill.line, fill.data,
+                     inputs["release__valid"],
+                     ports["release__payload"].unpack(inputs["release__payload"]),
+                     inputs["fetch__ready"], inputs["writeback__ready"])
+
+    def advance(self, read_valid, read, reserve_valid, reserve, write_valid, write_line,
+                write_data, write_last_use, preload_valid, preload, fill_valid, fill_line,
+                fill_data, release_valid, release, fetch_ready, writeback_ready) -> None:
+        """One cycle on unpacked requests (``read``, ``reserve``, ``preload``, ``release``:
+        structs with ``warp``, ``reg`` and their flag; the write and the fill by field),
+        given with their ``valid`` whether valid or not (readies depend on the payloads);
+        then the clock edge."""
+        lines = self.lines
         held = self.evict is not None and self.evict[0] == "held"
-        if held:
-            line = self.lines[self.evict[1]]
-            out["writeback__valid"] = 1
-            out["writeback__payload"] = config.writeback_layout.const({
-                "warp": line.tag[0], "reg": line.tag[1], "line": self.evict[1],
-                "data": config.value_layout.from_bits(self.output_register),
-            }).as_value().value
-        write = config.write_layout.from_bits(inputs["write__payload"])
-        write_valid = bool(inputs["write__valid"])
         # data port: write > read > fill > eviction read-out
         read_ok = not write_valid and not held
-        read_xfer = bool(inputs["read__valid"]) and read_ok
+        read_xfer = bool(read_valid) and read_ok
         fill_ready = not write_valid and not read_xfer
-        fill_xfer = bool(inputs["fill__valid"]) and fill_ready
-        fill = config.fill_layout.from_bits(inputs["fill__payload"])
-        fill_eff = (fill_xfer and int(fill.line) < config.lines
-                    and self.lines[int(fill.line)].filling)
-        out.update({"read__ready": int(read_ok), "write__ready": 1,
-                    "fill__ready": int(fill_ready)})
-        tag = self._tag_port(inputs, read_xfer, fill_xfer, out)
-        self._acknowledge(tag, fill_eff, int(fill.line), out)
-        fetch_taken = bool(inputs["fetch__ready"]) and self.fetch is not None
-        wb_taken = held and bool(inputs["writeback__ready"])
+        fill_xfer = bool(fill_valid) and fill_ready
+        fill_eff = fill_xfer and fill_line < len(lines) and lines[fill_line].filling
+        self.read_ready, self.fill_ready = int(read_ok), int(fill_ready)
+        choice = self._choice
+        if choice is _STALE:
+            choice = self._choice = allocation_choice(lines)
+        can_allocate = choice is not None and choice[0] == "take"
+        op = self._tag_port(read_xfer, fill_xfer, reserve_valid, reserve, preload_valid,
+                            preload, release_valid, release, fetch_ready, choice, can_allocate)
+        if fill_eff:
+            self.preloaded = lines[fill_line].tag[0]
+        elif op is not None and op[0] == "preload" and (op[3] or preload.invalidate):
+            self.preloaded = preload.warp
+        else:
+            self.preloaded = None
+        fetch_taken = fetch_ready and self.fetch is not None
+        wb_taken = held and writeback_ready
         evict_read = (self.evict is not None and self.evict[0] == "chosen" and not write_valid
                       and not read_xfer and not fill_xfer)
         chosen = None
-        if self.evict is None and tag is None and self._needs_eviction(inputs):
-            choice = allocation_choice(self.lines)
-            if choice is not None and choice[0] == "evict":
-                chosen = choice[1]
-        read_line = self._read(inputs, read_xfer)
+        if (self.evict is None and op is None and not can_allocate and choice is not None
+                and choice[0] == "evict"
+                and ((reserve_valid and self.find(reserve.warp, reserve.reg) is None)
+                     or (preload_valid and not preload.invalidate
+                         and self.find(preload.warp, preload.reg) is None))):
+            chosen = choice[1]
+        if read_xfer:
+            read_line = self.find(read.warp, read.reg)
+            if read_line is None:
+                self.error, read_line = 1, 0
+            elif lines[read_line].place != "used" or lines[read_line].filling:
+                self.error = 1
         if evict_read:
             self.output_register = self.data[self.evict[1]]
             self.evict = ("held", self.evict[1])
@@ -129,151 +203,104 @@ class OsuBank:
         if fetch_taken:
             self.fetch = None
         if wb_taken:
-            index = self.evict[1]
-            self.lines[index].place, self.lines[index].written = "clean", False
-            self.evict = None
-        self._write(write_valid, write)
+            line = lines[self.evict[1]]
+            line.place, line.written = "clean", False
+            self.evict, self._choice = None, _STALE
+        if write_valid and write_line < len(lines):
+            line = lines[write_line]
+            if line.place == "used" and not line.filling:
+                line.written = True
+                self.data[write_line] = write_data
+                if write_last_use:
+                    line.place, self._choice = "dirty", _STALE
         if fill_eff:
-            self.lines[int(fill.line)].filling = False
-            self.data[int(fill.line)] = fill.data.as_value().value
-        self._apply_tag(tag)
+            lines[fill_line].filling = False
+            self.data[fill_line] = fill_data
+        if op is not None:
+            self._apply_tag(op)
+            self._choice = _STALE
         if chosen is not None:
             self.evict = ("chosen", chosen)
         self.read_pending = read_xfer
-        self._trace = self._describe(tag)
-        return out
-
-    def _needs_eviction(self, inputs) -> bool:
-        """A valid reserve or preload misses and no line is free or clean."""
-        if self._can_allocate():
-            return False
-        config = self.config
-        res = config.reserve_layout.from_bits(inputs["reserve__payload"])
-        pre = config.preload_layout.from_bits(inputs["preload__payload"])
-        return bool((inputs["reserve__valid"] and self.find(int(res.warp), int(res.reg)) is None)
-                    or (inputs["preload__valid"] and not pre.invalidate
-                        and self.find(int(pre.warp), int(pre.reg)) is None))
-
-    def _read(self, inputs, read_xfer) -> int:
-        """A read's line (0 on a miss, which sets the sticky error)."""
-        if not read_xfer:
-            return 0
-        view = self.config.ref_layout.from_bits(inputs["read__payload"])
-        index = self.find(int(view.warp), int(view.reg))
-        if index is None or self.lines[index].place != "used" or self.lines[index].filling:
-            self.error = 1
-        return 0 if index is None else index
-
-    def _write(self, valid, write):
-        index = int(write.line)
-        if not valid or index >= len(self.lines):
-            return
-        line = self.lines[index]
-        if line.place == "used" and not line.filling:
-            line.written = True
-            self.data[index] = write.data.as_value().value
-            if write.last_use:
-                line.place = "dirty"
+        self._op = op
 
     # --- tag port ------------------------------------------------------------------
 
-    def _tag_port(self, inputs, read_xfer, fill_xfer, out) -> dict | None:
+    def _tag_port(self, read_xfer, fill_xfer, reserve_valid, reserve, preload_valid, preload,
+                  release_valid, release, fetch_ready, choice, can_allocate):
         """Readies of reserve, preload and release (the highest-priority one that can
         complete this cycle, after a read), the reserve's answer, and the operation
-        taken: ``{op, payload, line, hit}``."""
-        config = self.config
-        out.update({"reserve__ready": 0, "preload__ready": 0, "release__ready": 0,
-                    "reserve_resp__valid": 0, "reserve_resp__payload": None})
-        fetch_free = self.fetch is None or bool(inputs["fetch__ready"])
-        res = config.reserve_layout.from_bits(inputs["reserve__payload"])
-        pre = config.preload_layout.from_bits(inputs["preload__payload"])
-        rel = config.release_layout.from_bits(inputs["release__payload"])
-        taken = None
-        if not read_xfer:
-            hit = self.find(int(res.warp), int(res.reg))
-            ok = (not self.busy(hit)) if hit is not None else self._can_allocate()
-            out["reserve__ready"] = int(ok)
-            if ok and inputs["reserve__valid"]:
-                line = hit if hit is not None else allocation_choice(self.lines)[1]
-                taken = {"op": "reserve", "payload": res, "line": line, "hit": hit is not None}
-                out["reserve_resp__valid"] = 1
-                out["reserve_resp__payload"] = config.reserved_layout.const(
-                    {"line": line, "last_use": int(res.last_use)}).as_value().value
-        if not read_xfer and taken is None:
-            hit = None if pre.invalidate else self.find(int(pre.warp), int(pre.reg))
-            if pre.invalidate:
-                ok = fetch_free and not fill_xfer
-            elif hit is not None:
+        taken: ``(op, payload, line, hit)``."""
+        self.reserve_ready = self.preload_ready = self.release_ready = 0
+        self.reserve_resp = None
+        if read_xfer:
+            return None
+        hit = self.where.get((reserve.warp, reserve.reg))
+        ok = (not self.busy(hit)) if hit is not None else can_allocate
+        self.reserve_ready = int(ok)
+        if ok and reserve_valid:
+            line = hit if hit is not None else choice[1]
+            self.reserve_resp = {"line": line, "last_use": reserve.last_use}
+            return "reserve", reserve, line, hit is not None
+        if preload.invalidate:
+            hit = None
+            ok = (self.fetch is None or fetch_ready) and not fill_xfer
+        else:
+            hit = self.where.get((preload.warp, preload.reg))
+            if hit is not None:
                 ok = not self.busy(hit) and not fill_xfer
             else:
-                ok = self._can_allocate() and fetch_free
-            out["preload__ready"] = int(ok)
-            if ok and inputs["preload__valid"]:
-                line = hit
-                if hit is None and not pre.invalidate:
-                    line = allocation_choice(self.lines)[1]
-                taken = {"op": "preload", "payload": pre, "line": line, "hit": hit is not None}
-        if not read_xfer and taken is None:
-            out["release__ready"] = 1
-            if inputs["release__valid"]:
-                line = self.find(int(rel.warp), int(rel.reg))
-                eligible = (line is not None and self.lines[line].place == "used"
-                            and not self.lines[line].filling)
-                taken = {"op": "release", "payload": rel, "line": line, "hit": eligible}
-        return taken
+                ok = can_allocate and (self.fetch is None or fetch_ready)
+        self.preload_ready = int(ok)
+        if ok and preload_valid:
+            line = hit
+            if hit is None and not preload.invalidate:
+                line = choice[1]
+            return "preload", preload, line, hit is not None
+        self.release_ready = 1
+        if release_valid:
+            line = self.where.get((release.warp, release.reg))
+            eligible = (line is not None and self.lines[line].place == "used"
+                        and not self.lines[line].filling)
+            return "release", release, line, eligible
+        return None
 
-    def _acknowledge(self, tag, fill_eff, fill_line, out):
-        """``preloaded``: a fill completing a preload, or a preload hit or invalidation."""
-        warp = None
-        if fill_eff:
-            warp = self.lines[fill_line].tag[0]
-        elif tag is not None and tag["op"] == "preload" and (tag["hit"]
-                                                              or tag["payload"].invalidate):
-            warp = int(tag["payload"].warp)
-        out["preloaded__valid"] = int(warp is not None)
-        out["preloaded__payload"] = warp
-
-    def _apply_tag(self, tag):
+    def _apply_tag(self, op):
         """The tag operation (decided on the state at the start of the cycle) after this
         cycle's write and fill."""
-        if tag is None:
-            return
-        payload, index = tag["payload"], tag["line"]
-        if tag["op"] == "release":
-            if not tag["hit"]:
+        kind, payload, index, hit = op
+        if kind == "release":
+            if not hit:
                 return
             line = self.lines[index]
             if payload.erase:
                 line.place, line.written = "free", False
+                del self.where[line.tag]
             else:
                 line.place = "dirty" if line.written else "clean"
             return
-        if tag["op"] == "preload" and payload.invalidate:
-            self.fetch = {"warp": int(payload.warp), "reg": int(payload.reg), "line": 0,
-                          "invalidate": 1}
+        if kind == "preload" and payload.invalidate:
+            self.fetch = {"warp": payload.warp, "reg": payload.reg, "line": 0, "invalidate": 1}
             return
         line = self.lines[index]
-        if tag["hit"]:
+        if hit:
             line.place = "used"
             return
-        filling = tag["op"] == "preload"
-        self.lines[index] = Line(place="used", tag=(int(payload.warp), int(payload.reg)),
-                                 written=False, filling=filling)
+        if line.place != "free":
+            del self.where[line.tag]
+        filling = kind == "preload"
+        tag = (payload.warp, payload.reg)
+        self.lines[index] = Line(place="used", tag=tag, written=False, filling=filling)
+        self.where[tag] = index
         if filling:
-            self.fetch = {"warp": int(payload.warp), "reg": int(payload.reg), "line": index,
+            self.fetch = {"warp": payload.warp, "reg": payload.reg, "line": index,
                           "invalidate": 0}
 
-    def _pack_fetch(self) -> int:
-        return self.config.fetch_layout.const(self.fetch).as_value().value
-
-    def _describe(self, tag) -> str:
+    def line_trace(self) -> str:
         marks = {"free": ".", "clean": "c", "dirty": "d", "used": "U"}
         lines = " ".join(
             f"{i}:{marks[line.place]}{'w' if line.written else ''}{'f' if line.filling else ''}"
             f"{'' if line.tag is None else line.tag}" for i, line in enumerate(self.lines))
-        op = None if tag is None else (tag["op"], tag["line"], tag["hit"])
-        return f"op={op} evict={self.evict} fetch={self.fetch} err={self.error} [{lines}]"
-
-    def line_trace(self) -> str:
-        return f"osu_bank: {self._trace}"
-
+        op = None if self._op is None else (self._op[0], self._op[2], self._op[3])
+        return (f"osu_bank: op={op} evict={self.evict} fetch={self.fetch} err={self.error} "
+                f"[{lines}]")

@@ -1,121 +1,132 @@
 """Golden model of ``regless.shard``: the golden capacity manager, OSU and compressor and a
-model of the transfer unit, evaluated in the order their signals flow within a cycle."""
+model of the transfer unit, evaluated in the order their signals flow within a cycle.
+
+The parts exchange unpacked structures (queue entries, offers, lists of lanes) through their
+``advance`` methods; only the shard's own ports are unpacked and packed, with the codecs of
+its signature.
+"""
 
 from collections import Counter
-from dataclasses import asdict
+from functools import cached_property
 
+from gpurf.golden.model import PortModel
+from gpurf.hw.ports import codec
 from gpurf.hw.regless.configs import ShardConfig
 from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 
-from .capacity_manager import CapacityManager
+from .capacity_manager import CapacityManager, Entry
 from .compressor import Compressor
-from .osu import Osu
+from .osu import LineRef, Osu
 
 __all__ = ["Shard", "Transfer"]
 
-_L1_OPS = {CompressorOp.PRELOAD: L1Op.READ, CompressorOp.EVICT: L1Op.WRITE,
-           CompressorOp.INVALIDATE: L1Op.INVALIDATE}
+_PRELOAD, _EVICT, _INVALIDATE = (CompressorOp.PRELOAD.value, CompressorOp.EVICT.value,
+                                 CompressorOp.INVALIDATE.value)
+_L1_OPS = {_PRELOAD: L1Op.READ, _EVICT: L1Op.WRITE, _INVALIDATE: L1Op.INVALIDATE}
+_NO_LINE, _NO_ENTRY = LineRef(0, 0), Entry(0, 0, 0)
+"""The payloads the OSU sees on ``fill`` and a ``preload`` port while they are not valid."""
+
+
+class Job:
+    """The request the transfer unit holds: the compressor request's fields ``op`` (a
+    :class:`CompressorOp` code), ``warp``, ``reg``, ``value`` (lanes, or 0), and the OSU
+    ``line`` it came from."""
+
+    __slots__ = ("line", "op", "reg", "value", "warp")
+
+    def __init__(self, op, warp, reg, line, value):
+        self.op, self.warp, self.reg, self.line, self.value = op, warp, reg, line, value
 
 
 class Transfer:
     """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: one OSU request at a time,
-    through the compressor and then, if the compressor does not hold the value, L1."""
+    through the compressor and then, if the compressor does not hold the value, L1.
+
+    :meth:`outputs` shows the cycle's outputs from the state (``writeback`` waits for
+    ``fetch``), :meth:`advance` takes the edge."""
 
     def __init__(self, config: ShardConfig):
         self.config = config
         self.phase = TransferPhase.IDLE
-        self.job = None
-        """The request held: ``{op, warp, reg, line, value}``."""
+        self.job: Job | None = None
         self.counts = Counter()
         """Requests by how they ended: ``preload_compressed``, ``preload_l1``,
         ``evict_compressed``, ``evict_l1``, ``invalidate`` (paper 6.5's preload sources)."""
+        self._ref = codec(config.osu.ref_layout)
 
     def outputs(self, fetch_valid: int) -> dict:
-        """This cycle's outputs (state only, and ``writeback`` waits for ``fetch``)."""
-        config, phase, job = self.config, self.phase, self.job
+        """This cycle's outputs: the readies, ``request`` (the held :class:`Job` while it is
+        offered to the compressor, else ``None``), ``l1_request`` (the L1 port's fields or
+        ``None``) and ``fill`` (``(line, lanes)`` or ``None``)."""
+        phase, job = self.phase, self.job
         idle = phase == TransferPhase.IDLE
-        out = {"fetch__ready": int(idle), "writeback__ready": int(idle and not fetch_valid),
-               "request__valid": int(phase == TransferPhase.COMPRESSOR),
-               "response__ready": int(phase == TransferPhase.ANSWER),
-               "l1_request__valid": int(phase == TransferPhase.L1),
-               "l1_response__ready": int(phase == TransferPhase.L1_WAIT),
-               "fill__valid": int(phase == TransferPhase.FILL),
-               "request__payload": None, "l1_request__payload": None, "fill__payload": None}
-        if phase == TransferPhase.COMPRESSOR:
-            out["request__payload"] = config.compressor.request_layout.const(
-                {"op": job["op"], "warp": job["warp"], "reg": job["reg"],
-                 "value": self._value(job["value"])}).as_value().value
+        out = {"fetch_ready": int(idle), "writeback_ready": int(idle and not fetch_valid),
+               "request": job if phase == TransferPhase.COMPRESSOR else None,
+               "response_ready": int(phase == TransferPhase.ANSWER),
+               "l1_request": None, "l1_response_ready": int(phase == TransferPhase.L1_WAIT),
+               "fill": (job.line, job.value) if phase == TransferPhase.FILL else None}
         if phase == TransferPhase.L1:
-            ref = config.osu.ref_layout.const({"warp": job["warp"], "reg": job["reg"]})
-            data = job["value"] if job["op"] == CompressorOp.EVICT else 0
-            out["l1_request__payload"] = config.l1_request_layout.const(
-                {"op": _L1_OPS[job["op"]], "compressed": 0, "addr": ref.as_value().value,
-                 "data": self._value(data)}).as_value().value
-        if phase == TransferPhase.FILL:
-            out["fill__payload"] = config.osu.fill_layout.const(
-                {"line": config.osu.line_layout.from_bits(job["line"]),
-                 "data": self._value(job["value"])}).as_value().value
+            out["l1_request"] = {
+                "op": _L1_OPS[job.op], "compressed": 0,
+                "addr": self._ref.pack({"warp": job.warp, "reg": job.reg}),
+                "data": job.value if job.op == _EVICT else 0}
         return out
 
-    def _value(self, bits: int):
-        return self.config.osu.value_layout.from_bits(bits)
-
-    def step(self, inputs: dict, out: dict) -> None:
-        """Take the clock edge, given the inputs and the outputs shown this cycle."""
+    def advance(self, fetch, writeback, fill_ready, request_ready, response, l1_request_ready,
+                l1_response) -> None:
+        """Take the clock edge, given the OSU's offers ``fetch`` and ``writeback`` (dicts or
+        ``None``), the compressor's ``response`` (``(compressed, lanes)`` or ``None``) and
+        the L1 line (lanes, or ``None`` while not valid)."""
         phase = self.phase
         if phase == TransferPhase.IDLE:
-            self._take(inputs)
-        elif phase == TransferPhase.COMPRESSOR and inputs["request__ready"]:
+            self._take(fetch, writeback)
+        elif phase == TransferPhase.COMPRESSOR and request_ready:
             self.phase = TransferPhase.ANSWER
-        elif phase == TransferPhase.ANSWER and inputs["response__valid"]:
-            self._answer(inputs["response__payload"])
-        elif phase == TransferPhase.L1 and inputs["l1_request__ready"]:
-            self.phase = (TransferPhase.L1_WAIT if self.job["op"] == CompressorOp.PRELOAD
+        elif phase == TransferPhase.ANSWER and response is not None:
+            self._answer(response)
+        elif phase == TransferPhase.L1 and l1_request_ready:
+            self.phase = (TransferPhase.L1_WAIT if self.job.op == _PRELOAD
                           else TransferPhase.IDLE)
-        elif phase == TransferPhase.L1_WAIT and inputs["l1_response__valid"]:
-            self.job["value"] = inputs["l1_response__payload"]
+        elif phase == TransferPhase.L1_WAIT and l1_response is not None:
+            self.job.value = l1_response
             self.phase = TransferPhase.FILL
-        elif phase == TransferPhase.FILL and inputs["fill__ready"]:
+        elif phase == TransferPhase.FILL and fill_ready:
             self.phase = TransferPhase.IDLE
 
-    def _take(self, inputs):
-        osu = self.config.osu
-        if inputs["fetch__valid"]:
-            view = osu.fetch_layout.from_bits(inputs["fetch__payload"])
-            op = CompressorOp.INVALIDATE if view.invalidate else CompressorOp.PRELOAD
-            value = 0
-        elif inputs["writeback__valid"]:
-            view = osu.writeback_layout.from_bits(inputs["writeback__payload"])
-            op, value = CompressorOp.EVICT, view.data.as_value().value
+    def _take(self, fetch, writeback):
+        if fetch is not None:
+            op = _INVALIDATE if fetch["invalidate"] else _PRELOAD
+            self.job = Job(op, fetch["warp"], fetch["reg"], fetch["line"], 0)
+        elif writeback is not None:
+            self.job = Job(_EVICT, writeback["warp"], writeback["reg"], writeback["line"],
+                           writeback["data"])
         else:
             return
-        self.job = {"op": op, "warp": int(view.warp), "reg": int(view.reg),
-                    "line": view.line.as_value().value, "value": value}
         self.phase = TransferPhase.COMPRESSOR
 
-    def _answer(self, payload):
-        response = self.config.compressor.response_layout.from_bits(payload)
-        op = self.job["op"]
-        where = "compressed" if response.compressed else "l1"
-        self.counts[op.name.lower() if op == CompressorOp.INVALIDATE
-                    else f"{op.name.lower()}_{where}"] += 1
-        if response.compressed and op == CompressorOp.PRELOAD:
-            self.job["value"] = response.value.as_value().value
+    def _answer(self, response):
+        compressed, value = response
+        op = self.job.op
+        name = CompressorOp(op).name.lower()
+        self.counts[name if op == _INVALIDATE
+                    else f"{name}_{'compressed' if compressed else 'l1'}"] += 1
+        if compressed and op == _PRELOAD:
+            self.job.value = value
             self.phase = TransferPhase.FILL
-        elif response.compressed:
+        elif compressed:
             self.phase = TransferPhase.IDLE
         else:
-            if op == CompressorOp.EVICT:
-                self.job["value"] = response.value.as_value().value
+            if op == _EVICT:
+                self.job.value = value
             self.phase = TransferPhase.L1
 
     def line_trace(self) -> str:
-        job = self.job or {}
+        job = self.job
         return (f"xfer {self.phase.name}"
-                + (f" {job['op'].name} w{job['warp']}r{job['reg']}" if job else ""))
+                + (f" {CompressorOp(job.op).name} w{job.warp}r{job.reg}" if job else ""))
 
 
-class Shard:
+class Shard(PortModel, config=ShardConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
     Within a cycle the blocks are evaluated in signal order: the state-only outputs (the
@@ -123,102 +134,95 @@ class Shard:
     outputs) first, then the OSU with every input it needs, then the CM (the OSU's
     acknowledgements and readies), the transfer unit and the compressor."""
 
-    def __init__(self, **params):
-        self.config = ShardConfig(**params)
-        self.reset()
+    @cached_property
+    def cm(self) -> CapacityManager:
+        return CapacityManager(**self.config.capacity_manager.params())
+
+    @cached_property
+    def osu(self) -> Osu:
+        return Osu(**self.config.osu.params())
+
+    @cached_property
+    def compressor(self) -> Compressor:
+        return Compressor(**self.config.compressor.params())
 
     def reset(self):
-        config = self.config
-        self.cm = CapacityManager(**asdict(config.capacity_manager))
-        self.osu = Osu(**asdict(config.osu))
-        self.compressor = Compressor(**asdict(config.compressor))
-        self.transfer = Transfer(config)
+        for part in (self.cm, self.osu, self.compressor):
+            part.reset()
+        self.transfer = Transfer(self.config)
 
     def step(self, inputs: dict) -> dict:
-        config = self.config
-        cm_inputs = self._cm_inputs(inputs)
-        cm_shown = self.cm.peek(cm_inputs)
-        transfer = self.transfer.outputs(int(self.osu.offers("fetch")))
-        compressor = self.compressor.shown
-        osu_out = self.osu.step(self._osu_inputs(inputs, cm_shown, transfer))
-        for b in range(config.banks):
-            cm_inputs[f"preload__{b}__ready"] = osu_out[f"preload__{b}__ready"]
-        cm_inputs["preloaded"] = osu_out["preloaded"]
-        cm_out = self.cm.step(cm_inputs)
-        l1 = self._l1(inputs, compressor, transfer)
-        self.transfer.step({**{k: osu_out[k] for k in (
-            "fetch__valid", "fetch__payload", "writeback__valid", "writeback__payload",
-            "fill__ready")},
-            "request__ready": compressor["request__ready"],
-            "response__valid": compressor["response__valid"],
-            "response__payload": compressor["response__payload"],
-            "l1_request__ready": l1["transfer_ready"],
-            "l1_response__valid": inputs["l1_response__valid"],
-            "l1_response__payload": inputs["l1_response__payload"]}, transfer)
-        self.compressor.step({
-            "request__valid": transfer["request__valid"],
-            "request__payload": transfer["request__payload"] or 0,
-            "response__ready": transfer["response__ready"],
-            "l1_request__ready": l1["compressor_ready"],
-            "l1_response__valid": inputs["l1_response__valid"],
-            "l1_response__payload": inputs["l1_response__payload"]})
-        return self._outputs(cm_out, osu_out, l1)
+        ports = self.ports
+        cm, osu, compressor, transfer = self.cm, self.osu, self.compressor, self.transfer
+        want, eligible = cm.wants(), cm.eligible()
+        heads = cm.heads()
+        shown = transfer.outputs(int(osu.offers("fetch")))
+        offered = compressor.shown
+        fill = shown["fill"]
+        write = ports["write__payload"].unpack(inputs["write__payload"])
+        osu.advance(
+            inputs["read__valid"], ports["read__payload"].unpack(inputs["read__payload"]),
+            inputs["reserve__valid"],
+            ports["reserve__payload"].unpack(inputs["reserve__payload"]),
+            inputs["write__valid"], write.line, write.data, write.last_use,
+            [(0, _NO_ENTRY) if head is None else (1, head) for head in heads],
+            int(fill is not None), _NO_LINE if fill is None else fill[0],
+            None if fill is None else fill[1],
+            inputs["release__valid"],
+            ports["release__payload"].unpack(inputs["release__payload"]),
+            shown["fetch_ready"], shown["writeback_ready"])
+        cm.advance(inputs["region__valid"],
+                   ports["region__payload"].unpack(inputs["region__payload"]),
+                   osu.preload_ready, osu.acks,
+                   inputs["issue__valid"],
+                   ports["issue__payload"].unpack(inputs["issue__payload"]),
+                   inputs["written__valid"],
+                   ports["written__payload"].unpack(inputs["written__payload"]))
+        l1_valid, l1_payload, to_compressor, to_transfer = self._l1(
+            inputs["l1_request__ready"], offered, shown)
+        l1_response_valid = inputs["l1_response__valid"]
+        transfer.advance(osu.fetch_offer, osu.writeback_offer, osu.fill_ready,
+                         offered.request_ready, offered.response, to_transfer,
+                         ports["l1_response__payload"].unpack(inputs["l1_response__payload"])
+                         if l1_response_valid and shown["l1_response_ready"] else None)
+        request = shown["request"]
+        compressor.advance(int(request is not None), request, shown["response_ready"],
+                           to_compressor, l1_response_valid, inputs["l1_response__payload"])
+        reserved = osu.reserve_resp
+        return {
+            "want__valid": int(want is not None),
+            "want__payload": None if want is None else ports["want__payload"].pack(
+                {"warp": want}),
+            "region__ready": cm.region_ready, "eligible": eligible,
+            "read__ready": osu.read_ready, "reserve__ready": osu.reserve_ready,
+            "write__ready": 1, "release__ready": osu.release_ready,
+            "protocol_error": osu.protocol_error,
+            "read_resp__valid": osu.read_resp_valid,
+            "read_resp__payload": (None if osu.read_resp is None
+                                   else ports["read_resp__payload"].pack(osu.read_resp)),
+            "reserve_resp__valid": int(reserved is not None),
+            "reserve_resp__payload": (None if reserved is None
+                                      else ports["reserve_resp__payload"].pack(reserved)),
+            "l1_request__valid": l1_valid, "l1_request__payload": l1_payload,
+            "l1_response__ready": int(offered.l1_response_ready
+                                      or shown["l1_response_ready"]),
+        }
 
-    def _cm_inputs(self, inputs):
-        config = self.config
-        ins = {name: inputs[name] for name in (
-            "region__valid", "region__payload", "issue__valid", "issue__payload",
-            "written__valid", "written__payload")}
-        ins.update({f"preload__{b}__ready": 0 for b in range(config.banks)})
-        ins["preloaded"] = 0
-        return ins
-
-    def _osu_inputs(self, inputs, cm_shown, transfer):
-        config = self.config
-        ins = {name: inputs[name] for name in (
-            "read__valid", "read__payload", "reserve__valid", "reserve__payload",
-            "write__valid", "write__payload", "release__valid", "release__payload")}
-        for b in range(config.banks):
-            ins[f"preload__{b}__valid"] = cm_shown[f"preload__{b}__valid"]
-            ins[f"preload__{b}__payload"] = cm_shown[f"preload__{b}__payload"] or 0
-        ins.update({"fetch__ready": transfer["fetch__ready"],
-                    "writeback__ready": transfer["writeback__ready"],
-                    "fill__valid": transfer["fill__valid"],
-                    "fill__payload": transfer["fill__payload"] or 0})
-        return ins
-
-    def _l1(self, inputs, compressor, transfer) -> dict:
+    def _l1(self, ready, offered, shown) -> tuple:
         """The shared L1 port: the compressor's request when it has one, else the transfer
-        unit's; a response to whichever waits."""
-        config = self.config
-        ready = inputs["l1_request__ready"]
-        response_ready = int(compressor["l1_response__ready"] or transfer["l1_response__ready"])
-        if compressor["l1_request__valid"]:
-            request = config.compressor.l1_request_layout.from_bits(
-                compressor["l1_request__payload"])
-            payload = config.l1_request_layout.const({
-                "op": L1Op.WRITE if request.write else L1Op.READ, "compressed": 1,
-                "addr": int(request.line), "data": request.data})
-            return {"valid": 1, "payload": payload.as_value().value,
-                    "compressor_ready": ready, "transfer_ready": 0,
-                    "response_ready": response_ready}
-        return {"valid": transfer["l1_request__valid"],
-                "payload": transfer["l1_request__payload"],
-                "compressor_ready": 0, "transfer_ready": ready,
-                "response_ready": response_ready}
-
-    def _outputs(self, cm_out, osu_out, l1) -> dict:
-        out = {name: cm_out[name] for name in ("want__valid", "want__payload", "region__ready",
-                                               "eligible")}
-        out.update({name: osu_out[name] for name in (
-            "read__ready", "read_resp__valid", "read_resp__payload", "reserve__ready",
-            "reserve_resp__valid", "reserve_resp__payload", "write__ready", "release__ready",
-            "protocol_error")})
-        out.update({"l1_request__valid": l1["valid"], "l1_request__payload": l1["payload"],
-                    "l1_response__ready": l1["response_ready"]})
-        return out
+        unit's. Returns ``valid``, the packed payload (``None`` while not valid) and the
+        ``ready`` each of them sees."""
+        pack = self.ports["l1_request__payload"].pack
+        if offered.l1_request is not None:
+            write, line, bits = offered.l1_request
+            payload = pack({"op": L1Op.WRITE if write else L1Op.READ, "compressed": 1,
+                            "addr": line, "data": bits})
+            return 1, payload, ready, 0
+        request = shown["l1_request"]
+        if request is None:
+            return 0, None, 0, ready
+        return 1, pack(request), 0, ready
 
     def line_trace(self) -> str:
         return " || ".join((self.cm.line_trace(), self.osu.line_trace(),
                             self.compressor.line_trace(), self.transfer.line_trace()))
-

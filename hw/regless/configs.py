@@ -119,18 +119,6 @@ class OsuBankConfig(BlockConfig):
         return osu_fill_layout(line_shape=self.line_bits, **self._values())
 
     @property
-    def reserved_layout(self) -> data.StructLayout:
-        return osu_reserved_layout(line_shape=self.line_bits)
-
-    @property
-    def fetch_layout(self) -> data.StructLayout:
-        return osu_fetch_layout(line_shape=self.line_bits, **self._regs())
-
-    @property
-    def writeback_layout(self) -> data.StructLayout:
-        return osu_writeback_layout(line_shape=self.line_bits, **self._regs(), **self._values())
-
-    @property
     def data_bits(self) -> int:
         """The data store: ``lines x lanes x data_width`` (16 x 1024 at the defaults)."""
         return self.lines * self.lanes * self.data_width
@@ -212,14 +200,6 @@ class OsuConfig(BlockConfig):
     @property
     def preload_layout(self) -> data.StructLayout:
         return self.bank.preload_layout
-
-    @property
-    def reserve_layout(self) -> data.StructLayout:
-        return self.bank.reserve_layout
-
-    @property
-    def release_layout(self) -> data.StructLayout:
-        return self.bank.release_layout
 
     @property
     def value_layout(self) -> data.ArrayLayout:
@@ -328,15 +308,6 @@ class BankedRfConfig(BlockConfig):
         return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
 
     @property
-    def ref_layout(self) -> data.StructLayout:
-        return osu_ref_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits)
-
-    @property
-    def write_layout(self) -> data.StructLayout:
-        return banked_rf_write_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                      lanes=self.lanes, data_width=self.data_width)
-
-    @property
     def data_bits(self) -> int:
         """The storage: ``entries x lanes x data_width`` (512 x 1024 at the defaults)."""
         return self.entries * self.lanes * self.data_width
@@ -427,28 +398,8 @@ class CapacityManagerConfig(BlockConfig):
                                      banks=self.banks)
 
     @property
-    def want_layout(self) -> data.StructLayout:
-        return cm_want_layout(warp_bits=self.warp_bits)
-
-    @property
-    def issue_layout(self) -> data.StructLayout:
-        return cm_issue_layout(warp_bits=self.warp_bits, bank_bits=self.bank_bits)
-
-    @property
-    def written_layout(self) -> data.StructLayout:
-        return cm_written_layout(warp_bits=self.warp_bits, bank_bits=self.bank_bits)
-
-    @property
     def preload_layout(self) -> data.StructLayout:
         return self.osu.preload_layout
-
-    @property
-    def acks_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(self.osu.ack_layout, self.banks)
-
-    @property
-    def state_layout(self) -> data.ArrayLayout:
-        return data.ArrayLayout(WarpState, self.warps)
 
     @property
     def counts_layout(self) -> data.ArrayLayout:

@@ -12,15 +12,14 @@ __all__ = ["STIMULI"]
 
 def _read(config, ref) -> dict:
     return {"read__valid": 1,
-            "read__payload": config.ref_layout.const({"warp": ref[0], "reg": ref[1]})
-            .as_value().value}
+            "read__payload": config.ports["read__payload"].pack({"warp": ref[0], "reg": ref[1]})}
 
 
 def _write(config, ref, value: int) -> dict:
-    data = config.value_layout.from_bits(value)
+    """A write of the packed ``value``."""
     return {"write__valid": 1,
-            "write__payload": config.write_layout.const({"warp": ref[0], "reg": ref[1],
-                                                         "data": data}).as_value().value}
+            "write__payload": config.ports["write__payload"].pack(
+                {"warp": ref[0], "reg": ref[1], "data": value})}
 
 
 def _registers(config) -> list[tuple[int, int]]:

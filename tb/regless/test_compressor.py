@@ -49,6 +49,7 @@ class Bench:
 
     def __init__(self, params, rng, *, p_ready=0.7, max_latency=6):
         self.config = CompressorConfig(**params)
+        self.ports = self.config.ports
         self.rng, self.p_ready, self.max_latency = rng, p_ready, max_latency
         self.memory: dict[int, int] = {}
         self.reads: list[list[int]] = []
@@ -63,16 +64,16 @@ class Bench:
         return self.memory[number]
 
     def cycle(self) -> dict:
-        config, rng = self.config, self.rng
+        rng = self.rng
         ports = {"response__ready": int(rng.random() < self.p_ready),
                  "l1_request__ready": int(rng.random() < self.p_ready)}
         if self.request is not None:
             op, warp, reg, value = self.request
             ports["request__valid"] = 1
-            ports["request__payload"] = config.request_layout.const(
-                {"op": op, "warp": warp, "reg": reg, "value": value}).as_value().value
+            ports["request__payload"] = self.ports["request__payload"].pack(
+                {"op": op, "warp": warp, "reg": reg, "value": value})
         else:
-            ports["request__payload"] = rng.getrandbits(config.request_layout.size)
+            ports["request__payload"] = rng.getrandbits(self.ports["request__payload"].width)
         if self.reads and self.reads[0][1] <= 0:
             ports["l1_response__valid"] = 1
             ports["l1_response__payload"] = self.line(self.reads[0][0])
@@ -80,15 +81,14 @@ class Bench:
 
     def after(self, ports: dict, outputs: dict) -> None:
         """Take the handshakes of the cycle."""
-        config = self.config
         if ports.get("request__valid") and outputs["request__ready"]:
             self.request, self.waiting = None, True
         if outputs["response__valid"] and ports["response__ready"]:
             self.waiting = False
         if outputs["l1_request__valid"] and ports["l1_request__ready"]:
-            request = config.l1_request_layout.from_bits(outputs["l1_request__payload"])
+            request = self.ports["l1_request__payload"].unpack(outputs["l1_request__payload"])
             if request.write:
-                self.memory[request.line] = request.data.as_value().value
+                self.memory[request.line] = self.ports["l1_response__payload"].pack(request.data)
             else:
                 self.reads.append([request.line, self.rng.randrange(self.max_latency)])
         if ports.get("l1_response__valid") and outputs["l1_response__ready"]:

@@ -1,7 +1,7 @@
 """cocotb bench of ``regless.osu`` against its golden model.
 
-The bank bench's :class:`~gpurf.tb.regless.test_osu_bank.Driver` plays the register read and
-writeback units, the CM (one preload queue per bank) and the compressor / L1, with the
+The :class:`~gpurf.tb.regless.drivers.Driver` of the RegLess benches plays the register read
+and writeback units, the CM (one preload queue per bank) and the compressor / L1, with the
 OSU's port names: ``preload__<bank>``, lines named ``{line, bank}`` and one
 acknowledgement per bank in ``preloaded``.
 """
@@ -10,7 +10,7 @@ from gpurf.golden.regless.osu import Osu
 from gpurf.hw.regless.configs import OsuConfig
 from gpurf.tb.harness import cocotb_tests
 
-from .test_osu_bank import Driver, cycle, random_traffic, registers, until_taken
+from .drivers import Driver, cycle, random_traffic, registers, until_taken
 
 __all__ = ["STIMULI"]
 
@@ -24,13 +24,10 @@ def osu_driver(params, rng, **options) -> Driver:
         return stream
 
     def acked(outputs, ref):
-        acks = config.ack_layout.size
-        bank = config.bank_of(*ref)
-        return (outputs["preloaded"] >> (bank * acks)) & 1
+        return config.ports["preloaded"].unpack(outputs["preloaded"])[
+            config.bank_of(*ref)].valid
 
-    return Driver(config, rng, port=port, acked=acked,
-                  line_of=lambda view: view.as_value().value,
-                  line_field=config.line_layout.from_bits, **options)
+    return Driver(config, rng, port=port, acked=acked, **options)
 
 
 def random_stream(params, rng, cycles):
@@ -68,9 +65,9 @@ def directed_routing(params, rng, cycles):
         yield from until_taken(driver, "reserve", {"warp": ref[0], "reg": ref[1],
                                                    "last_use": 0}, ref)
         line, _ = driver.reserved.pop()
-        assert config.line_layout.from_bits(line).bank == bank
+        assert line.bank == bank
         yield from until_taken(driver, "write", {"line": line,
-                                                 "data": driver._lanes(driver.value()),
+                                                 "data": driver.value(),
                                                  "last_use": 0}, ref)
         yield from until_taken(driver, "read", {"warp": ref[0], "reg": ref[1]}, ref)
     driver.fetch_ready = 0.3
@@ -102,7 +99,7 @@ def directed_writebacks(params, rng, cycles):
                                                        "last_use": 1}, ref)
     for line, ref in list(driver.reserved):
         yield from until_taken(driver, "write", {"line": line,
-                                                 "data": driver._lanes(driver.value()),
+                                                 "data": driver.value(),
                                                  "last_use": 1}, ref)
     driver.reserved.clear()
     driver.writeback_ready = 0.3

@@ -137,7 +137,10 @@ class _L1:
 
     def __init__(self, config: ShardConfig, rng, values):
         self.config, self.rng = config, rng
+        self.ports = config.ports
         self.registers = dict(values)
+        """Register lines by ``(warp, reg)`` and compressed lines by number, packed as the
+        ``l1_response`` payload that answers a read."""
         self.compressed: dict[int, int] = {}
         self.answers: deque = deque()
         self.ready = 1
@@ -152,26 +155,28 @@ class _L1:
         if inputs["l1_response__valid"] and outputs["l1_response__ready"]:
             self.answers.popleft()
         if outputs["l1_request__valid"] and self.ready:
-            self._request(now, self.config.l1_request_layout.from_bits(
+            self._request(now, self.ports["l1_request__payload"].unpack(
                 outputs["l1_request__payload"]))
 
     def _request(self, now, request):
-        addr, data = int(request.addr), request.data.as_value().value
+        addr = request.addr
         store = self.compressed if request.compressed else self.registers
         key = addr if request.compressed else self._ref(addr)
-        if request.op == L1Op.READ:
+        if request.op == L1Op.READ.value:
             if key not in store and not request.compressed:
                 raise AssertionError(f"L1 read of register {key}, which L1 does not hold")
             start = max([now] + [t for t, _ in self.answers])
             self.answers.append((start + self.rng.randint(1, 12), store.get(key, 0)))
-        elif request.op == L1Op.WRITE:
-            store[key] = data
+        elif request.op == L1Op.WRITE.value:
+            store[key] = self.ports["l1_response__payload"].pack(request.data)
         else:
             store.pop(key, None)
 
     def _ref(self, addr) -> tuple[int, int]:
-        view = self.config.osu.ref_layout.from_bits(addr)
-        return int(view.warp), int(view.reg)
+        """The register of a register line's ``addr`` (a packed ``{warp, reg}``, as the
+        ``read`` port's payload)."""
+        ref = self.ports["read__payload"].unpack(addr)
+        return ref.warp, ref.reg
 
 
 class _Warp:
@@ -195,7 +200,7 @@ class _World:
 
     def __init__(self, config: ShardConfig, rng, warps: int, regions: int, size):
         self.config, self.rng, self.now = config, rng, 0
-        self.cm = config.capacity_manager
+        self.ports = config.ports
         self.values = {(w, r): warp_value(config, rng)
                        for w in range(config.warps) for r in range(config.regs)}
         self.l1 = _L1(config, rng, {k: self._pack(v) for k, v in self.values.items()})
@@ -238,7 +243,7 @@ class _World:
             self._word_taken()
         self._step_taken(ins, outputs)
         self._track_eligible(outputs)
-        self.want = (self.cm.want_layout.from_bits(outputs["want__payload"]).warp
+        self.want = (self.ports["want__payload"].unpack(outputs["want__payload"]).warp
                      if outputs["want__valid"] else None)
         self.now += 1
 
@@ -259,33 +264,30 @@ class _World:
             ins["region__payload"] = self.words[0]
 
     def _descriptor(self, warp: _Warp) -> list[int]:
-        cm, banks = self.cm, self.config.banks
-        layout = cm.region_layout
+        banks, pack = self.config.banks, self.ports["region__payload"].pack
         if warp.sent == len(warp.program):
-            return [layout.const({"kind": RegionWord.HEADER, "warp": warp.number,
-                                  "done": 1}).as_value().value]
+            return [pack({"kind": RegionWord.HEADER, "warp": warp.number, "done": 1})]
         region = warp.program[warp.sent]
         usage = [0] * banks
         for r in _registers(region):
             usage[(warp.number + r) & (banks - 1)] += 1
         entries = ([(RegionWord.INVALIDATE, r) for r in region.invalidate]
                    + [(RegionWord.PRELOAD, r) for r in region.inputs])
-        header = layout.const({"kind": RegionWord.HEADER, "warp": warp.number,
-                               "n_entries": len(entries), "bank_usage": usage})
-        return [header.as_value().value] + [
-            layout.const({"kind": kind, "warp": warp.number, "reg": r}).as_value().value
-            for kind, r in entries]
+        header = pack({"kind": RegionWord.HEADER, "warp": warp.number,
+                       "n_entries": len(entries), "bank_usage": usage})
+        return [header] + [pack({"kind": kind, "warp": warp.number, "reg": r})
+                           for kind, r in entries]
 
     def _word_taken(self):
-        word = self.cm.region_layout.from_bits(self.words.popleft())
-        if word.kind == RegionWord.HEADER:
-            warp = self.warps[int(word.warp)]
+        word = self.ports["region__payload"].unpack(self.words.popleft())
+        if word.kind == RegionWord.HEADER.value:
+            warp = self.warps[word.warp]
             if word.done:
                 self.exited.add(warp.number)
             else:
                 warp.sent += 1
         else:
-            self.counts[word.kind.name.lower()] += 1
+            self.counts[RegionWord(word.kind).name.lower()] += 1
         self.streaming = bool(self.words)
 
     # --- the scheduler and register units ------------------------------------------------
@@ -311,18 +313,18 @@ class _World:
             ins["read__valid"], ins["read__payload"] = 1, self._ref(warp, step[2])
         elif kind == "release":
             ins["release__valid"] = 1
-            ins["release__payload"] = self.config.osu.release_layout.const(
-                {"warp": warp, "reg": step[2], "erase": step[3]}).as_value().value
+            ins["release__payload"] = self.ports["release__payload"].pack(
+                {"warp": warp, "reg": step[2], "erase": step[3]})
         elif kind == "reserve":
             ins["reserve__valid"] = 1
-            ins["reserve__payload"] = self.config.osu.reserve_layout.const(
-                {"warp": warp, "reg": step[2], "last_use": step[3]}).as_value().value
+            ins["reserve__payload"] = self.ports["reserve__payload"].pack(
+                {"warp": warp, "reg": step[2], "last_use": step[3]})
         else:
             ins["issue__valid"] = 1
-            ins["issue__payload"] = self.cm.issue_layout.const(
-                {"warp": warp, "has_dst": step[2] is not None,
+            ins["issue__payload"] = self.ports["issue__payload"].pack(
+                {"warp": warp, "has_dst": int(step[2] is not None),
                  "dst_bank": (warp + (step[2] or 0)) & (self.config.banks - 1),
-                 "last": step[3]}).as_value().value
+                 "last": step[3]})
 
     def _next_instruction(self):
         running = [w for w in self.warps if w.phase == "running"]
@@ -363,11 +365,11 @@ class _World:
         if kind == "read":
             self.reads.append((self.now + 1, w, step[2]))
         elif kind == "reserve":
-            line = self.config.osu.reserved_layout.from_bits(outputs["reserve_resp__payload"])
+            reserved = self.ports["reserve_resp__payload"].unpack(
+                outputs["reserve_resp__payload"])
             value = warp_value(self.config, self.rng)
             due = self.now + self.rng.randint(2, 11)
-            where = {"line": int(line.line.line), "bank": int(line.line.bank)}
-            self.writes.append([due, w, step[2], where, value, step[3]])
+            self.writes.append([due, w, step[2], reserved.line, value, step[3]])
             self.writes.sort(key=lambda write: write[0])
 
     def _write(self, ins):
@@ -376,11 +378,11 @@ class _World:
         _, w, r, line, value, last_use = self.writes.pop(0)
         banks = self.config.banks
         ins["write__valid"] = 1
-        ins["write__payload"] = self.config.osu.write_layout.const(
-            {"line": line, "data": value, "last_use": last_use}).as_value().value
+        ins["write__payload"] = self.ports["write__payload"].pack(
+            {"line": line, "data": value, "last_use": last_use})
         ins["written__valid"] = 1
-        ins["written__payload"] = self.cm.written_layout.const(
-            {"warp": w, "bank": (w + r) & (banks - 1)}).as_value().value
+        ins["written__payload"] = self.ports["written__payload"].pack(
+            {"warp": w, "bank": (w + r) & (banks - 1)})
         self.values[(w, r)] = value
         self.pending.discard((w, r))
 
@@ -388,18 +390,17 @@ class _World:
         if not self.reads or self.reads[0][0] != self.now:
             return
         _, w, r = self.reads.popleft()
-        got = self.config.osu.value_layout.from_bits(outputs["read_resp__payload"] or 0)
-        got = [int(got[i]) for i in range(self.config.lanes)]
+        got = self.ports["read_resp__payload"].unpack(outputs["read_resp__payload"] or 0)
         if not outputs["read_resp__valid"] or got != self.values[(w, r)]:
             raise AssertionError(f"cycle {self.now}: warp {w} read r{r} = {got}, "
                                  f"last written {self.values[(w, r)]}")
         self.counts["reads"] += 1
 
     def _ref(self, warp, reg) -> int:
-        return self.config.osu.ref_layout.const({"warp": warp, "reg": reg}).as_value().value
+        return self.ports["read__payload"].pack({"warp": warp, "reg": reg})
 
     def _pack(self, value) -> int:
-        return self.config.osu.value_layout.const(value).as_value().value
+        return self.ports["l1_response__payload"].pack(value)
 
 
 def _registers(region: Region) -> set[int]:
