@@ -1,6 +1,8 @@
 """RegLess register compressor (paper Section 5.3): five value patterns, the "is compressed"
 bit vector, a small fully associative store of compressed lines, and an L1 port."""
 
+import functools
+
 from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, wiring
 from amaranth.lib.wiring import In, Out
@@ -160,8 +162,6 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         config = self.configure(params)
         super().__init__(config.signature())
         lines = config.lines
-        self.store = memory.Memory(shape=config.line_layout, depth=lines, init=[])
-        """The compressed lines."""
         self.compressed = Signal(config.registers)
         """The "is compressed" bit vector, bit ``g``."""
         self.valid = Signal(lines)
@@ -174,6 +174,13 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         self.phase = Signal(Phase)
         self.way = Signal(range(lines))
         """The line the tag match chose (the hit, else the victim)."""
+
+    @functools.cached_property
+    def store(self) -> memory.Memory:
+        """The compressed lines (created on first use: elaboration, or a formal harness
+        adding its own read port), so that a compressor built only for its ports leaves no
+        unused memory behind."""
+        return memory.Memory(shape=self.config.line_layout, depth=self.config.lines, init=[])
 
     def elaborate(self, platform):
         m = Module()
