@@ -64,12 +64,12 @@ class CompressorFormal(Elaboratable):
             with m.If(request.payload.write):
                 for n, line in enumerate(memory):
                     with m.If(request.payload.line == n):
-                        m.d.sync += line.eq(request.payload.data.as_value())
+                        m.d.sync += line.eq(Value.cast(request.payload.data))
             with m.Else():
                 m.d.sync += fetched.eq(request.payload.line)
         for n, line in enumerate(memory):
             with m.If(fetched == n):
-                m.d.comb += dut.l1_response.payload.eq(line.as_value())
+                m.d.comb += dut.l1_response.payload.eq(Value.cast(line))
         return memory
 
     def _knowledge(self, m, known, values):
@@ -88,8 +88,7 @@ class CompressorFormal(Elaboratable):
                 with m.If(op == CompressorOp.PRELOAD):
                     m.d.comb += Assert(response.payload.compressed == known[k])
                     with m.If(known[k]):
-                        m.d.comb += Assert(response.payload.value.as_value()
-                                           == values[k].as_value())
+                        m.d.comb += Assert(response.payload.value == values[k])
                 with m.If(response.ready):
                     with m.If(op == CompressorOp.EVICT):
                         m.d.sync += [known[k].eq(response.payload.compressed),
@@ -102,7 +101,7 @@ class CompressorFormal(Elaboratable):
         L1; a clean cached copy equals L1 in that slot."""
         dut, config = self.dut, self.dut.config
         m.d.comb += [Assert(dut.pointer < config.lines), Assert(dut.way < config.lines),
-                     Assert(dut.phase.as_value() <= Phase.WAIT.value)]
+                     Assert(Value.cast(dut.phase) <= Phase.WAIT.value)]
         cached = []
         for e in range(config.lines):
             read = dut.store.read_port(domain="comb")

@@ -44,7 +44,7 @@ class OsuBankFormal(Elaboratable):
         m.d.comb += Assume(ResetSignal() == Initial())
         for port in (dut.read, dut.reserve, dut.write, dut.preload, dut.fill, dut.release):
             m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(port.payload.as_value())))]
+                         port.payload.eq(AnySeq(port.payload.shape().size))]
         m.d.comb += [dut.fetch.ready.eq(AnySeq(1)), dut.writeback.ready.eq(AnySeq(1))]
         self._lists(m)
         self._shadow(m)
@@ -61,7 +61,7 @@ class OsuBankFormal(Elaboratable):
                 Assert(~(dut.clean[i] | dut.free[i]) | ~dut.written[i]),
             ]
             for j in range(i):
-                same = dut.tags[i].as_value() == dut.tags[j].as_value()
+                same = dut.tags[i] == dut.tags[j]
                 m.d.comb += Assert(~(~dut.free[i] & ~dut.free[j] & same))
         evicting = Signal(dut.config.lines)
         m.d.comb += evicting.eq(1 << dut.evict_line)
@@ -72,16 +72,15 @@ class OsuBankFormal(Elaboratable):
 
     def _shadow(self, m):
         dut, config = self.dut, self.dut.config
-        width = config.lanes * config.data_width
         write, rel = dut.write.payload, dut.release.payload
-        rd_check, rd_value = Signal(), Signal(width)
+        rd_check, rd_value = Signal(), Signal(config.value_layout)
         m.d.sync += rd_check.eq(0)
         with m.If(rd_check):
-            m.d.comb += Assert(dut.read_resp.payload.as_value() == rd_value)
+            m.d.comb += Assert(dut.read_resp.payload == rd_value)
         for i in range(config.lines):
             unsaved = Signal(name=f"unsaved_{i}")
-            value = Signal(width, name=f"value_{i}")
-            tag = Signal(len(dut.tags[i].as_value()), name=f"tag_{i}")
+            value = Signal(config.value_layout, name=f"value_{i}")
+            tag = Signal(config.ref_layout, name=f"tag_{i}")
             mem = dut.data.read_port(domain="comb")
             m.d.comb += mem.addr.eq(i)
             in_use = dut.used[i] & ~dut.filling[i]
@@ -90,20 +89,19 @@ class OsuBankFormal(Elaboratable):
                       & in_use)
             wb = dut.writeback.valid & dut.writeback.ready & (dut.writeback.payload.line == i)
             with m.If(wb):
-                m.d.comb += Assert(dut.writeback.payload.data.as_value() == value)
+                m.d.comb += Assert(dut.writeback.payload.data == value)
                 m.d.sync += unsaved.eq(0)
             with m.If(dut.write.valid & (write.line == i) & in_use):
-                m.d.sync += [unsaved.eq(1), value.eq(write.data.as_value()),
-                             tag.eq(dut.tags[i].as_value())]
+                m.d.sync += [unsaved.eq(1), value.eq(write.data), tag.eq(dut.tags[i])]
             with m.If(erased):
                 m.d.sync += unsaved.eq(0)
             m.d.comb += Assert(dut.written[i] == unsaved)
             with m.If(unsaved):
                 m.d.comb += [Assert(dut.used[i] | dut.dirty[i]),
-                             Assert(dut.tags[i].as_value() == tag),
-                             Assert(mem.data.as_value() == value)]
+                             Assert(dut.tags[i] == tag),
+                             Assert(mem.data == value)]
             with m.If((dut.chosen | dut.held) & (dut.evict_line == i) & dut.held):
-                m.d.comb += Assert(dut.data_read.data.as_value() == mem.data.as_value())
+                m.d.comb += Assert(dut.data_read.data == mem.data)
             hits = (dut.read.valid & dut.read.ready & ~dut.free[i] & unsaved
                     & (dut.tags[i].warp == dut.read.payload.warp)
                     & (dut.tags[i].reg == dut.read.payload.reg))
