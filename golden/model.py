@@ -3,7 +3,7 @@
 The harness (:mod:`gpurf.tb.harness`) drives a model with packed port values by Verilog name
 and compares what it returns with the RTL every cycle. A model built on :class:`PortModel`
 reads and writes those values through the codecs of its block's port signature
-(:attr:`gpurf.hw.params.BlockConfig.ports`), derived once from the layouts: it never packs bits by
+(:attr:`gpurf.hw.params.BlockConfig.codecs`), derived once from the layouts: it never packs bits by
 hand and builds no :mod:`amaranth.lib.data` constant per cycle.
 """
 
@@ -48,7 +48,7 @@ class PortModel:
 
     def __init__(self, **params: Any):
         self.config = self.config_class(**params)
-        self.ports: dict[str, Codec] = self.config.ports
+        self.ports: dict[str, Codec] = self.config.codecs
         self.reset()
 
     def reset(self) -> None:

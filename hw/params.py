@@ -9,7 +9,7 @@ with a message that names the parameter and the allowed range, e.g.
 import inspect
 import textwrap
 from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cache
 from typing import Any, ClassVar
 
 from amaranth.lib import wiring
@@ -176,11 +176,12 @@ class BlockConfig:
         """The block's port signature at this configuration (the component's)."""
         raise NotImplementedError(f"{type(self).__name__} does not declare its signature")
 
-    @cached_property
-    def ports(self) -> dict[str, Codec]:
+    @property
+    def codecs(self) -> dict[str, Codec]:
         """A :class:`~gpurf.hw.ports.Codec` per port of :meth:`signature`, by Verilog name:
-        how golden models and benches read and write packed port values."""
-        return port_codecs(self.signature())
+        how golden models and benches read and write packed port values. Built once per
+        configuration value (equal configurations share them)."""
+        return _codecs(self)
 
     def params(self) -> dict[str, Any]:
         """This configuration's parameter values by name."""
@@ -195,6 +196,11 @@ class BlockConfig:
             lines += textwrap.wrap(f"{spec.doc} Allowed: {spec.allowed}; default {default!r}.",
                                    width=88, initial_indent="    ", subsequent_indent="    ")
         return "\n".join(lines)
+
+
+@cache
+def _codecs(config: BlockConfig) -> dict[str, Codec]:
+    return port_codecs(config.signature())
 
 
 class ConfiguredComponent(wiring.Component):

@@ -38,7 +38,7 @@ def _step(model, **inputs):
 
 def test_golden_protocol():
     model = golden(operands=2, lanes=1)
-    ports = model.config.ports
+    ports = model.config.codecs
     fetch = ports["fetch"].pack({"operand": 1, "data": [5]})
     _step(model, allocate=1)
     with pytest.raises(ValueError, match=r"^fetch of operand 1 before its location$"):

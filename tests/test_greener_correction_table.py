@@ -57,7 +57,7 @@ def test_golden_rejects_a_pc_with_other_registers():
                     "remove__payload": 0, "query": 0})
 
     def insert(regs):
-        payload = config.ports["insert__payload"].pack(
+        payload = config.codecs["insert__payload"].pack(
             {"warp": 1, "pc": 5, "valid": 0b11, "reg": regs})
         return model.step({"insert__valid": 1, "insert__payload": payload, "remove__valid": 0,
                            "remove__payload": 0, "query": 0})

@@ -48,7 +48,7 @@ def test_default_widths():
     assert (config.acct_bits, config.count_bits) == (32 + 12, 13)
     assert config.set_layout.size == 1 + 6 + 6 + 2
     assert config.head_layout.size == 1 + 8 * (1 + 6)
-    assert config.ports["head"].width == 64 * 57
+    assert config.codecs["head"].width == 64 * 57
     assert config.keep_on_layout.size == 8
     assert PowerControllerConfig(off_wakeup=8).timer_bits == 3
     assert PowerControllerConfig(off_wakeup=5).timer_bits == 3

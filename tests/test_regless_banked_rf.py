@@ -27,8 +27,8 @@ def test_defaults():
     """2048 entries per SM over 4 shards; 32 registers per warp, 64 rows per bank."""
     config = BankedRf().config
     assert (config.entries, config.regs, config.rows, config.rows_per_warp) == (512, 32, 64, 4)
-    assert config.ports["read__payload"].width == 4 + 5
-    assert config.ports["write__payload"].width == 4 + 5 + 1024
+    assert config.codecs["read__payload"].width == 4 + 5
+    assert config.codecs["write__payload"].width == 4 + 5 + 1024
     assert config.data_bits == 512 * 1024
 
 

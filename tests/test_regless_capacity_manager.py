@@ -39,7 +39,7 @@ def test_default_widths():
             config.count_bits, config.entry_bits, config.stack_bits) == (16, 4, 6, 3, 5, 7, 5)
     assert config.region_layout.size == 2 + 4 + 6 + 7 + 8 * 5 + 1
     assert config.preload_layout.size == 4 + 6 + 1
-    assert config.ports["state"].width == 32
+    assert config.codecs["state"].width == 32
 
 
 def _step(model, **inputs):
@@ -71,12 +71,12 @@ def test_region_words_packed_with_layout():
     config = CapacityManagerConfig(**SMALL)
     words = region_words(config, {"warp": 2, "bank_usage": [1, 2], "n_entries": 2,
                                   "entries": [(3, "preload"), (1, "invalidate")]})
-    head, first, second = (config.ports["region__payload"].unpack(w) for w in words)
+    head, first, second = (config.codecs["region__payload"].unpack(w) for w in words)
     assert head.kind == RegionWord.HEADER.value and head.warp == 2
     assert head.bank_usage == [1, 2] and head.n_entries == 2
     assert first.kind == RegionWord.PRELOAD.value and first.reg == 3
     assert second.kind == RegionWord.INVALIDATE.value and second.warp == 0
-    assert config.ports["region__payload"].unpack(done_word(config, 1)).done
+    assert config.codecs["region__payload"].unpack(done_word(config, 1)).done
 
 
 def test_fit_and_free_arithmetic_and_entries():

@@ -17,7 +17,7 @@ def test_default_widths():
     assert config == OsuBankConfig(lines=16, warps=16, regs=64, lanes=32, data_width=32)
     assert (config.warp_bits, config.reg_bits, config.line_bits) == (4, 6, 4)
     assert config.value_layout.size == 1024
-    ports = config.ports
+    ports = config.codecs
     assert ports["write__payload"].width == 4 + 1024 + 1
     assert ports["fetch__payload"].width == 4 + 6 + 4 + 1
     assert ports["writeback__payload"].width == 4 + 6 + 4 + 1024

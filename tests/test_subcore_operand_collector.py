@@ -68,7 +68,7 @@ def test_unit_bank_matches_bank_of(banks, bank_map):
         for warp in range(config.slots):
             for start in range(0, 1 << config.reg_bits, config.operands):
                 regs = range(start, start + config.operands)
-                ctx.set(Value.cast(unit.instr), config.ports["issue__payload"].pack({
+                ctx.set(Value.cast(unit.instr), config.codecs["issue__payload"].pack({
                     "warp": warp, "operand": [{"valid": 1, "reg": reg} for reg in regs]}))
                 await ctx.tick()
                 for index, reg in enumerate(regs):

@@ -38,7 +38,7 @@ def _run_model(model, config, history, operands):
     slot = pack_slots(config, [operands] * config.slots)
     outputs = [model.step({"slot": slot, "queue_len": pack_queues(config, q)})
                for q in history]
-    return [config.ports["score"].unpack(out["score"])[0] for out in outputs]
+    return [config.codecs["score"].unpack(out["score"])[0] for out in outputs]
 
 
 @pytest.mark.parametrize("latency", [0, 1, 2, 7])
@@ -104,7 +104,7 @@ def test_random_golden_scores_match_the_formula(seed):
         queues = [rng.randrange(8) for _ in range(3)]
         out = model.step({"slot": pack_slots(config, slots),
                           "queue_len": pack_queues(config, queues)})
-        scores = config.ports["score"].unpack(out["score"])
+        scores = config.codecs["score"].unpack(out["score"])
         for s, ops in enumerate(slots):
             want = min(7, sum(queues[b] for v, b in ops if v and b < 3))
             assert int(scores[s]) == want

@@ -23,7 +23,7 @@ SMALL = {"lanes": 4, "data_width": 8, "hash_width": 8, "entries": 8, "pregs": 16
 
 def _result(ra, value, ticket):
     """The ``result`` payload of a convergent result ``value`` with no destination entry."""
-    return ra.config.ports["result__payload"].pack({
+    return ra.config.codecs["result__payload"].pack({
         "value": value, "divergent": 0, "dst": {"preg": 0, "valid": 0, "pin": 0},
         "ticket": ticket})
 

@@ -53,7 +53,7 @@ def test_golden_hit_displace_and_divergent():
     config = model.config
 
     def install(h, p, divergent=0):
-        return config.ports["install__payload"].pack(
+        return config.codecs["install__payload"].pack(
             {"hash": h, "preg": p, "divergent": divergent})
 
     def event(p):
@@ -63,7 +63,7 @@ def test_golden_hit_displace_and_divergent():
     assert (out["ref_inc"], out["ref_dec"]) == (event(3), event(None))
     _step(model, lookup__valid=1, lookup__payload=0x5)
     out = _step(model, lookup__valid=1, lookup__payload=0xD)
-    assert config.ports["result__payload"].unpack(out["result__payload"]) == (1, 3)
+    assert config.codecs["result__payload"].unpack(out["result__payload"]) == (1, 3)
     out = _step(model, install__valid=1, install__payload=install(0xD, 7, 1))
     assert out["result__payload"] == 0
     assert (out["ref_inc"], out["ref_dec"]) == (event(None), event(None))

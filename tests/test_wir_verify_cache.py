@@ -43,7 +43,7 @@ def test_golden_fifo_replacement_and_in_place_refill():
                            **ins})
 
     def fill(preg, value):
-        return step(fill__valid=1, fill__payload=config.ports["fill__payload"].pack(
+        return step(fill__valid=1, fill__payload=config.codecs["fill__payload"].pack(
             {"preg": preg, "value": [value]}))
 
     fill(1, 0xA)
@@ -53,7 +53,7 @@ def test_golden_fifo_replacement_and_in_place_refill():
     fill(3, 0xD)
     assert model.lines == [(3, [0xD]), (2, [0xB])] and model.pointer == 1
     step(invalidate_valid=1, invalidate_preg=2, fill__valid=1,
-         fill__payload=config.ports["fill__payload"].pack({"preg": 2, "value": [1]}))
+         fill__payload=config.codecs["fill__payload"].pack({"preg": 2, "value": [1]}))
     assert model.lines == [(3, [0xD]), None]
 
 

@@ -33,7 +33,6 @@ class IndirectionTable(PortModel, config=IndirectionTableConfig):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.ports = self.config.codecs
         self.table = [0] * self.config.entries
 
     def reset(self):

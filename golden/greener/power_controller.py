@@ -25,7 +25,7 @@ class Ports:
         self.config = config = PowerControllerConfig(**params)
         self.warps, self.regs = config.warps, config.regs
         self.src, self.dst = config.src_ports, config.dst_ports
-        self.ports = config.ports
+        self.ports = config.codecs
         self._pack_head = codec(config.head_layout).pack
         self._heads: dict[tuple, int] = {}
         """Packed heads by their register lists (a stream repeats its instructions)."""

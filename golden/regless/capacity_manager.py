@@ -34,7 +34,7 @@ def region_words(config: CapacityManagerConfig, descriptor: dict) -> list[int]:
     """The descriptor stream of a region, from a ``Region.descriptor(warp)``-style dict
     ``{warp, bank_usage, n_entries, entries: [(reg, "preload" | "invalidate")]}``: the
     header, then one word per entry, packed as the ``region`` port's payload."""
-    pack = config.ports["region__payload"].pack
+    pack = config.codecs["region__payload"].pack
     words = [pack({"kind": RegionWord.HEADER, "warp": descriptor["warp"],
                    "n_entries": descriptor["n_entries"],
                    "bank_usage": list(descriptor["bank_usage"])})]
@@ -46,7 +46,7 @@ def region_words(config: CapacityManagerConfig, descriptor: dict) -> list[int]:
 
 def done_word(config: CapacityManagerConfig, warp: int) -> int:
     """The header saying ``warp`` has no more regions."""
-    return config.ports["region__payload"].pack({"kind": RegionWord.HEADER, "warp": warp,
+    return config.codecs["region__payload"].pack({"kind": RegionWord.HEADER, "warp": warp,
                                                  "done": 1})
 
 

@@ -12,7 +12,6 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from gpurf.hw.params import BlockConfig, index_bits, param
-from gpurf.hw.ports import Codec, port_codecs
 
 from .formats import FloatFormat, resolve_formats, table3_format
 from .layouts import (
@@ -113,12 +112,6 @@ class IndirectionTableConfig(BlockConfig):
     def validate(self):
         if self.banks > self.entries:
             raise ValueError(f"banks must be at most entries ({self.entries}), not {self.banks}")
-
-    @cached_property
-    def codecs(self) -> dict[str, Codec]:
-        """A codec per port, by Verilog name: what :attr:`BlockConfig.ports` gives the other
-        blocks, which the parameter ``ports`` hides here."""
-        return port_codecs(self.signature())
 
     @property
     def reg_bits(self) -> int:

@@ -3,7 +3,7 @@ each block's port signature.
 
 Components, golden models and benches import these (with :mod:`.layouts`), never each other:
 a component is ``XConfig(**params).signature()`` plus its ``elaborate``; a golden model reads
-its ports through the codecs of the same signature (``config.ports``). A composition's
+its ports through the codecs of the same signature (``config.codecs``). A composition's
 configuration (:class:`OsuConfig`, :class:`CapacityManagerConfig`, :class:`ShardConfig`)
 validates its parts by building their configurations.
 """

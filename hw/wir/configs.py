@@ -3,7 +3,7 @@ block's port signature.
 
 Components, golden models and benches import these (with :mod:`.layouts`), never each other:
 a component is ``XConfig(**params).signature()`` plus its ``elaborate``; a golden model reads
-its ports through the codecs of the same signature (:attr:`BlockConfig.ports`).
+its ports through the codecs of the same signature (:attr:`BlockConfig.codecs`).
 """
 
 import random

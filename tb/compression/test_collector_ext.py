@@ -18,7 +18,7 @@ def _instruction(config, rng, *, lookup_delay=3, idle=0.3, raw=0.2, entries=None
     signed = [rng.getrandbits(1) for _ in ops]
     instr = [{"signed": signed[i], "convert": rng.getrandbits(1)} for i in ops]
     entries = entries or [random_entry(rng) for _ in ops]
-    yield {"allocate": 1, "instr": config.ports["instr"].pack(instr)}
+    yield {"allocate": 1, "instr": config.codecs["instr"].pack(instr)}
     arrive = {i: rng.randint(0, lookup_delay) for i in ops}
     parts = {i: [0, 1] if entries[i]["m1"] else [0] for i in ops}
     for i in ops:
@@ -29,7 +29,7 @@ def _instruction(config, rng, *, lookup_delay=3, idle=0.3, raw=0.2, entries=None
         now = [i for i in ops if arrive[i] == cycle]
         if now:
             step["locate_valid"] = sum(1 << i for i in now)
-            step["locate"] = config.ports["locate"].pack(entries)
+            step["locate"] = config.codecs["locate"].pack(entries)
         ready = [i for i in located if parts[i]]
         if ready and rng.random() > idle:
             i = rng.choice(ready)
@@ -40,7 +40,7 @@ def _instruction(config, rng, *, lookup_delay=3, idle=0.3, raw=0.2, entries=None
                 extract = part_extractor(entries[i], part, bool(signed[i]))
                 words = [extract(rng.getrandbits(THREAD_BITS)) for _ in range(config.lanes)]
             step["fetch_valid"] = 1
-            step["fetch"] = config.ports["fetch"].pack({"operand": i, "data": words})
+            step["fetch"] = config.codecs["fetch"].pack({"operand": i, "data": words})
         located.update(now)
         cycle += 1
         yield step

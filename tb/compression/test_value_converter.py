@@ -15,7 +15,7 @@ __all__ = ["STIMULI"]
 
 def _inputs(config, fmt, lanes):
     """One cycle's ports: ``slices`` (run-time format choice only) and the operand."""
-    inputs = {"operand": config.ports["operand"].pack(lanes)}
+    inputs = {"operand": config.codecs["operand"].pack(lanes)}
     if not config.fixed:
         inputs["slices"] = fmt.slices
     return inputs

@@ -12,8 +12,8 @@ __all__ = ["STIMULI"]
 def _read(config, registers, entry, part, signed):
     """One cycle's ports: the warp register ``registers`` (a word per lane) read as ``part``
     of the operand ``entry``."""
-    return {"word": config.ports["word"].pack(registers),
-            "entry": config.ports["entry"].pack(entry), "part": part, "is_signed": signed}
+    return {"word": config.codecs["word"].pack(registers),
+            "entry": config.codecs["entry"].pack(entry), "part": part, "is_signed": signed}
 
 
 def random_parts(params, rng, cycles):

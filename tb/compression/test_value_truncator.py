@@ -15,8 +15,8 @@ __all__ = ["STIMULI"]
 
 
 def _inputs(config, entry, is_float, lanes):
-    return {"entry": config.ports["entry"].pack(entry), "is_float": int(is_float),
-            "operand": config.ports["operand"].pack(lanes)}
+    return {"entry": config.codecs["entry"].pack(entry), "is_float": int(is_float),
+            "operand": config.codecs["operand"].pack(lanes)}
 
 
 def random_writebacks(params, rng, cycles):

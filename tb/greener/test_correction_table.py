@@ -40,7 +40,7 @@ class Driver:
         config = self.config
         fields = [reg if (mask >> k) & 1 else self.rng.randrange(config.regs)
                   for k, reg in enumerate(regs)]
-        return config.ports["insert__payload"].pack(
+        return config.codecs["insert__payload"].pack(
             {"warp": warp, "pc": pc, "valid": mask, "reg": fields})
 
     def decode(self, warp: int, pc: int | None = None) -> None:
@@ -53,7 +53,7 @@ class Driver:
 
     def writeback(self, warp: int, pc: int) -> None:
         self.remove_offer = {"warp": warp, "pc": pc,
-                             "bits": self.config.ports["remove__payload"].pack(
+                             "bits": self.config.codecs["remove__payload"].pack(
                                  {"warp": warp, "pc": pc})}
 
     def queries(self, items) -> int:
@@ -64,7 +64,7 @@ class Driver:
                    "reg": self.rng.randrange(config.regs)} if item is None else
                   {"valid": 1, "warp": item[0], "pc": item[1], "reg": item[2]}
                   for item in items]
-        return config.ports["query"].pack(fields)
+        return config.codecs["query"].pack(fields)
 
     def random_query(self):
         """Mostly a register of an in-flight instruction of a busy warp."""
@@ -89,7 +89,7 @@ class Driver:
         ins["insert__payload"] = (self.insert_offer["bits"] if self.insert_offer
                                   else self.idle_insert())
         ins["remove__payload"] = (self.remove_offer["bits"] if self.remove_offer
-                                  else config.ports["remove__payload"].pack(
+                                  else config.codecs["remove__payload"].pack(
                                       {"warp": rng.randrange(config.warps),
                                        "pc": rng.randrange(1 << config.pc_bits)}))
         return ins
@@ -97,7 +97,7 @@ class Driver:
     def idle_insert(self) -> int:
         """Random bits on an idle insert payload, but warp 0: the table row the RTL reads at
         ``warp`` (also while ``valid`` is low) exists."""
-        port = self.config.ports["insert__payload"]
+        port = self.config.codecs["insert__payload"]
         return port.pack(port.unpack(self.rng.getrandbits(port.width))._replace(warp=0))
 
     def observe(self, outputs: dict) -> None:

@@ -71,7 +71,7 @@ class Driver:
                                "valid": rng.getrandbits(config.sources),
                                "reg": [rng.randrange(config.regs)
                                        for _ in range(config.sources)]}
-        ports = config.ports
+        ports = config.codecs
         return {
             "reserve__valid": int(self.offer is not None),
             "reserve__payload": ports["reserve__payload"].pack(offer),

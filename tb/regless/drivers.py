@@ -5,7 +5,7 @@ preload queues, the compressor / L1 answering fetches and taking writebacks).
 The driver keeps the bench's own view (which registers are in use, which lines are
 reserved), so requests are mostly meaningful; every request is held until its transfer
 (stream rule). Payloads are packed and outputs read with the codecs of the block's ports
-(``config.ports``); a line is kept as the ``line`` field of the block's payloads (an ``int``
+(``config.codecs``); a line is kept as the ``line`` field of the block's payloads (an ``int``
 in a bank, a ``{line, bank}`` struct in an OSU).
 """
 
@@ -21,7 +21,7 @@ class Driver:
     def __init__(self, config, rng, *, fill_delay=(1, 6), port=None, acked=None,
                  shadow=None):
         self.config, self.rng = config, rng
-        self.ports = config.ports
+        self.ports = config.codecs
         self.acked = acked or (lambda outputs, ref: outputs["preloaded__valid"])
         """Whether the preload of ``ref`` taken this cycle was acknowledged at once."""
         self.shadow = shadow

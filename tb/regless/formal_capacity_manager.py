@@ -45,7 +45,7 @@ class CapacityManagerFormal(Elaboratable):
         m.submodules.dut = dut
         m.d.comb += Assume(ResetSignal() == Initial())
         m.d.comb += [dut.region.valid.eq(AnySeq(1)),
-                     dut.region.payload.eq(AnySeq(config.ports["region__payload"].width))]
+                     dut.region.payload.eq(AnySeq(config.codecs["region__payload"].width))]
         for b in range(config.banks):
             out = dut.preload[b]
             m.d.comb += [out.ready.eq(AnySeq(1)),
@@ -64,9 +64,9 @@ class CapacityManagerFormal(Elaboratable):
         dut, config = self.dut, self.dut.config
         issue, written = dut.issue, dut.written
         m.d.comb += [issue.valid.eq(AnySeq(1)),
-                     issue.payload.eq(AnySeq(config.ports["issue__payload"].width)),
+                     issue.payload.eq(AnySeq(config.codecs["issue__payload"].width)),
                      written.valid.eq(AnySeq(1)),
-                     written.payload.eq(AnySeq(config.ports["written__payload"].width))]
+                     written.payload.eq(AnySeq(config.codecs["written__payload"].width))]
         m.d.comb += Assume(~issue.valid | (issue.payload.warp < config.warps))
         m.d.comb += Assume(~written.valid | (written.payload.warp < config.warps))
         for w in range(config.warps):

@@ -12,13 +12,13 @@ __all__ = ["STIMULI"]
 
 def _read(config, ref) -> dict:
     return {"read__valid": 1,
-            "read__payload": config.ports["read__payload"].pack({"warp": ref[0], "reg": ref[1]})}
+            "read__payload": config.codecs["read__payload"].pack({"warp": ref[0], "reg": ref[1]})}
 
 
 def _write(config, ref, value: int) -> dict:
     """A write of the packed ``value``."""
     return {"write__valid": 1,
-            "write__payload": config.ports["write__payload"].pack(
+            "write__payload": config.codecs["write__payload"].pack(
                 {"warp": ref[0], "reg": ref[1], "data": value})}
 
 

@@ -78,7 +78,7 @@ class Env:
         if self.offer is None or not outputs["region__ready"]:
             return
         if self.offer_header:
-            warp = self.config.ports["region__payload"].unpack(self.offer).warp
+            warp = self.config.codecs["region__payload"].unpack(self.offer).warp
             words = self.next.pop(warp)
             usage = self.usage_next.pop(warp)
             self.taken_headers.append(warp)
@@ -100,13 +100,13 @@ class Env:
                 acks.append({"valid": 1, "warp": queue.popleft()[1]})
             else:
                 acks.append({"valid": 0, "warp": 0})
-        inputs["preloaded"] = self.config.ports["preloaded"].pack(acks)
+        inputs["preloaded"] = self.config.codecs["preloaded"].pack(acks)
 
     def _osu_taken(self, outputs, inputs):
         for b in range(self.config.banks):
             if outputs[f"preload__{b}__valid"] and inputs[f"preload__{b}__ready"]:
                 payload = f"preload__{b}__payload"
-                warp = self.config.ports[payload].unpack(outputs[payload]).warp
+                warp = self.config.codecs[payload].unpack(outputs[payload]).warp
                 due = max(self.now + self.rng.randint(*self.ack_delay),
                           self.acks[b][-1][0] if self.acks[b] else 0)
                 self.acks[b].append((due, warp))
@@ -137,7 +137,7 @@ class Env:
             return
         warp, dst, bank, last = pick
         inputs["issue__valid"] = 1
-        inputs["issue__payload"] = self.config.ports["issue__payload"].pack(
+        inputs["issue__payload"] = self.config.codecs["issue__payload"].pack(
             {"warp": warp, "has_dst": int(dst), "dst_bank": bank, "last": int(last)})
         if dst:
             self.outstanding[warp][bank] += 1
@@ -154,7 +154,7 @@ class Env:
         _, warp, bank = item
         self.outstanding[warp][bank] -= 1
         inputs["written__valid"] = 1
-        inputs["written__payload"] = self.config.ports["written__payload"].pack(
+        inputs["written__payload"] = self.config.codecs["written__payload"].pack(
             {"warp": warp, "bank": bank})
 
     # --- one cycle -------------------------------------------------------------------
@@ -171,7 +171,7 @@ class Env:
         self._region_taken(outputs)
         self._osu_taken(outputs, inputs)
         self.outputs = outputs
-        states = self.config.ports["state"].unpack(outputs["state"])
+        states = self.config.codecs["state"].unpack(outputs["state"])
         self.draining = {w for w in self.draining
                          if states[w] in (WarpState.ACTIVE.value, WarpState.DRAINING.value)}
         self.now += 1
@@ -238,7 +238,7 @@ def random_stream(params, rng, cycles):
 
 
 def _state(config, outputs, warp):
-    return config.ports["state"].unpack(outputs["state"])[warp]
+    return config.codecs["state"].unpack(outputs["state"])[warp]
 
 
 def directed_fit_and_drain(params, rng, cycles):

@@ -49,7 +49,7 @@ class Bench:
 
     def __init__(self, params, rng, *, p_ready=0.7, max_latency=6):
         self.config = CompressorConfig(**params)
-        self.ports = self.config.ports
+        self.ports = self.config.codecs
         self.rng, self.p_ready, self.max_latency = rng, p_ready, max_latency
         self.memory: dict[int, int] = {}
         self.reads: list[list[int]] = []

@@ -24,7 +24,7 @@ def osu_driver(params, rng, **options) -> Driver:
         return stream
 
     def acked(outputs, ref):
-        return config.ports["preloaded"].unpack(outputs["preloaded"])[
+        return config.codecs["preloaded"].unpack(outputs["preloaded"])[
             config.bank_of(*ref)].valid
 
     return Driver(config, rng, port=port, acked=acked, **options)

@@ -137,7 +137,7 @@ class _L1:
 
     def __init__(self, config: ShardConfig, rng, values):
         self.config, self.rng = config, rng
-        self.ports = config.ports
+        self.ports = config.codecs
         self.registers = dict(values)
         """Register lines by ``(warp, reg)`` and compressed lines by number, packed as the
         ``l1_response`` payload that answers a read."""
@@ -200,7 +200,7 @@ class _World:
 
     def __init__(self, config: ShardConfig, rng, warps: int, regions: int, size):
         self.config, self.rng, self.now = config, rng, 0
-        self.ports = config.ports
+        self.ports = config.codecs
         self.values = {(w, r): warp_value(config, rng)
                        for w in range(config.warps) for r in range(config.regs)}
         self.l1 = _L1(config, rng, {k: self._pack(v) for k, v in self.values.items()})

@@ -39,10 +39,10 @@ class BankStub:
             x = (x * 0x9E3779B97F4A7C15) & _MASK64
             x ^= x >> 29
             lanes.append(x & ((1 << config.data_width) - 1))
-        return config.ports["read__0__data"].pack(lanes)
+        return config.codecs["read__0__data"].pack(lanes)
 
     def inputs(self) -> dict:
-        width = self.config.ports["read__0__data"].width
+        width = self.config.codecs["read__0__data"].width
         out = {}
         for bank, name in enumerate(self.data):
             address = self.due.pop((self.cycle, bank), None)
@@ -51,7 +51,7 @@ class BankStub:
         return out
 
     def observe(self, outputs: dict) -> None:
-        unpack, due = self.config.ports["read__0__addr"].unpack, self.cycle + \
+        unpack, due = self.config.codecs["read__0__addr"].unpack, self.cycle + \
             self.config.read_latency
         for bank, (valid, addr) in enumerate(self.reads):
             if outputs[valid]:
@@ -73,7 +73,7 @@ class Driver:
         """An issue payload: ``regs`` maps operand index to register id (others invalid)."""
         operands = [{"valid": int(i in regs), "reg": regs.get(i, 0)}
                     for i in range(self.config.operands)]
-        return self.config.ports["issue__payload"].pack({"warp": warp, "operand": operands})
+        return self.config.codecs["issue__payload"].pack({"warp": warp, "operand": operands})
 
     def offer(self, warp: int, regs: dict[int, int]) -> None:
         self.offered = self.pack(warp, regs)
@@ -82,7 +82,7 @@ class Driver:
         ins = self.banks.inputs()
         ins["dispatch__ready"] = int(ready)
         ins["issue__valid"] = int(self.offered is not None)
-        ins["issue__payload"] = (self.rng.getrandbits(self.config.ports["issue__payload"].width)
+        ins["issue__payload"] = (self.rng.getrandbits(self.config.codecs["issue__payload"].width)
                                  if self.offered is None else self.offered)
         return ins
 

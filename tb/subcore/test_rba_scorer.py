@@ -9,12 +9,12 @@ __all__ = ["STIMULI"]
 
 def pack_slots(config, slots):
     """The ``slot`` port value of per-slot lists of ``(valid, bank)`` operands."""
-    return config.ports["slot"].pack(
+    return config.codecs["slot"].pack(
         [[{"valid": v, "bank": b} for v, b in ops] for ops in slots])
 
 
 def pack_queues(config, lengths):
-    return config.ports["queue_len"].pack(list(lengths))
+    return config.codecs["queue_len"].pack(list(lengths))
 
 
 def _hold(config):
@@ -37,7 +37,7 @@ def random_traffic(params, rng, cycles):
     """Instructions change now and then per slot; queue lengths change every cycle."""
     config = RbaScorerConfig(**params)
     pack_operands = codec(config.operands_layout).pack
-    pack_slot, pack_queue = config.ports["slot"].pack, config.ports["queue_len"].pack
+    pack_slot, pack_queue = config.codecs["slot"].pack, config.codecs["queue_len"].pack
 
     def draw():
         return pack_operands([{"valid": v, "bank": b} for v, b in _random_operands(config, rng)])

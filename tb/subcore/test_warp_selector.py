@@ -16,7 +16,7 @@ def _random_ages(rng, slots: int) -> list[int]:
 def random_slots(params, rng, cycles):
     """Random occupancy, readiness, scores and a greedy slot, a new draw every cycle."""
     config = WarpSelectorConfig(**params)
-    pack, count = config.ports["slot"].pack, config.slots
+    pack, count = config.codecs["slot"].pack, config.slots
     score_max = (1 << config.score_width) - 1
     for _ in range(cycles):
         ages = _random_ages(rng, count)
@@ -31,7 +31,7 @@ def random_slots(params, rng, cycles):
 def directed_ties(params, rng, cycles):
     """Equal scores and equal keys: the older warp wins, then the lower slot index."""
     config = WarpSelectorConfig(**params)
-    pack, count = config.ports["slot"].pack, config.slots
+    pack, count = config.codecs["slot"].pack, config.slots
     cases = [
         [{"valid": 1, "ready": 1, "age": count - 1 - i, "score": 3} for i in range(count)],
         [{"valid": 1, "ready": 1, "age": i, "score": 3} for i in range(count)],
@@ -48,7 +48,7 @@ def directed_ties(params, rng, cycles):
 def directed_lowest_score(params, rng, cycles):
     """One slot at a time holds the unique minimum score; it must win under RBA."""
     config = WarpSelectorConfig(**params)
-    pack, count = config.ports["slot"].pack, config.slots
+    pack, count = config.codecs["slot"].pack, config.slots
     score_max = (1 << config.score_width) - 1
     for winner in range(count):
         slots = [{"valid": 1, "ready": 1, "age": i, "score": score_max} for i in range(count)]

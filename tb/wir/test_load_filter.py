@@ -21,17 +21,17 @@ class Driver:
         return sum(1 << w for w, b in enumerate(self.block_of) if b == tb)
 
     def block_event(self, name: str, tb: int) -> dict:
-        payload = self.config.ports[f"{name}__payload"].pack(
+        payload = self.config.codecs[f"{name}__payload"].pack(
             {"tb": tb, "warps": self.warps_of(tb)})
         return {f"{name}__valid": 1, f"{name}__payload": payload}
 
     def store(self, warp: int, shared: int, global_: int) -> dict:
-        payload = self.config.ports["store__payload"].pack(
+        payload = self.config.codecs["store__payload"].pack(
             {"warp": warp, "shared": shared, "global_": global_})
         return {"store__valid": 1, "store__payload": payload}
 
     def query(self, warp: int, kind: int) -> dict:
-        return {"query": self.config.ports["query"].pack(
+        return {"query": self.config.codecs["query"].pack(
             {"warp": warp, "tb": self.block_of[warp], "kind": kind})}
 
     def random_query(self) -> dict:

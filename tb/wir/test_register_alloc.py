@@ -33,7 +33,7 @@ class Driver:
         config, rng = self.config, self.rng
         if value is None:
             value = rng.choice(self.values)
-        payload = config.ports["result__payload"].pack({
+        payload = config.codecs["result__payload"].pack({
             "value": value, "divergent": divergent,
             "dst": {"preg": rng.randrange(config.pregs) if preg is None else preg,
                     "valid": valid, "pin": pin},
@@ -51,14 +51,15 @@ class Driver:
 
     def install(self) -> dict:
         hash_value, preg = self.installs.pop(0)
-        return {"install__valid": 1, "install__payload": self.config.ports["install__payload"].pack(
-            {"hash": hash_value, "preg": preg, "divergent": 0})}
+        payload = self.config.codecs["install__payload"].pack(
+            {"hash": hash_value, "preg": preg, "divergent": 0})
+        return {"install__valid": 1, "install__payload": payload}
 
     def observe(self, outputs: dict) -> None:
         """Queue the install of every convergent ``ALLOCATE`` (the consumer's part)."""
         if not outputs["out__valid"]:
             return
-        out = self.config.ports["out__payload"].unpack(outputs["out__payload"])
+        out = self.config.codecs["out__payload"].unpack(outputs["out__payload"])
         out = out._replace(kind=AllocKind(out.kind))
         self.out.append(out)
         if out.kind == AllocKind.ALLOCATE and not out.divergent:

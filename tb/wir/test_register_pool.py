@@ -33,14 +33,14 @@ class Refs:
             "alloc__ready": int(take),
             "inc": self._pack("inc", incs),
             "dec": self._pack("dec", decs),
-            "query": config.ports["query"].pack(queries),
+            "query": config.codecs["query"].pack(queries),
         }
         if config.capped:
             ports["cap"] = self.cap
         return ports
 
     def _pack(self, port, pregs):
-        return self.config.ports[port].pack([{"valid": 1, "preg": p} if p is not None else {}
+        return self.config.codecs[port].pack([{"valid": 1, "preg": p} if p is not None else {}
                                              for p in pregs])
 
     def observe(self, inputs, got, incs=(), decs=()):

@@ -51,12 +51,12 @@ class Driver:
         return ins
 
     def issue(self, ins: dict) -> dict:
-        return {"issue__valid": 1, "issue__payload": self.config.ports["issue__payload"].pack(ins)}
+        return {"issue__valid": 1, "issue__payload": self.config.codecs["issue__payload"].pack(ins)}
 
     def block_event(self, name: str, tb: int) -> dict:
         config = self.config
         warps = sum(1 << w for w in range(config.warps) if w % config.blocks == tb)
-        payload = config.ports[f"{name}__payload"].pack({"tb": tb, "warps": warps})
+        payload = config.codecs[f"{name}__payload"].pack({"tb": tb, "warps": warps})
         return {f"{name}__valid": 1, f"{name}__payload": payload}
 
     def retire_payload(self, warp: int, reg: int, divergent: int) -> int:
@@ -70,7 +70,7 @@ class Driver:
                 preg = old[0]
             elif preg == old[0]:
                 preg = (preg + 1) % config.pregs
-        return config.ports["retire__payload"].pack(
+        return config.codecs["retire__payload"].pack(
             {"warp": warp, "reg": reg, "preg": preg, "divergent": divergent})
 
     def background(self, *, p_retire=0.3, p_fill=0.3) -> dict:
@@ -84,7 +84,7 @@ class Driver:
                        retire__payload=self.retire_payload(warp, reg, divergent))
         if self.fills and rng.random() < p_fill:
             index, tag, result = self.fills.pop(rng.randrange(len(self.fills)))
-            ins.update(fill__valid=1, fill__payload=config.ports["fill__payload"].pack(
+            ins.update(fill__valid=1, fill__payload=config.codecs["fill__payload"].pack(
                 {"index": index, "tag": tag, "result": result}))
         if rng.random() < p_retire:
             self.retires.append((rng.randrange(config.warps), rng.randrange(config.regs),
@@ -95,14 +95,14 @@ class Driver:
         """Follow the handshakes and collect what leaves on ``out``."""
         config = self.config
         if inputs.get("retire__valid") and outputs["retire__ready"]:
-            view = config.ports["retire__payload"].unpack(inputs["retire__payload"])
+            view = config.codecs["retire__payload"].unpack(inputs["retire__payload"])
             self.maps[view.warp][view.reg] = (view.preg, view.divergent)
             if self.retires:
                 self.retires.pop(0)
         if inputs.get("exit__valid") and outputs["exit__ready"]:
             self.maps[inputs["exit__payload"]].clear()
         if outputs["out__valid"]:
-            out = config.ports["out__payload"].unpack(outputs["out__payload"])
+            out = config.codecs["out__payload"].unpack(outputs["out__payload"])
             self.out.append(out)
             if out.response.reserved:
                 tag = self.tags.pack({
@@ -163,7 +163,7 @@ def _run(driver, inputs):
 
 def _map(driver, warp, reg, preg):
     """Retire ``reg -> preg`` of ``warp`` (convergent)."""
-    payload = driver.config.ports["retire__payload"].pack(
+    payload = driver.config.codecs["retire__payload"].pack(
         {"warp": warp, "reg": reg, "preg": preg, "divergent": 0})
     yield from _run(driver, {"retire__valid": 1, "retire__payload": payload})
 
@@ -191,7 +191,7 @@ def directed_fig11_back_to_back(params, rng, cycles):
     assert queued_before_fill == min(config.warps - 1, config.retry_depth), driver.out
     index, tag, _ = driver.fills[0]
     result = 3 % config.pregs
-    yield from _run(driver, {"fill__valid": 1, "fill__payload": config.ports["fill__payload"].pack(
+    yield from _run(driver, {"fill__valid": 1, "fill__payload": config.codecs["fill__payload"].pack(
         {"index": index, "tag": tag, "result": result})})
     for _ in range(config.retry_depth + 3):
         yield from _run(driver, {})

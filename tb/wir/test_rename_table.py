@@ -29,7 +29,7 @@ class Driver:
     def offer_issue(self, warp=None) -> None:
         config, rng = self.config, self.rng
         warp = self.warp() if warp is None else warp
-        self.issue_offer = config.ports["issue__payload"].pack({
+        self.issue_offer = config.codecs["issue__payload"].pack({
             "warp": warp, "src": [rng.randrange(config.regs) for _ in range(config.sources)],
             "dst": rng.randrange(config.regs)})
 
@@ -54,11 +54,11 @@ class Driver:
         return {
             "issue__valid": int(self.issue_offer is not None),
             "issue__payload": (self.issue_offer if self.issue_offer is not None
-                               else rng.getrandbits(config.ports["issue__payload"].width)),
+                               else rng.getrandbits(config.codecs["issue__payload"].width)),
             "retire__valid": int(retire is not None),
-            "retire__payload": (config.ports["retire__payload"].pack(dict(zip(
+            "retire__payload": (config.codecs["retire__payload"].pack(dict(zip(
                 ("warp", "reg", "preg", "divergent"), retire, strict=True)))
-                if retire is not None else rng.getrandbits(config.ports["retire__payload"].width)),
+                if retire is not None else rng.getrandbits(config.codecs["retire__payload"].width)),
             "exit__valid": int(self.exit_offer is not None),
             "exit__payload": (self.exit_offer if self.exit_offer is not None
                               else rng.randrange(config.warps)),
@@ -121,12 +121,12 @@ def directed_pin_rules(params, rng, cycles):
     for divergent, preg in steps:
         driver.offer_retire(warp, reg, divergent, preg)
         yield from settle(driver)
-        driver.issue_offer = config.ports["issue__payload"].pack(
+        driver.issue_offer = config.codecs["issue__payload"].pack(
             {"warp": warp, "src": [reg] * config.sources, "dst": reg})
         yield from settle(driver)
     driver.exit_offer = warp
     yield from settle(driver)
-    driver.issue_offer = config.ports["issue__payload"].pack(
+    driver.issue_offer = config.codecs["issue__payload"].pack(
         {"warp": warp, "src": [reg] * config.sources, "dst": reg})
     yield from settle(driver)
     yield from step(driver)
@@ -146,7 +146,7 @@ def directed_full_warp(params, rng, cycles):
             yield from settle(driver)
     for warp in warps:
         for reg in range(config.regs):
-            driver.issue_offer = config.ports["issue__payload"].pack(
+            driver.issue_offer = config.codecs["issue__payload"].pack(
                 {"warp": warp, "src": [reg, *rng.choices(range(config.regs),
                                                          k=config.sources - 1)],
                  "dst": reg})
@@ -155,7 +155,7 @@ def directed_full_warp(params, rng, cycles):
     driver.offer_issue(warps[-1])
     yield from settle(driver)
     driver.offer_retire(warps[-1], 0, 0, rng.randrange(config.pregs))
-    driver.issue_offer = config.ports["issue__payload"].pack(
+    driver.issue_offer = config.codecs["issue__payload"].pack(
         {"warp": warps[-1], "src": [0] * config.sources, "dst": 0})
     yield from settle(driver)
     for _ in range(3):

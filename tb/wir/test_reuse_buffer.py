@@ -45,7 +45,7 @@ class Driver:
         })
 
     def lookup(self, ins: dict, *, divergent=0, bypass=0) -> dict:
-        payload = self.config.ports["lookup__payload"].pack({
+        payload = self.config.codecs["lookup__payload"].pack({
             "opcode": {"op": ins["op"], "regs": ins["regs"]}, "operand": ins["operand"],
             "tbid": ins["tbid"], "barrier": ins["barrier"], "divergent": divergent,
             "bypass": bypass,
@@ -53,7 +53,7 @@ class Driver:
         return {"lookup__valid": 1, "lookup__payload": payload}
 
     def fill(self, index: int, tag: int, result: int) -> dict:
-        payload = self.config.ports["fill__payload"].pack(
+        payload = self.config.codecs["fill__payload"].pack(
             {"index": index, "tag": tag, "result": result})
         return {"fill__valid": 1, "fill__payload": payload}
 
@@ -64,7 +64,7 @@ class Driver:
         """Remember a reservation the lookup of ``inputs`` made; return the response."""
         if not inputs.get("lookup__valid"):
             return {}
-        response = self.config.ports["response__payload"].unpack(
+        response = self.config.codecs["response__payload"].unpack(
             outputs["response__payload"])._asdict()
         if response["reserved"]:
             self.reserved.append((response["index"], self.tag(ins)))

@@ -31,8 +31,9 @@ class Driver:
         return self.rng.getrandbits(self.config.hash_width)
 
     def install(self, hash_value, preg, divergent=0) -> dict:
-        return {"install__valid": 1, "install__payload": self.config.ports["install__payload"].pack(
-            {"hash": hash_value, "preg": preg, "divergent": divergent})}
+        payload = self.config.codecs["install__payload"].pack(
+            {"hash": hash_value, "preg": preg, "divergent": divergent})
+        return {"install__valid": 1, "install__payload": payload}
 
     def preg(self) -> int:
         return self.rng.randrange(self.config.pregs)
@@ -46,7 +47,7 @@ class Driver:
                "evict__valid": int(evict is not None),
                "evict__payload": rng.randrange(config.entries) if evict is None else evict,
                "install__valid": 0,
-               "install__payload": rng.getrandbits(config.ports["install__payload"].width)}
+               "install__payload": rng.getrandbits(config.codecs["install__payload"].width)}
         if install is not None:
             ins.update(self.install(*install))
         return ins

@@ -39,10 +39,10 @@ class Driver:
             "lookup__valid": int(lookup is not None),
             "lookup__payload": rng.randrange(config.pregs) if lookup is None else lookup,
             "fill__valid": int(fill is not None),
-            "fill__payload": config.ports["fill__payload"].pack(
+            "fill__payload": config.codecs["fill__payload"].pack(
                 {"preg": fill_preg, "value": fill_value}),
             "invalidate_valid": (1 << len(writes)) - 1,
-            "invalidate_preg": config.ports["invalidate_preg"].pack(pregs),
+            "invalidate_preg": config.codecs["invalidate_preg"].pack(pregs),
         }
 
 
