@@ -57,3 +57,11 @@ def test_formal_reservations_until_release(params):
     name = "scoreboard_ext_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(ScoreboardExtFormal(**params), name=name, depth=8, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 6, on ``formal_scoreboard_ext.SMALL``: every event the harness
+    claims (hazard, full warp, full check, release) is reached from reset under its assumptions."""
+    result = prove(ScoreboardExtFormal(), name="scoreboard_ext_cover", depth=6, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -93,3 +93,12 @@ def test_formal_invariants(params):
     name = "operand_collector_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(OperandCollectorFormal(**params), name=name, depth=20, mode="bmc")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 8, on ``formal_operand_collector.SMALL``: every event the
+    harness claims (bank conflict, full collector, dispatch, refused offer) is reached from
+    reset under its assumptions."""
+    result = prove(OperandCollectorFormal(), name="operand_collector_cover", depth=8, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -119,3 +119,11 @@ def test_formal_score_is_saturated_delayed_sum(latency):
     result = prove(RbaScorerFormal(score_latency=latency), name=f"rba_scorer_small_L{latency}",
                    depth=latency + 4, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 4, on ``formal_rba_scorer.SMALL``: every event the harness
+    claims (saturated score, distinct scores) is reached from reset under its assumptions."""
+    result = prove(RbaScorerFormal(), name="rba_scorer_cover", depth=4, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -68,3 +68,13 @@ def test_formal_choice_is_minimal_ready_slot(params):
     name = "warp_selector_" + "_".join(f"{k}{v}" for k, v in params.items())
     result = prove(WarpSelectorFormal(**params), name=name, depth=2, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 1, on the 5-slot RBA selector with greedy override: every event
+    the harness claims (tie on the full key, score tie decided by age, greedy override) is
+    reached from reset under its assumptions."""
+    result = prove(WarpSelectorFormal(slots=5, score_width=3, policy="rba", rba_greedy=True),
+                   name="warp_selector_cover", depth=1, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -111,3 +111,12 @@ def test_pool_invariants_k_induction():
     the shadow counts."""
     result = prove(RegisterPoolFormal(), name="register_pool_small", depth=3, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 11, on ``formal_register_pool.SMALL``: every event the harness
+    claims (allocation, return to the pool, saturated count, low-water mark) is reached from
+    reset under its assumptions."""
+    result = prove(RegisterPoolFormal(), name="register_pool_cover", depth=11, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

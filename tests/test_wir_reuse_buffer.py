@@ -54,3 +54,12 @@ def test_hit_implies_tag_equality_and_clear_pending():
     result = prove(ReuseBufferFormal(entries=2), name="reuse_buffer_e2", depth=3,
                    mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 6, on ``formal_reuse_buffer.SMALL`` with 2 entries: every event
+    the harness claims (reuse hit, pending hit, eviction, replacement, fill) is reached from
+    reset under its assumptions."""
+    result = prove(ReuseBufferFormal(entries=2), name="reuse_buffer_cover", depth=6, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -91,3 +91,12 @@ def test_formal_lookup_events_and_no_leak(params):
     name = "vsb_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(ValueSignatureBufferFormal(**params), name=name, depth=4, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 5, on ``formal_value_signature_buffer.SMALL``: every event the
+    harness claims (hit, replacement, eviction) is reached from reset under its assumptions."""
+    result = prove(ValueSignatureBufferFormal(),
+                   name="value_signature_buffer_cover", depth=5, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

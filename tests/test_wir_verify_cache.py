@@ -68,3 +68,12 @@ def test_formal_coherence(params):
     name = "verify_cache_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(VerifyCacheFormal(**params), name=name, depth=4, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 5, on ``formal_verify_cache.SMALL``: every event the harness
+    claims (hit, lookup of a register written since its fill, full cache) is reached from reset
+    under its assumptions."""
+    result = prove(VerifyCacheFormal(), name="verify_cache_cover", depth=5, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -20,7 +20,7 @@ It asserts:
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 
@@ -120,6 +120,14 @@ class ReuseBufferFormal(Elaboratable):
             with m.Elif(fill[e]):
                 m.d.sync += [result[e].eq(dut.fill.payload.result), pending[e].eq(0)]
         self._balance(m, valid, tag_of, result, pending)
+        # The events: a reuse hit, a pending hit, an eviction of a valid entry, a fill.
+        m.d.comb += [
+            Cover(hit, "reuse_hit"),
+            Cover(pend, "pending_hit"),
+            Cover(Cat(evict_at[e] & valid[e] for e in range(n)).any(), "eviction"),
+            Cover(Cat(reserve & at[e] & valid[e] for e in range(n)).any(), "replacement"),
+            Cover(fill.any(), "fill"),
+        ]
         return valid, tag_of, result, pending, pointer
 
     def _fill(self, m, valid, tag_of, pending, written):
