@@ -11,6 +11,10 @@ A harness also names the events it claims to exercise with ``Cover(condition, "e
 in cover mode: each cover must be reached within ``depth`` cycles from reset, with every
 ``Assume`` (and ``Assert``) holding on the way; :attr:`FormalResult.reached` lists the step
 at which each named cover was reached, :attr:`FormalResult.unreached` the others.
+
+Every harness takes ``block=`` (the component class, the block's own by default): a mutant
+subclass from ``tb/<mechanism>/mutants.py`` (one comparison or update changed) must make the
+harness's proof fail, with :attr:`FormalResult.failed_step` the counterexample's step.
 """
 
 import re
@@ -48,6 +52,9 @@ class FormalResult:
     """The harness's named covers (every mode lists them)."""
     reached: dict[str, int] = field(default_factory=dict)
     """Cover mode: the step at which each reached cover was first reached."""
+    failed_step: int | None = None
+    """A failed proof: the step of the counterexample's failing assertion (BMC or the
+    k-induction base case), else ``None``."""
 
     @property
     def unreached(self) -> tuple[str, ...]:
@@ -114,15 +121,17 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
         hit = _REACHED.search(line)
         if hit:
             reached.setdefault(hit["cover"], int(hit["step"] or 0))
+    failed = next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit), None)
     passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
     return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
                         status=status, workdir=folder,
                         log_tail="\n".join(lines[-25:]) + run.stderr[-2000:],
-                        seconds=seconds, covers=covers, reached=reached)
+                        seconds=seconds, covers=covers, reached=reached, failed_step=failed)
 
 
 _REACHED = re.compile(
     r"reached cover statement \S*?\bcover_(?P<cover>\w+) at\s*(?:step (?P<step>\d+))?")
+_FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?")
 _CHECK = re.compile(r"  cell \$check \S+\n(?:    .*\n)*?  end\n")
 
 

@@ -12,6 +12,7 @@ from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.compression.formal_indirection_table import IndirectionTableFormal
+from gpurf.tb.compression.mutants import HighestPortWins
 
 
 def golden(**params):
@@ -94,3 +95,13 @@ def test_formal_covers_reached():
     its assumptions."""
     result = prove(IndirectionTableFormal(), name="indirection_table_cover", depth=6, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 4, on ``formal_indirection_table.SMALL`` with the default checks (the ``small``
+    proof of :func:`test_no_lost_or_duplicated_lookup` passes on the block): fails on
+    ``mutants.HighestPortWins`` (bank priority reversed)."""
+    result = prove(IndirectionTableFormal(block=HighestPortWins), name="indirection_table_mutant",
+                   depth=4, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -10,6 +10,7 @@ from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.greener.formal_correction_table import CorrectionTableFormal
+from gpurf.tb.greener.mutants import SamePcKeepsOn
 
 
 def golden(**params):
@@ -93,3 +94,13 @@ def test_formal_covers_reached():
     its assumptions."""
     result = prove(CorrectionTableFormal(), name="correction_table_cover", depth=8, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 8 (the base case of the ``small`` k-induction of
+    :func:`test_formal_keeps_on_exactly_for_other_in_flight_pcs`), fails on
+    ``mutants.SamePcKeepsOn`` (the query's own PC keeps a register ON)."""
+    result = prove(CorrectionTableFormal(block=SamePcKeepsOn), name="correction_table_mutant",
+                   depth=8, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

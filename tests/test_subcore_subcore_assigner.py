@@ -31,6 +31,7 @@ from gpurf.hw.subcore.configs import MODE_HASHED, MODE_ROUND_ROBIN, RR_ENTRY
 from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
+from gpurf.tb.subcore.mutants import TableReversed
 
 WARPS = 256
 
@@ -229,3 +230,12 @@ def test_formal_covers_reached():
     result = prove(SubcoreAssignerFormal(depth=4),
                    name="subcore_assigner_cover", depth=8, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 20, the ``shuffle`` proof of :func:`test_formal_follows_table` (which passes on
+    the block) fails on ``mutants.TableReversed`` (the hash table read in reverse order)."""
+    result = prove(SubcoreAssignerFormal(block=TableReversed), name="subcore_assigner_mutant",
+                   depth=20, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

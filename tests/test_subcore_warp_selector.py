@@ -12,6 +12,7 @@ from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.sim.verilog import verilog_text
 from gpurf.tb.subcore.formal_warp_selector import WarpSelectorFormal
+from gpurf.tb.subcore.mutants import TieToHigherIndex
 
 
 def _slot(score, age, ready=1):
@@ -78,3 +79,14 @@ def test_formal_covers_reached():
     result = prove(WarpSelectorFormal(slots=5, score_width=3, policy="rba", rba_greedy=True),
                    name="warp_selector_cover", depth=1, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 2 (the base case of the ``rba5-greedy`` k-induction of
+    :func:`test_formal_choice_is_minimal_ready_slot`), fails on ``mutants.TieToHigherIndex``
+    (equal keys go to the higher index)."""
+    result = prove(WarpSelectorFormal(block=TieToHigherIndex, slots=5, score_width=3,
+                                      policy="rba", rba_greedy=True),
+                   name="warp_selector_mutant", depth=2, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

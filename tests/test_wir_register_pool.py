@@ -11,6 +11,7 @@ from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_register_pool import RegisterPoolFormal
+from gpurf.tb.wir.mutants import SaturationFromMemory
 
 
 def golden(**params):
@@ -120,3 +121,13 @@ def test_formal_covers_reached():
     reset under its assumptions."""
     result = prove(RegisterPoolFormal(), name="register_pool_cover", depth=11, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 (deeper than the depth-3 base case of the k-induction of
+    :func:`test_pool_invariants_k_induction`), fails on ``mutants.SaturationFromMemory``
+    (saturated ignores this cycle's merged events)."""
+    result = prove(RegisterPoolFormal(block=SaturationFromMemory), name="register_pool_mutant",
+                   depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

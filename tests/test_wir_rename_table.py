@@ -9,6 +9,7 @@ from gpurf.hw.wir.configs import RenameTableConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_rename_table import RenameTableFormal
+from gpurf.tb.wir.mutants import RemapCounted
 
 
 def golden(**params):
@@ -104,3 +105,13 @@ def test_formal_covers_reached():
     claims (retire, release, sweep) is reached from reset under its assumptions."""
     result = prove(RenameTableFormal(), name="rename_table_cover", depth=6, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 (the base case of the ``small`` k-induction of
+    :func:`test_formal_reference_accounting`), fails on ``mutants.RemapCounted`` (a remap to the
+    same register counted as a new reference)."""
+    result = prove(RenameTableFormal(block=RemapCounted), name="rename_table_mutant",
+                   depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -10,6 +10,7 @@ from gpurf.hw.wir.configs import ReuseBufferConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_reuse_buffer import ReuseBufferFormal
+from gpurf.tb.wir.mutants import ResultReferenceKept
 
 
 def test_default_widths():
@@ -63,3 +64,13 @@ def test_formal_covers_reached():
     reset under its assumptions."""
     result = prove(ReuseBufferFormal(entries=2), name="reuse_buffer_cover", depth=6, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 (deeper than the depth-3 base case of the k-induction of
+    :func:`test_hit_implies_tag_equality_and_clear_pending`), fails on
+    ``mutants.ResultReferenceKept`` (a displaced entry keeps its result reference)."""
+    result = prove(ReuseBufferFormal(block=ResultReferenceKept, entries=2),
+                   name="reuse_buffer_mutant", depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -45,14 +45,14 @@ class IndirectionTableFormal(Elaboratable):
     """The table with free inputs and the invariants above (``params`` override SMALL);
     ``checks`` selects the property groups besides ordering (default: all but ``wait``)."""
 
-    def __init__(self, *, checks=("data", "banks", "priority"), **params):
+    def __init__(self, *, block=IndirectionTable, checks=("data", "banks", "priority"), **params):
         unknown = set(checks) - set(CHECKS)
         if unknown:
             raise ValueError(f"checks must be among {', '.join(CHECKS)}, not {sorted(unknown)}")
         self.checks = frozenset(checks)
         full = {**SMALL, **params}
         reg_bits = IndirectionTableConfig(**full).reg_bits
-        self.dut = IndirectionTable(**full, tag_width=reg_bits + SEQ_BITS)
+        self.dut = block(**full, tag_width=reg_bits + SEQ_BITS)
 
     def elaborate(self, platform):
         m = Module()

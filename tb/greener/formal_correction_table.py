@@ -35,8 +35,8 @@ SMALL = {"warps": 2, "entries": 2, "entry_regs": 2, "regs": 4, "pc_bits": 2, "qu
 class CorrectionTableFormal(Elaboratable):
     """The table with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = CorrectionTable(**{**SMALL, **params})
+    def __init__(self, *, block=CorrectionTable, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

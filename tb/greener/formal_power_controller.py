@@ -38,8 +38,8 @@ def _popcount(bits):
 class PowerControllerFormal(Elaboratable):
     """The controller with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = PowerController(**{**SMALL, **params})
+    def __init__(self, *, block=PowerController, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

@@ -33,8 +33,8 @@ def _popcount(bits):
 class ScoreboardExtFormal(Elaboratable):
     """The scoreboard extension with free inputs and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = ScoreboardExt(**{**SMALL, **params})
+    def __init__(self, *, block=ScoreboardExt, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

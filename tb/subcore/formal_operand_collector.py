@@ -40,8 +40,8 @@ def _popcount(bits):
 class OperandCollectorFormal(Elaboratable):
     """The collector with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = OperandCollector(**{**SMALL, **params})
+    def __init__(self, *, block=OperandCollector, **params):
+        self.dut = block(**{**SMALL, **params})
         cus = self.dut.config.cus
         self.older = [[Signal(name=f"shadow_older_{i}_{j}") for j in range(cus)]
                       for i in range(cus)]

@@ -22,8 +22,8 @@ class RbaScorerFormal(Elaboratable):
     computes the sum with comparisons and a plain adder, not the block's bank switch.
     """
 
-    def __init__(self, **params):
-        self.dut = RbaScorer(**{**SMALL, **params})
+    def __init__(self, *, block=RbaScorer, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

@@ -32,8 +32,8 @@ class SubcoreAssignerFormal(Elaboratable):
       4 different sub-cores, so every full group covers all 4.
     """
 
-    def __init__(self, *, depth=4, shuffle_like=True):
-        self.dut = SubcoreAssigner(subcores=4, depth=depth)
+    def __init__(self, *, block=SubcoreAssigner, depth=4, shuffle_like=True):
+        self.dut = block(subcores=4, depth=depth)
         self.shuffle_like = shuffle_like
 
     def elaborate(self, platform):

@@ -15,8 +15,8 @@ class WarpSelectorFormal(Elaboratable):
     no ready slot has a smaller key, nor an equal key at a lower index.
     """
 
-    def __init__(self, **params):
-        self.dut = WarpSelector(**params)
+    def __init__(self, *, block=WarpSelector, **params):
+        self.dut = block(**params)
 
     def elaborate(self, platform):
         m = Module()

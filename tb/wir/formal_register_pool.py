@@ -43,8 +43,8 @@ def _popcount(bits):
 class RegisterPoolFormal(Elaboratable):
     """The pool with free inputs, the protocol assumed and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = RegisterPool(**{**SMALL, **params})
+    def __init__(self, *, block=RegisterPool, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

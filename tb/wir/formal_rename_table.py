@@ -27,8 +27,8 @@ SMALL = {"warps": 2, "regs": 2, "pregs": 4, "sources": 1}
 class RenameTableFormal(Elaboratable):
     """The rename tables with free inputs and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = RenameTable(**{**SMALL, **params})
+    def __init__(self, *, block=RenameTable, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

@@ -35,8 +35,8 @@ thread block, 1-bit barrier count (12-bit tags)."""
 class ReuseBufferFormal(Elaboratable):
     """The buffer with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = ReuseBuffer(**{**SMALL, **params})
+    def __init__(self, *, block=ReuseBuffer, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

@@ -30,8 +30,8 @@ SMALL = {"entries": 4, "hash_width": 3, "pregs": 4}
 class ValueSignatureBufferFormal(Elaboratable):
     """The VSB with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = ValueSignatureBuffer(**{**SMALL, **params})
+    def __init__(self, *, block=ValueSignatureBuffer, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()

@@ -28,8 +28,8 @@ SMALL = {"entries": 2, "pregs": 4, "lanes": 1, "data_width": 2, "invalidate_port
 class VerifyCacheFormal(Elaboratable):
     """The verify cache with free inputs and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = VerifyCache(**{**SMALL, **params})
+    def __init__(self, *, block=VerifyCache, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
