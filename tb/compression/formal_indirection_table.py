@@ -79,7 +79,7 @@ class IndirectionTableFormal(Elaboratable):
         conflict = Cat(dut.lookup_valid[p] & dut.lookup_valid[q] & (banks[p] == banks[q])
                        for p in range(config.ports) for q in range(p + 1, config.ports))
         m.d.comb += [
-            Cover(conflict.any(), "bank_conflict"),
+            Cover(~ResetSignal() & conflict.any(), "bank_conflict"),
             Cover(Cat(held).any(), "stall"),
             Cover(Cat(o == config.buffer + 1 for o in outstanding).any(), "full"),
             Cover(dut.result_valid.any(), "result"),

@@ -5,14 +5,15 @@ that survived every registered configuration (issue 21), killed at ``barrier_bit
 from amaranth import Cat, Const, Mux, Signal
 
 from gpurf.hw.gates import bit
+from gpurf.hw.wir.load_filter import LoadFilter
 from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["BarrierIgnored", "LookupIgnoresWrite", "RemapCounted", "ReplacedNotReleased",
-           "ResultReferenceKept", "SaturationFromMemory"]
+__all__ = ["BarrierIgnored", "CounterWraps", "LookupIgnoresWrite", "RemapCounted",
+           "ReplacedNotReleased", "ResultReferenceKept", "SaturationFromMemory"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -128,3 +129,19 @@ class LookupIgnoresWrite(VerifyCache):
         if name == "lookup_written":
             m.d.comb += written.eq(0)
         return written
+
+
+class CounterWraps(LoadFilter):
+    """A block's barrier counter wraps to 0 instead of saturating: after ``2**bits``
+    barriers a load looks up the buffer with the count of a pre-barrier entry. Killed by
+    "the barrier field is the block's saturating count" (and the strengthening)."""
+
+    def _counters(self, m):
+        super()._counters(m)
+        config, barrier, launch = self.config, self.barrier, self.launch
+        for b in range(config.blocks):
+            count = self.counts[b]
+            with m.If(launch.valid & (launch.payload.tb == b)):
+                m.d.sync += count.eq(0)
+            with m.Elif(barrier.valid & (barrier.payload.tb == b)):
+                m.d.sync += count.eq(count + 1)
