@@ -121,7 +121,8 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
         hit = _REACHED.search(line)
         if hit:
             reached.setdefault(hit["cover"], int(hit["step"] or 0))
-    failed = next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit), None)
+    failed = next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit),
+                  None) if status == "FAIL" else None
     passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
     return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
                         status=status, workdir=folder,

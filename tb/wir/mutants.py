@@ -6,13 +6,14 @@ from amaranth import Cat, Const, Mux, Signal
 
 from gpurf.hw.gates import bit
 from gpurf.hw.wir.load_filter import LoadFilter
+from gpurf.hw.wir.pending_retry import PendingRetry
 from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["BarrierIgnored", "CounterWraps", "LookupIgnoresWrite", "RemapCounted",
+__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite", "RemapCounted",
            "ReplacedNotReleased", "ResultReferenceKept", "SaturationFromMemory"]
 
 
@@ -145,3 +146,13 @@ class CounterWraps(LoadFilter):
                 m.d.sync += count.eq(0)
             with m.Elif(barrier.valid & (barrier.payload.tb == b)):
                 m.d.sync += count.eq(count + 1)
+
+
+class AcceptsWhenFull(PendingRetry):
+    """``enq.ready`` stays high when the queue is full: the enqueue overwrites the oldest
+    instruction. Killed by "enq.ready is low exactly when full" and the queue's contents."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.enq.ready.eq(1)
+        return m
