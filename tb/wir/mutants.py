@@ -13,8 +13,8 @@ from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite", "RemapCounted",
-           "ReplacedNotReleased", "ResultReferenceKept", "SaturationFromMemory"]
+__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite",
+           "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept", "SaturationFromMemory"]
 
 
 class ResultReferenceKept(ReuseBuffer):
