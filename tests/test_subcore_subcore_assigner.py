@@ -211,7 +211,8 @@ def test_builders_reject_bad_arguments(call, error, message):
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-@pytest.mark.parametrize("shuffle_like", [False, True], ids=["formula", "shuffle"])
+@pytest.mark.parametrize("shuffle_like", [
+    False, pytest.param(True, marks=pytest.mark.slow_formal)], ids=["formula", "shuffle"])
 def test_formal_follows_table(shuffle_like):
     """BMC, depth 20, on a 4-sub-core assigner with a 4-entry table: the spec's table
     formula and the restart on launch; with permutation entries, every group of 4 warps
@@ -239,3 +240,12 @@ def test_formal_kills_mutant():
     result = prove(SubcoreAssignerFormal(block=TableReversed), name="subcore_assigner_mutant",
                    depth=20, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_shuffle_groups_short():
+    """BMC, depth 12, the ``shuffle`` harness of :func:`test_formal_follows_table` (whose
+    depth-20 run, about 2 minutes, is under ``slow_formal``): three groups of 4 warps."""
+    result = prove(SubcoreAssignerFormal(depth=4, shuffle_like=True),
+                   name="subcore_assigner_shuffle_d4_b12", depth=12, mode="bmc")
+    assert result.passed, result.log_tail

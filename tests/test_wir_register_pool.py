@@ -102,6 +102,7 @@ def test_release_takes_two_cycles():
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.slow_formal
 def test_pool_invariants_k_induction():
     """k-induction, depth 3, on ``formal_register_pool.SMALL``: a pool of 8 registers,
     3-bit counters, 2 increment and 2 decrement ports, 1 query, every input free but for
@@ -131,3 +132,11 @@ def test_formal_kills_mutant():
     result = prove(RegisterPoolFormal(block=SaturationFromMemory), name="register_pool_mutant",
                    depth=6, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_pool_invariants_bmc():
+    """BMC, depth 8, the harness of :func:`test_pool_invariants_k_induction` (about 2
+    minutes, under ``slow_formal``): the same invariants from reset for 8 cycles."""
+    result = prove(RegisterPoolFormal(), name="register_pool_small_bmc8", depth=8, mode="bmc")
+    assert result.passed, result.log_tail
