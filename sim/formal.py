@@ -120,7 +120,7 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
     for line in lines:
         hit = _REACHED.search(line)
         if hit:
-            reached.setdefault(hit["cover"], int(hit["step"] or 0))
+            reached.setdefault(hit["cover"], int(hit["step"]))
     failed = next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit),
                   None) if status == "FAIL" else None
     passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
@@ -130,8 +130,8 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
                         seconds=seconds, covers=covers, reached=reached, failed_step=failed)
 
 
-_REACHED = re.compile(
-    r"reached cover statement \S*?\bcover_(?P<cover>\w+) at\s*(?:step (?P<step>\d+))?")
+_REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)
+    r"Reached cover statement in step (?P<step>\d+) at \S+ cover_(?P<cover>\w+)")
 _FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?")
 _CHECK = re.compile(r"  cell \$check \S+\n(?:    .*\n)*?  end\n")
 
