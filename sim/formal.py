@@ -5,12 +5,24 @@ configuration, drives its inputs with ``AnySeq``/``AnyConst`` (``amaranth.assert
 constrains them with ``Assume`` and states the block's invariants with ``Assert``.
 :func:`prove` writes the harness as RTLIL into ``build/formal/<name>/`` and runs SymbiYosys
 there in BMC (``mode="bmc"``) or k-induction (``mode="prove"``) mode.
+
+A harness also names the events it claims to exercise with ``Cover(condition, "event")``
+(``amaranth.hdl.Cover``, the message a Python identifier). ``mode="cover"`` runs SymbiYosys
+in cover mode: each cover must be reached within ``depth`` cycles from reset, with every
+``Assume`` (and ``Assert``) holding on the way; :attr:`FormalResult.reached` lists the step
+at which each named cover was reached, :attr:`FormalResult.unreached` the others.
+
+Every harness takes ``block=`` (the component class, the block's own by default): a mutant
+subclass from ``tb/<mechanism>/mutants.py`` (one comparison or update changed) must make the
+harness's proof fail, with :attr:`FormalResult.failed_step` the counterexample's step.
 """
 
+import re
 import shutil
 import subprocess
 import textwrap
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from amaranth.back import rtlil
@@ -18,9 +30,9 @@ from amaranth.back import rtlil
 from .toolchain import tool_env
 from .verilog import BUILD_ROOT
 
-__all__ = ["FormalResult", "missing_solver", "prove"]
+__all__ = ["FormalResult", "missing_solver", "name_covers", "prove"]
 
-MODES = ("bmc", "prove")
+MODES = ("bmc", "prove", "cover")
 
 
 @dataclass(frozen=True)
@@ -34,9 +46,23 @@ class FormalResult:
     status: str
     workdir: Path
     log_tail: str
+    seconds: float = 0.0
+    """Wall-clock time of the SymbiYosys run."""
+    covers: tuple[str, ...] = ()
+    """The harness's named covers (every mode lists them)."""
+    reached: dict[str, int] = field(default_factory=dict)
+    """Cover mode: the step at which each reached cover was first reached."""
+    failed_step: int | None = None
+    """A failed proof: the step of the counterexample's failing assertion (BMC or the
+    k-induction base case), else ``None``."""
+
+    @property
+    def unreached(self) -> tuple[str, ...]:
+        """Cover mode: the named covers not reached within the depth."""
+        return tuple(c for c in self.covers if c not in self.reached)
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.status} ({self.mode}, depth {self.depth})"
+        return f"{self.name}: {self.status} ({self.mode}, depth {self.depth}, {self.seconds:.1f} s)"
 
 
 def sby_env() -> dict[str, str]:
@@ -80,16 +106,57 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    (folder / "top.il").write_text(rtlil.convert(harness, name="top", ports=[], emit_src=False))
+    text, covers = name_covers(rtlil.convert(harness, name="top", ports=[], emit_src=False))
+    (folder / "top.il").write_text(text)
     (folder / "proof.sby").write_text(_config(mode, depth, engine))
+    start = time.monotonic()
     run = subprocess.run(["yowasp-sby", "-f", "proof.sby"], cwd=folder, env=sby_env(),
                          capture_output=True, text=True, timeout=timeout, check=False)
+    seconds = time.monotonic() - start
     lines = run.stdout.strip().splitlines()
     status = next((line.split("DONE (")[1].split(",")[0] for line in reversed(lines)
                    if "DONE (" in line), "ERROR")
-    return FormalResult(name=name, mode=mode, depth=depth, passed=status == "PASS",
+    reached = {}
+    for line in lines:
+        hit = _REACHED.search(line)
+        if hit:
+            reached.setdefault(hit["cover"], int(hit["step"]))
+    failed = next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit),
+                  None) if status == "FAIL" else None
+    passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
+    return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
                         status=status, workdir=folder,
-                        log_tail="\n".join(lines[-25:]) + run.stderr[-2000:])
+                        log_tail="\n".join(lines[-25:]) + run.stderr[-2000:],
+                        seconds=seconds, covers=covers, reached=reached, failed_step=failed)
+
+
+_REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)
+    r"Reached cover statement in step (?P<step>\d+) at \S+ cover_(?P<cover>\w+)")
+_FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?")
+_CHECK = re.compile(r"  cell \$check \S+\n(?:    .*\n)*?  end\n")
+
+
+def name_covers(text: str) -> tuple[str, tuple[str, ...]]:
+    """Name each cover cell of an RTLIL text ``cover_<message>`` (``Cover(test, "event")``), so
+    SymbiYosys reports it by event; returns the text and the events in order. A message must
+    be a Python identifier, and unique within one module."""
+    covers = []
+
+    def rename(match):
+        cell = match.group(0)
+        message = re.search(r'parameter \\FORMAT "([^"]*)"', cell)
+        if 'FLAVOR "cover"' not in cell or message is None:
+            return cell
+        event = message.group(1)
+        if not event.isidentifier():
+            raise ValueError(f"a cover's message must be an identifier, not {event!r}")
+        if event in covers:
+            raise ValueError(f"two covers named {event!r}")
+        covers.append(event)
+        return re.sub(r"^(  cell \$check )\S+", lambda m: m.group(1) + "\\cover_" + event,
+                      cell, count=1)
+
+    return _CHECK.sub(rename, text), tuple(covers)
 
 
 

@@ -12,6 +12,7 @@ from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.compression.formal_indirection_table import IndirectionTableFormal
+from gpurf.tb.compression.mutants import HighestPortWins
 
 
 def golden(**params):
@@ -85,3 +86,22 @@ def test_no_lost_or_duplicated_lookup(params, checks, depth):
         "_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(IndirectionTableFormal(checks=checks, **params), name=name, depth=depth)
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 6, on ``formal_indirection_table.SMALL``: every event the
+    harness claims (bank conflict, stalled offer, full port, result) is reached from reset under
+    its assumptions."""
+    result = prove(IndirectionTableFormal(), name="indirection_table_cover", depth=6, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 4, on ``formal_indirection_table.SMALL`` with the default checks (the ``small``
+    proof of :func:`test_no_lost_or_duplicated_lookup` passes on the block): fails on
+    ``mutants.HighestPortWins`` (bank priority reversed)."""
+    result = prove(IndirectionTableFormal(block=HighestPortWins), name="indirection_table_mutant",
+                   depth=4, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

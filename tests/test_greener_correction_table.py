@@ -10,6 +10,7 @@ from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.greener.formal_correction_table import CorrectionTableFormal
+from gpurf.tb.greener.mutants import SamePcKeepsOn
 
 
 def golden(**params):
@@ -84,3 +85,22 @@ def test_formal_keeps_on_exactly_for_other_in_flight_pcs(params):
     name = "correction_table_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(CorrectionTableFormal(**params), name=name, depth=8, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 8, on ``formal_correction_table.SMALL``: every event the
+    harness claims (keep_on, full warp dropping an insert, removal) is reached from reset under
+    its assumptions."""
+    result = prove(CorrectionTableFormal(), name="correction_table_cover", depth=8, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 8 (the base case of the ``small`` k-induction of
+    :func:`test_formal_keeps_on_exactly_for_other_in_flight_pcs`), fails on
+    ``mutants.SamePcKeepsOn`` (the query's own PC keeps a register ON)."""
+    result = prove(CorrectionTableFormal(block=SamePcKeepsOn), name="correction_table_mutant",
+                   depth=8, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -21,6 +21,7 @@ from gpurf.hw.greener.layouts import PowerState
 from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.greener.formal_power_controller import PowerControllerFormal
+from gpurf.tb.greener.mutants import KeepOnIgnored
 from gpurf.tb.greener.test_power_controller import (
     OFF,
     ON,
@@ -201,3 +202,23 @@ def test_formal_ready_wakeup_and_population(params):
     name = "power_controller_" + "_".join(f"{k}{v}" for k, v in params.items())
     result = prove(PowerControllerFormal(**params), name=name, depth=6, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 10, on ``formal_power_controller.SMALL`` with 2 registers per
+    warp: every event the harness claims (ready after a wake-up from OFF, wake-up from SLEEP,
+    set kept ON) is reached from reset under its assumptions."""
+    result = prove(PowerControllerFormal(regs=2),
+                   name="power_controller_cover", depth=10, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 (the base case of the ``greener`` k-induction of
+    :func:`test_formal_ready_wakeup_and_population`), fails on ``mutants.KeepOnIgnored``
+    (keep_on ignored by a set)."""
+    result = prove(PowerControllerFormal(block=KeepOnIgnored, regs=2),
+                   name="power_controller_mutant", depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

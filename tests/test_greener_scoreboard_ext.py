@@ -10,6 +10,7 @@ from gpurf.hw.registry import get_block
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.greener.formal_scoreboard_ext import ScoreboardExtFormal
+from gpurf.tb.greener.mutants import DestinationsUnchecked
 
 
 def test_default_widths():
@@ -57,3 +58,21 @@ def test_formal_reservations_until_release(params):
     name = "scoreboard_ext_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(ScoreboardExtFormal(**params), name=name, depth=8, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 6, on ``formal_scoreboard_ext.SMALL``: every event the harness
+    claims (hazard, full warp, full check, release) is reached from reset under its assumptions."""
+    result = prove(ScoreboardExtFormal(), name="scoreboard_ext_cover", depth=6, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 8 (the base case of the ``small`` k-induction of
+    :func:`test_formal_reservations_until_release`), fails on ``mutants.DestinationsUnchecked``
+    (hazards on destinations missed)."""
+    result = prove(ScoreboardExtFormal(block=DestinationsUnchecked), name="scoreboard_ext_mutant",
+                   depth=8, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

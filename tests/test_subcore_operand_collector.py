@@ -11,6 +11,7 @@ from gpurf.hw.subcore.configs import OperandCollectorConfig
 from gpurf.hw.subcore.operand_collector import CollectorUnit
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
+from gpurf.tb.subcore.mutants import AgeNeverCleared
 
 
 @pytest.mark.parametrize(("name", "value"), [
@@ -93,3 +94,21 @@ def test_formal_invariants(params):
     name = "operand_collector_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(OperandCollectorFormal(**params), name=name, depth=20, mode="bmc")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 8, on ``formal_operand_collector.SMALL``: every event the
+    harness claims (bank conflict, full collector, dispatch, refused offer) is reached from
+    reset under its assumptions."""
+    result = prove(OperandCollectorFormal(), name="operand_collector_cover", depth=8, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 20, on ``small``: the proof of :func:`test_formal_invariants` (which passes on
+    the block) fails on ``mutants.AgeNeverCleared`` (a reallocated CU keeps its old age)."""
+    result = prove(OperandCollectorFormal(block=AgeNeverCleared), name="operand_collector_mutant",
+                   depth=20, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -13,6 +13,7 @@ from gpurf.hw.subcore.rba_scorer import RbaScorer
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import simulate_amaranth
 from gpurf.tb.subcore.formal_rba_scorer import RbaScorerFormal
+from gpurf.tb.subcore.mutants import InvalidOperandCounted
 from gpurf.tb.subcore.test_rba_scorer import STIMULI, pack_queues, pack_slots
 
 PAPER_OPERANDS = [(1, 0), (1, 0), (1, 1)]
@@ -119,3 +120,21 @@ def test_formal_score_is_saturated_delayed_sum(latency):
     result = prove(RbaScorerFormal(score_latency=latency), name=f"rba_scorer_small_L{latency}",
                    depth=latency + 4, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 4, on ``formal_rba_scorer.SMALL``: every event the harness
+    claims (saturated score, distinct scores) is reached from reset under its assumptions."""
+    result = prove(RbaScorerFormal(), name="rba_scorer_cover", depth=4, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 on ``formal_rba_scorer.SMALL`` (score latency 2): the base case of the
+    latency-2 k-induction of :func:`test_formal_score_is_saturated_delayed_sum` fails on
+    ``mutants.InvalidOperandCounted`` (invalid operands counted)."""
+    result = prove(RbaScorerFormal(block=InvalidOperandCounted), name="rba_scorer_mutant",
+                   depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

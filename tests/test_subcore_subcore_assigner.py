@@ -31,6 +31,7 @@ from gpurf.hw.subcore.configs import MODE_HASHED, MODE_ROUND_ROBIN, RR_ENTRY
 from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
+from gpurf.tb.subcore.mutants import TableReversed
 
 WARPS = 256
 
@@ -210,7 +211,8 @@ def test_builders_reject_bad_arguments(call, error, message):
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-@pytest.mark.parametrize("shuffle_like", [False, True], ids=["formula", "shuffle"])
+@pytest.mark.parametrize("shuffle_like", [
+    False, pytest.param(True, marks=pytest.mark.slow_formal)], ids=["formula", "shuffle"])
 def test_formal_follows_table(shuffle_like):
     """BMC, depth 20, on a 4-sub-core assigner with a 4-entry table: the spec's table
     formula and the restart on launch; with permutation entries, every group of 4 warps
@@ -218,4 +220,32 @@ def test_formal_follows_table(shuffle_like):
     label = "shuffle" if shuffle_like else "formula"
     result = prove(SubcoreAssignerFormal(depth=4, shuffle_like=shuffle_like),
                    name=f"subcore_assigner_{label}_d4", depth=20, mode="bmc")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 8, on the 4-entry shuffle-like assigner: every event the
+    harness claims (hashed group after a table write, launch mid-group) is reached from reset
+    under its assumptions."""
+    result = prove(SubcoreAssignerFormal(depth=4),
+                   name="subcore_assigner_cover", depth=8, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 20, the ``shuffle`` proof of :func:`test_formal_follows_table` (which passes on
+    the block) fails on ``mutants.TableReversed`` (the hash table read in reverse order)."""
+    result = prove(SubcoreAssignerFormal(block=TableReversed), name="subcore_assigner_mutant",
+                   depth=20, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_shuffle_groups_short():
+    """BMC, depth 12, the ``shuffle`` harness of :func:`test_formal_follows_table` (whose
+    depth-20 run, about 2 minutes, is under ``slow_formal``): three groups of 4 warps."""
+    result = prove(SubcoreAssignerFormal(depth=4, shuffle_like=True),
+                   name="subcore_assigner_shuffle_d4_b12", depth=12, mode="bmc")
     assert result.passed, result.log_tail

@@ -1,9 +1,14 @@
 # amaranth: UnusedElaboratable=no
 """Defaults, storage and the queue order of ``wir.pending_retry``."""
 
+import pytest
+
 from gpurf.hw.registry import get_block
 from gpurf.hw.wir.configs import PendingRetryConfig
+from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
+from gpurf.tb.wir.formal_pending_retry import PendingRetryFormal
+from gpurf.tb.wir.mutants import AcceptsWhenFull
 
 
 def golden(**params):
@@ -34,3 +39,34 @@ def test_golden_requeues_at_the_tail():
     out = model.step({**idle, "recheck__ready": 1, "still_pending": 0})
     assert (out["recheck__payload"], out["count"]) == (2, 3)
     assert list(model.queue) == [3, 1]
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize("params", [{}, {"depth": 2, "width": 3}], ids=["small", "d2-w3"])
+def test_formal_fifo_order(params):
+    """BMC, depth 20 (k-induction does not close: the pointers are local to the block).
+    ``small`` (``formal_pending_retry.SMALL``): 4 entries of 2 bits; ``d2-w3``: 2 entries
+    of 3 bits. Re-checks offer the oldest queued instruction, re-queues go to the tail
+    before a same-cycle enqueue, nothing is lost or duplicated, ``enq.ready`` low exactly
+    when full."""
+    name = "pending_retry_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
+    result = prove(PendingRetryFormal(**params), name=name, depth=20, mode="bmc")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 12, on ``formal_pending_retry.SMALL``: a full queue
+    refusing an enqueue, a re-queue and an enqueue in one cycle, a re-queue into a full
+    queue, a re-check that leaves, the ring wrapping."""
+    result = prove(PendingRetryFormal(), name="pending_retry_cover", depth=12, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 10, on ``small``: fails on ``mutants.AcceptsWhenFull`` (an enqueue into a
+    full queue accepted, overwriting the oldest instruction)."""
+    result = prove(PendingRetryFormal(block=AcceptsWhenFull), name="pending_retry_mutant",
+                   depth=10, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

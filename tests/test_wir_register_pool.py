@@ -11,6 +11,7 @@ from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_register_pool import RegisterPoolFormal
+from gpurf.tb.wir.mutants import SaturationFromMemory
 
 
 def golden(**params):
@@ -101,6 +102,7 @@ def test_release_takes_two_cycles():
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.slow_formal
 def test_pool_invariants_k_induction():
     """k-induction, depth 3, on ``formal_register_pool.SMALL``: a pool of 8 registers,
     3-bit counters, 2 increment and 2 decrement ports, 1 query, every input free but for
@@ -110,4 +112,31 @@ def test_pool_invariants_k_induction():
     never hands out one id twice); saturated, in_use, alloc.valid and low_register follow
     the shadow counts."""
     result = prove(RegisterPoolFormal(), name="register_pool_small", depth=3, mode="prove")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 11, on ``formal_register_pool.SMALL``: every event the harness
+    claims (allocation, return to the pool, saturated count, low-water mark) is reached from
+    reset under its assumptions."""
+    result = prove(RegisterPoolFormal(), name="register_pool_cover", depth=11, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 (deeper than the depth-3 base case of the k-induction of
+    :func:`test_pool_invariants_k_induction`), fails on ``mutants.SaturationFromMemory``
+    (saturated ignores this cycle's merged events)."""
+    result = prove(RegisterPoolFormal(block=SaturationFromMemory), name="register_pool_mutant",
+                   depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_pool_invariants_bmc():
+    """BMC, depth 8, the harness of :func:`test_pool_invariants_k_induction` (about 2
+    minutes, under ``slow_formal``): the same invariants from reset for 8 cycles."""
+    result = prove(RegisterPoolFormal(), name="register_pool_small_bmc8", depth=8, mode="bmc")
     assert result.passed, result.log_tail

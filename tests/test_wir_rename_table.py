@@ -9,6 +9,7 @@ from gpurf.hw.wir.configs import RenameTableConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_rename_table import RenameTableFormal
+from gpurf.tb.wir.mutants import RemapCounted
 
 
 def golden(**params):
@@ -96,3 +97,21 @@ def test_formal_reference_accounting(params):
     name = "rename_table_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(RenameTableFormal(**params), name=name, depth=6, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 6, on ``formal_rename_table.SMALL``: every event the harness
+    claims (retire, release, sweep) is reached from reset under its assumptions."""
+    result = prove(RenameTableFormal(), name="rename_table_cover", depth=6, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6 (the base case of the ``small`` k-induction of
+    :func:`test_formal_reference_accounting`), fails on ``mutants.RemapCounted`` (a remap to the
+    same register counted as a new reference)."""
+    result = prove(RenameTableFormal(block=RemapCounted), name="rename_table_mutant",
+                   depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -10,6 +10,7 @@ from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_value_signature_buffer import ValueSignatureBufferFormal
+from gpurf.tb.wir.mutants import ReplacedNotReleased
 
 
 def golden(**params):
@@ -91,3 +92,22 @@ def test_formal_lookup_events_and_no_leak(params):
     name = "vsb_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(ValueSignatureBufferFormal(**params), name=name, depth=4, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 5, on ``formal_value_signature_buffer.SMALL``: every event the
+    harness claims (hit, replacement, eviction) is reached from reset under its assumptions."""
+    result = prove(ValueSignatureBufferFormal(),
+                   name="value_signature_buffer_cover", depth=5, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 4 (the base case of the ``small`` k-induction of
+    :func:`test_formal_lookup_events_and_no_leak`), fails on ``mutants.ReplacedNotReleased`` (a
+    replaced entry's register not released)."""
+    result = prove(ValueSignatureBufferFormal(block=ReplacedNotReleased),
+                   name="value_signature_buffer_mutant", depth=4, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -9,6 +9,7 @@ from gpurf.hw.wir.configs import VerifyCacheConfig
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.wir.formal_verify_cache import VerifyCacheFormal
+from gpurf.tb.wir.mutants import LookupIgnoresWrite
 
 
 def golden(**params):
@@ -68,3 +69,22 @@ def test_formal_coherence(params):
     name = "verify_cache_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(VerifyCacheFormal(**params), name=name, depth=4, mode="prove")
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """SymbiYosys cover mode, depth 5, on ``formal_verify_cache.SMALL``: every event the harness
+    claims (hit, lookup of a register written since its fill, full cache) is reached from reset
+    under its assumptions."""
+    result = prove(VerifyCacheFormal(), name="verify_cache_cover", depth=5, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 4 (the base case of the ``small`` k-induction of :func:`test_formal_coherence`),
+    fails on ``mutants.LookupIgnoresWrite`` (a lookup hits on a register written the same
+    cycle)."""
+    result = prove(VerifyCacheFormal(block=LookupIgnoresWrite), name="verify_cache_mutant",
+                   depth=4, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

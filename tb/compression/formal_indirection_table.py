@@ -21,7 +21,7 @@ RTL's structure:
 
 from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnyConst, AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.compression.configs import IndirectionTableConfig
 from gpurf.hw.compression.indirection_table import IndirectionTable
@@ -45,14 +45,14 @@ class IndirectionTableFormal(Elaboratable):
     """The table with free inputs and the invariants above (``params`` override SMALL);
     ``checks`` selects the property groups besides ordering (default: all but ``wait``)."""
 
-    def __init__(self, *, checks=("data", "banks", "priority"), **params):
+    def __init__(self, *, block=IndirectionTable, checks=("data", "banks", "priority"), **params):
         unknown = set(checks) - set(CHECKS)
         if unknown:
             raise ValueError(f"checks must be among {', '.join(CHECKS)}, not {sorted(unknown)}")
         self.checks = frozenset(checks)
         full = {**SMALL, **params}
         reg_bits = IndirectionTableConfig(**full).reg_bits
-        self.dut = IndirectionTable(**full, tag_width=reg_bits + SEQ_BITS)
+        self.dut = block(**full, tag_width=reg_bits + SEQ_BITS)
 
     def elaborate(self, platform):
         m = Module()
@@ -68,7 +68,22 @@ class IndirectionTableFormal(Elaboratable):
             self._priority(m)
         if "wait" in self.checks:
             self._bounded_wait(m, held, outstanding)
+        self._covers(m, held, outstanding)
         return m
+
+    def _covers(self, m, held, outstanding):
+        """The events: a bank conflict (two ports offering one bank in a cycle), a stalled
+        offer held, a full port (``buffer + 1`` lookups outstanding), a result."""
+        dut, config = self.dut, self.dut.config
+        banks = [dut.lookup[p].reg[:config.bank_bits] for p in range(config.ports)]
+        conflict = Cat(dut.lookup_valid[p] & dut.lookup_valid[q] & (banks[p] == banks[q])
+                       for p in range(config.ports) for q in range(p + 1, config.ports))
+        m.d.comb += [
+            Cover(~ResetSignal() & conflict.any(), "bank_conflict"),
+            Cover(Cat(held).any(), "stall"),
+            Cover(Cat(o == config.buffer + 1 for o in outstanding).any(), "full"),
+            Cover(dut.result_valid.any(), "result"),
+        ]
 
     def _reg_bits(self):
         return self.dut.config.reg_bits

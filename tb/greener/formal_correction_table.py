@@ -22,7 +22,7 @@ fewer than ``entries`` instances at the start of the cycle. It asserts:
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.greener.correction_table import CorrectionTable
 
@@ -35,8 +35,8 @@ SMALL = {"warps": 2, "entries": 2, "entry_regs": 2, "regs": 4, "pc_bits": 2, "qu
 class CorrectionTableFormal(Elaboratable):
     """The table with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = CorrectionTable(**{**SMALL, **params})
+    def __init__(self, *, block=CorrectionTable, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -47,7 +47,24 @@ class CorrectionTableFormal(Elaboratable):
         shadow = self._shadow(m)
         self._rows(m, shadow)
         self._queries(m, shadow)
+        self._covers(m, shadow)
         return m
+
+    def _covers(self, m, shadow):
+        """The events: a query kept ON, a full warp dropping an insert, a removal."""
+        dut, config = self.dut, self.dut.config
+        insert = dut.insert
+        full = Cat((insert.payload.warp == w) & (sum(count for (v, _), (count, _) in
+                                                     shadow.items() if v == w) == config.entries)
+                   for w in range(config.warps)).any()
+        m.d.comb += [
+            Cover(dut.keep_on.any(), "keep_on"),
+            Cover(insert.valid & insert.ready & insert.payload.valid.any() & full,
+                  "full_drop"),
+            Cover(dut.remove.valid & dut.remove.ready & Cat(
+                (dut.remove.payload.warp == w) & (dut.remove.payload.pc == pc) & (count > 0)
+                for (w, pc), (count, _) in shadow.items()).any(), "remove"),
+        ]
 
     def _rows(self, m, shadow):
         """Induction strengthening, through the harness's own read ports of the table:

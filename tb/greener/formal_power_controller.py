@@ -19,7 +19,7 @@ and the reserved state code 10; a reset is assumed in the first cycle. Asserted:
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.greener.power_controller import PowerController
 
@@ -38,8 +38,8 @@ def _popcount(bits):
 class PowerControllerFormal(Elaboratable):
     """The controller with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = PowerController(**{**SMALL, **params})
+    def __init__(self, *, block=PowerController, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -50,7 +50,30 @@ class PowerControllerFormal(Elaboratable):
         self._ready(m)
         self._wakeups(m)
         self._population(m)
+        self._covers(m)
         return m
+
+    def _covers(self, m):
+        """The events: a ready warp after a wake-up from OFF, a wake-up from SLEEP, and
+        (GReEneR) a set kept ON by the correction table."""
+        dut, config = self.dut, self.dut.config
+        waking = _any(dut.timer[0])
+        ended = Signal(config.regs)
+        m.d.sync += ended.eq(waking)
+        # A wake-up ended this cycle: the timer ran last cycle and is over now.
+        over = ended & ~waking & dut.on[0]
+        started_off = Signal(config.regs)
+        for r in range(config.regs):
+            with m.If(self._named(0, r) & ~dut.on[0][r]):
+                m.d.sync += started_off[r].eq(~dut.live[0][r])
+        m.d.comb += [
+            Cover((over & started_off).any() & dut.ready[0], "wakeup_from_off"),
+            Cover((over & ~started_off).any(), "wakeup_from_sleep"),
+        ]
+        if config.policy == "greener":
+            kept = Cat(port.valid & keep & ~port.state[1] for port, keep in zip(
+                dut.src_set, dut.keep_on.src, strict=True)).any()
+            m.d.comb += Cover(kept & ~ResetSignal(), "kept_on")
 
     def _ready(self, m):
         dut, config = self.dut, self.dut.config

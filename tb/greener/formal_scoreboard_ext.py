@@ -16,7 +16,7 @@ empties them, an accepted reserve adds one per valid source naming it). It asser
 
 from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.greener.scoreboard_ext import ScoreboardExt
 
@@ -33,8 +33,8 @@ def _popcount(bits):
 class ScoreboardExtFormal(Elaboratable):
     """The scoreboard extension with free inputs and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = ScoreboardExt(**{**SMALL, **params})
+    def __init__(self, *, block=ScoreboardExt, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -44,7 +44,20 @@ class ScoreboardExtFormal(Elaboratable):
         counts = self._shadow(m)
         self._slots(m, counts)
         self._answers(m, counts)
+        self._covers(m)
         return m
+
+    def _covers(self, m):
+        """The events: a hazard, a full warp (a reserve refused), a release."""
+        dut = self.dut
+        m.d.comb += [
+            Cover(dut.hazard.any(), "hazard"),
+            Cover(dut.reserve.valid & ~dut.reserve.ready, "full"),
+            Cover(dut.full.any(), "check_full"),
+            Cover(Cat(port.valid for port in dut.release).any()
+                  & Cat(dut.occupied[w].any() for w in range(dut.config.warps)).any(),
+                  "release"),
+        ]
 
     def _slots(self, m, counts):
         """Induction strengthening: each count is the number of occupied slots holding the

@@ -22,7 +22,7 @@ import itertools
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.subcore.operand_collector import OperandCollector
 
@@ -40,8 +40,8 @@ def _popcount(bits):
 class OperandCollectorFormal(Elaboratable):
     """The collector with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = OperandCollector(**{**SMALL, **params})
+    def __init__(self, *, block=OperandCollector, **params):
+        self.dut = block(**{**SMALL, **params})
         cus = self.dut.config.cus
         self.older = [[Signal(name=f"shadow_older_{i}_{j}") for j in range(cus)]
                       for i in range(cus)]
@@ -57,7 +57,24 @@ class OperandCollectorFormal(Elaboratable):
         self._queue_lengths(m)
         self._operands(m, in_flight)
         self._dispatch(m)
+        self._covers(m)
         return m
+
+    def _covers(self, m):
+        """The events the harness exercises: a bank conflict (two pending requests of one
+        bank, one granted), a full collector (every CU busy), a dispatch, a refused offer."""
+        dut, config = self.dut, self.dut.config
+        conflicts = []
+        for bank, grant in enumerate(dut.grants):
+            pending = Cat(unit.pending[i] & unit.bank[i][bank]
+                          for unit in dut.units for i in range(config.operands))
+            conflicts.append(grant.any() & (_popcount(pending) >= 2))
+        m.d.comb += [
+            Cover(Cat(conflicts).any(), "bank_conflict"),
+            Cover(~dut.issue.ready, "full"),
+            Cover(dut.dispatch.valid & dut.dispatch.ready, "dispatch"),
+            Cover(dut.dispatch.valid & ~dut.dispatch.ready, "dispatch_refused"),
+        ]
 
     def _age(self, m):
         """The shadow allocation order follows the allocations."""

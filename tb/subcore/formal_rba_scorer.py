@@ -3,7 +3,7 @@ queue lengths of the slot's valid operands."""
 
 from amaranth import Elaboratable, Module, Mux, Signal
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert
+from amaranth.hdl import Assert, Cover
 
 from gpurf.hw.subcore.rba_scorer import RbaScorer
 
@@ -22,8 +22,8 @@ class RbaScorerFormal(Elaboratable):
     computes the sum with comparisons and a plain adder, not the block's bank switch.
     """
 
-    def __init__(self, **params):
-        self.dut = RbaScorer(**{**SMALL, **params})
+    def __init__(self, *, block=RbaScorer, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -41,6 +41,12 @@ class RbaScorerFormal(Elaboratable):
             m.d.sync += slots.eq(dut.slot)
         for s in range(config.slots):
             m.d.comb += Assert(dut.score[s] == self._reference(slots[s], queues))
+        # The events: a saturated score, and two slots with different non-zero scores.
+        m.d.comb += [
+            Cover(dut.score[0] == config.score_max, "saturated"),
+            Cover((dut.score[0] != 0) & (dut.score[1] != 0) & (dut.score[0] != dut.score[1]),
+                  "distinct_scores"),
+        ]
         return m
 
     def _reference(self, operands, queues):

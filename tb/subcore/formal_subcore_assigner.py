@@ -3,7 +3,7 @@ with permutation entries, and the restart on kernel launch."""
 
 from amaranth import Cat, Elaboratable, Module, Mux, Signal
 from amaranth.asserts import AnyConst, AnySeq
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.subcore.configs import MODE_HASHED, RR_ENTRY, WARPS_PER_ENTRY
 from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
@@ -32,8 +32,8 @@ class SubcoreAssignerFormal(Elaboratable):
       4 different sub-cores, so every full group covers all 4.
     """
 
-    def __init__(self, *, depth=4, shuffle_like=True):
-        self.dut = SubcoreAssigner(subcores=4, depth=depth)
+    def __init__(self, *, block=SubcoreAssigner, depth=4, shuffle_like=True):
+        self.dut = block(subcores=4, depth=depth)
         self.shuffle_like = shuffle_like
 
     def elaborate(self, platform):
@@ -81,6 +81,14 @@ class SubcoreAssignerFormal(Elaboratable):
             m.d.comb += Assert(~dut.subcore_valid)
             with m.If(dut.launch):
                 m.d.sync += [count.eq(0), seen.eq(0)]
+        # The events: a hashed group's last warp after a table write, a launch mid-group.
+        written = Signal()
+        m.d.sync += written.eq(written | dut.table_we)
+        m.d.comb += [
+            Cover(dut.warp & (mode == MODE_HASHED) & written & (j == WARPS_PER_ENTRY - 1)
+                  & (now != 0) & (entry != RR_ENTRY), "hashed_group_after_write"),
+            Cover(dut.launch & (count % WARPS_PER_ENTRY != 0), "launch_mid_group"),
+        ]
         return m
 
     @staticmethod

@@ -1,8 +1,8 @@
 """Formal harness of ``subcore.warp_selector``: the choice is a ready slot with a minimal key."""
 
-from amaranth import Cat, Elaboratable, Module
+from amaranth import Cat, Elaboratable, Module, Mux
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert
+from amaranth.hdl import Assert, Cover
 
 from gpurf.hw.subcore.warp_selector import WarpSelector
 
@@ -15,8 +15,8 @@ class WarpSelectorFormal(Elaboratable):
     no ready slot has a smaller key, nor an equal key at a lower index.
     """
 
-    def __init__(self, **params):
-        self.dut = WarpSelector(**params)
+    def __init__(self, *, block=WarpSelector, **params):
+        self.dut = block(**params)
 
     def elaborate(self, platform):
         m = Module()
@@ -47,6 +47,19 @@ class WarpSelectorFormal(Elaboratable):
                     with m.If(ready[i]):
                         m.d.comb += Assert((granted_key < keys[i])
                                            | ((granted_key == keys[i]) & (dut.grant <= i)))
+        # The events: a tie on the full key won by the lower index, a greedy override.
+        ties = Cat(ready[i] & ready[j] & (keys[i] == keys[j]) & (dut.grant == i)
+                   for i in range(config.slots) for j in range(i + 1, config.slots))
+        m.d.comb += Cover(ties.any() & ~dut.greedy_valid, "key_tie")
+        if config.policy == "rba":
+            # Equal scores, different ages: the age decides.
+            first, second = dut.slot[0], dut.slot[1]
+            m.d.comb += Cover(ready[0] & ready[1] & (first.score == second.score)
+                              & (first.age != second.age) & ~dut.greedy_valid
+                              & (dut.grant == Mux(first.age > second.age, 0, 1)), "score_tie")
+        if config.uses_greedy:
+            m.d.comb += Cover(dut.grant_valid & dut.greedy_valid & (dut.grant == dut.greedy)
+                              & (dut.greedy != 0), "greedy_override")
         return m
 
     def _key(self, slot):

@@ -25,7 +25,7 @@ It asserts:
 
 from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.register_pool import RegisterPool
 
@@ -43,8 +43,8 @@ def _popcount(bits):
 class RegisterPoolFormal(Elaboratable):
     """The pool with free inputs, the protocol assumed and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = RegisterPool(**{**SMALL, **params})
+    def __init__(self, *, block=RegisterPool, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -54,6 +54,15 @@ class RegisterPoolFormal(Elaboratable):
         shadow = self._shadow(m)
         free, returning = self._pool(m, shadow)
         self._answers(m, shadow, free, returning)
+        # The events: an allocation, a register returning to the pool, a saturated count,
+        # the low-water mark.
+        dut = self.dut
+        m.d.comb += [
+            Cover(dut.alloc.valid & dut.alloc.ready, "alloc"),
+            Cover(returning != 0, "return_to_pool"),
+            Cover(dut.saturated.any(), "saturated"),
+            Cover(dut.low_register, "low_register"),
+        ]
         return m
 
     def _drive(self, m):

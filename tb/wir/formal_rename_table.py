@@ -14,7 +14,7 @@ emitted since reset, and asserts:
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.rename_table import RenameTable
 
@@ -27,8 +27,8 @@ SMALL = {"warps": 2, "regs": 2, "pregs": 4, "sources": 1}
 class RenameTableFormal(Elaboratable):
     """The rename tables with free inputs and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = RenameTable(**{**SMALL, **params})
+    def __init__(self, *, block=RenameTable, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -55,6 +55,12 @@ class RenameTableFormal(Elaboratable):
         self._clear(m, rows)
         self._counts(m, rows)
         self._retire(m, rows)
+        # The events: a retire, a reference released, a sweep (warp exit).
+        m.d.comb += [
+            Cover(dut.retire.valid & dut.retire.ready, "retire"),
+            Cover(dut.ref_dec.valid, "release"),
+            Cover(dut.sweeping, "sweep"),
+        ]
         return m
 
     def _clear(self, m, rows):

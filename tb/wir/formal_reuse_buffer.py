@@ -20,7 +20,7 @@ It asserts:
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 
@@ -35,8 +35,8 @@ thread block, 1-bit barrier count (12-bit tags)."""
 class ReuseBufferFormal(Elaboratable):
     """The buffer with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = ReuseBuffer(**{**SMALL, **params})
+    def __init__(self, *, block=ReuseBuffer, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -120,6 +120,14 @@ class ReuseBufferFormal(Elaboratable):
             with m.Elif(fill[e]):
                 m.d.sync += [result[e].eq(dut.fill.payload.result), pending[e].eq(0)]
         self._balance(m, valid, tag_of, result, pending)
+        # The events: a reuse hit, a pending hit, an eviction of a valid entry, a fill.
+        m.d.comb += [
+            Cover(hit, "reuse_hit"),
+            Cover(pend, "pending_hit"),
+            Cover(Cat(evict_at[e] & valid[e] for e in range(n)).any(), "eviction"),
+            Cover(Cat(reserve & at[e] & valid[e] for e in range(n)).any(), "replacement"),
+            Cover(fill.any(), "fill"),
+        ]
         return valid, tag_of, result, pending, pointer
 
     def _fill(self, m, valid, tag_of, pending, written):

@@ -17,7 +17,7 @@ empties its entry. It asserts:
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 
@@ -30,8 +30,8 @@ SMALL = {"entries": 4, "hash_width": 3, "pregs": 4}
 class ValueSignatureBufferFormal(Elaboratable):
     """The VSB with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, **params):
-        self.dut = ValueSignatureBuffer(**{**SMALL, **params})
+    def __init__(self, *, block=ValueSignatureBuffer, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -92,6 +92,12 @@ class ValueSignatureBufferFormal(Elaboratable):
             m.d.comb += Assert(dut.ref_inc.preg == install.preg)
         with m.If(dec_valid):
             m.d.comb += Assert(dut.ref_dec.preg == dec_preg)
+        # The events: a hit, an install replacing a valid entry, an eviction.
+        m.d.comb += [
+            Cover(dut.result.valid & dut.result.payload.hit, "hit"),
+            Cover(dec_valid & installing, "replacement"),
+            Cover(dec_valid & evicting, "eviction"),
+        ]
 
     def _counts(self, m, valid, pregs):
         """Per register: net events since reset == valid entries holding it."""

@@ -15,7 +15,7 @@ register (an invalidate; a fill in the cycle of a write is stale and ignored). I
 
 from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.verify_cache import VerifyCache
 
@@ -28,8 +28,8 @@ SMALL = {"entries": 2, "pregs": 4, "lanes": 1, "data_width": 2, "invalidate_port
 class VerifyCacheFormal(Elaboratable):
     """The verify cache with free inputs and the invariants above."""
 
-    def __init__(self, **params):
-        self.dut = VerifyCache(**{**SMALL, **params})
+    def __init__(self, *, block=VerifyCache, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -76,6 +76,14 @@ class VerifyCacheFormal(Elaboratable):
             m.d.comb += Assert(result.payload.value.as_value() == 0)
         with m.If(must_hit):
             m.d.comb += Assert(result.valid & result.payload.hit)
+        # The events: a hit, a miss on a register written since its fill, a full cache.
+        m.d.comb += [
+            Cover(result.valid & result.payload.hit, "hit"),
+            Cover(dut.lookup.valid & written & Cat(known[p] & (lookup == p)
+                                                   for p in range(config.pregs)).any(),
+                  "invalidated_lookup"),
+            Cover(dut.valid.all(), "full"),
+        ]
 
     def _entries(self, m, known, values):
         dut, config = self.dut, self.dut.config
