@@ -180,8 +180,13 @@ class BlockConfig:
     def codecs(self) -> dict[str, Codec]:
         """A :class:`~gpurf.hw.ports.Codec` per port of :meth:`signature`, by Verilog name:
         how golden models and benches read and write packed port values. Built once per
-        configuration value (equal configurations share them)."""
-        return _codecs(self)
+        configuration value (equal configurations share them; a configuration holding an
+        unhashable value, such as a list, builds its own once)."""
+        cached = self.__dict__.get("_codecs")
+        if cached is None:
+            cached = _codecs(self) if _hashable(self) else port_codecs(self.signature())
+            object.__setattr__(self, "_codecs", cached)
+        return cached
 
     def params(self) -> dict[str, Any]:
         """This configuration's parameter values by name."""
@@ -201,6 +206,14 @@ class BlockConfig:
 @cache
 def _codecs(config: BlockConfig) -> dict[str, Codec]:
     return port_codecs(config.signature())
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 class ConfiguredComponent(wiring.Component):
