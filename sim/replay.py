@@ -323,7 +323,8 @@ class _Verilator(_Flavour):
     name = "verilator"
 
     def build(self, waves: bool) -> Path:
-        folder = self.cached(f"verilator-{self.key(waves, _GENERATOR_VERSION)}",
+        dump = ("fst" if _fst_available() else "vcd") if waves else ""
+        folder = self.cached(f"verilator-{self.key(waves, _GENERATOR_VERSION, dump)}",
                              lambda tmp: self._make(tmp, waves))
         return folder / "obj" / "replay"
 

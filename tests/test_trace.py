@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The trace format (``gpurf.golden.trace``, docs/traces.md): round trip, chunked and random
 access, and every kind of bad trace refused with a one-line error naming the file."""
 
