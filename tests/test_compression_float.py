@@ -5,7 +5,7 @@ rounding, widening and narrowing as inverses, every format's RTL against the gol
 Each block's own directed cases (ports, slice placement, input protocol) are in its file.
 
 The RTL checks run the generated Verilog of a 4-lane configuration (lanes are identical
-copies) through one Verilator batch sweep per block (:mod:`gpurf.sim.sweep`): the
+copies) through one Verilator batch sweep per block (:mod:`gpurf.sim.vectors`): the
 first build takes about 30 s per block, later runs reuse it from the build folder, and a
 sweep of 10^5 values takes about a second.
 """
@@ -24,8 +24,8 @@ from gpurf.hw.compression.formats import FP32, TABLE3, FloatFormat, resolve_form
 from gpurf.hw.compression.value_converter import ValueConverter
 from gpurf.hw.compression.value_truncator import ValueTruncator
 from gpurf.hw.registry import get_block
-from gpurf.sim.sweep import Sweeper
 from gpurf.sim.toolchain import missing_simulator
+from gpurf.sim.vectors import Sweeper
 from gpurf.tb.compression.drivers import FP32_SPECIALS, fp32_edges, random_fp32
 
 F16 = TABLE3[16]

@@ -159,13 +159,13 @@ def run_cli(capsys, *argv):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["run", "saxpy", "-p", "cus=0"], r"^gpurf: cus must be an integer in 1\.\.8, not 0$"),
-    (["run", "saxpy", "--no-timing", "--assign", "srr"],
-     r"^gpurf: --config, --param, --assign and --scheduler need --timing$"),
+    (["sm", "run", "saxpy", "-p", "cus=0"], r"^gpurf: cus must be an integer in 1\.\.8, not 0$"),
+    (["sm", "run", "saxpy", "--no-timing", "--assign", "srr"],
+     r"^gpurf: --preset, --config, --param, --assign and --scheduler need --timing$"),
     (["run", "subcore", "--scheduler", "rba"],
-     r"^gpurf: --timing, --config, --param, --assign and --scheduler apply to a KERNEL, not "
-     r"to the main job$"),
-    (["run", "saxpy", "--assign", "hashed"], r"^gpurf: Invalid value for '--assign'"),
+     r"^gpurf: gpurf run takes no '--scheduler' \(options of a kernel run are "),
+    (["run", "saxpy", "-p", "cus=0"], r"^gpurf: cus must be an integer in 1\.\.8, not 0$"),
+    (["sm", "run", "saxpy", "--assign", "hashed"], r"^gpurf: Invalid value for '--assign'"),
 ])
 def test_cli_bad_timing_options(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
@@ -175,16 +175,16 @@ def test_cli_bad_timing_options(capsys, argv, message):
 
 
 def test_cli_run_prints_timing_table_and_json(capsys):
-    code, out, _ = run_cli(capsys, "run", "fma_subcore/balanced", "--scheduler", "rba",
+    code, out, _ = run_cli(capsys, "sm", "run", "fma_subcore/balanced", "--scheduler", "rba",
                            "--assign", "srr", "-p", "cus=4")
     assert code == 0
     assert re.search(r"^\| configuration \| v100: 4 sub-cores, 2 banks, 4 CUs, rba, assign srr \|$",
                      out, re.MULTILINE)
     assert re.search(r"^\| issue coefficient of variation \| 0\.000 \|$", out, re.MULTILINE)
-    code, out, _ = run_cli(capsys, "run", "vecadd", "--json")
+    code, out, _ = run_cli(capsys, "sm", "run", "vecadd", "--json")
     report = json.loads(out)
     assert code == 0 and report["passed"]
     assert set(report["stats"]["timing"]["stalls"]) == set(STALLS)
     assert report["stats"]["timing"]["instructions"] == report["stats"]["warp_instructions"]
-    code, out, _ = run_cli(capsys, "run", "vecadd", "--no-timing", "--json")
+    code, out, _ = run_cli(capsys, "sm", "run", "vecadd", "--no-timing", "--json")
     assert "timing" not in json.loads(out)["stats"]

@@ -1,0 +1,233 @@
+"""The golden SM's commands: ``sm list``, ``sm run``, ``sm bench``, ``compile``, and the old
+form ``energy``, which says what replaces it."""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .common import BadInput, cli, echo_json, progress
+
+__all__ = ["bench_kernels", "known_kernel", "sm_run"]
+
+SIZE = click.option("--size", type=click.Choice(["test", "paper"]), default="test",
+                    show_default=True, help="Launch size (launch.toml).")
+
+
+def known_kernel(name: str) -> str:
+    """``name`` if gpurf ships it; a kernel folder by path (``../shared/spec/cli.md``) is not
+    supported yet and says so."""
+    from gpurf.sim.kernels import workload_names
+
+    known = workload_names()
+    if name in known:
+        return name
+    if Path(name).is_dir():
+        raise BadInput(f"{name}: kernel folders by path are not supported yet; shipped "
+                       f"kernels: {', '.join(known)}")
+    raise BadInput(f"unknown kernel {name!r}; known: {', '.join(known)}")
+
+
+@cli.group()
+def sm():
+    """The golden SM: shipped kernels, runs checked against numpy, throughput."""
+
+
+@sm.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def sm_list(as_json):
+    """The kernels that ship with gpurf (``kernel/variant`` for launch variants)."""
+    from gpurf.sim.kernels import kernel_dir, workload_names
+
+    entries = []
+    for name in workload_names():
+        kernel, _, variant = name.partition("/")
+        lines = (kernel_dir(kernel) / "launch.toml").read_text().splitlines()
+        summary = lines[0].lstrip("# ") if lines and lines[0].startswith("#") else ""
+        entries.append({"name": name, "kernel": kernel, "variant": variant or None,
+                        "summary": summary})
+    if as_json:
+        echo_json(entries)
+        return
+    for entry in entries:
+        click.echo(f"{entry['name']:28} {entry['summary']}")
+
+
+def _timing_options(command):
+    """The timing model's options of ``sm run``."""
+    options = [
+        click.option("--timing/--no-timing", default=True, show_default=True,
+                     help="Run on the timing model or functionally only."),
+        click.option("--preset", default=None, help="Timing preset (docs/sm.md), e.g. v100."),
+        click.option("--config", "config_file",
+                     type=click.Path(dir_okay=False, path_type=Path),
+                     help="A TOML file of timing parameters (see docs/sm.md)."),
+        click.option("--param", "-p", "pairs", multiple=True, metavar="KEY=VALUE",
+                     help="Set a timing parameter (repeatable)."),
+        click.option("--assign", type=click.Choice(["rr", "srr", "shuffle"]), default=None,
+                     help="Sub-core assignment policy."),
+        click.option("--scheduler", type=click.Choice(["gto", "lrr", "two_level", "rba"]),
+                     default=None, help="Warp scheduler."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@sm.command("run")
+@click.argument("kernel", metavar="KERNEL")
+@SIZE
+@_timing_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, as_json):
+    """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
+    against its numpy reference; exit 1 on a mismatch."""
+    kernel = known_kernel(kernel)
+    config = None
+    if timing:
+        overrides = {"preset": preset} if preset is not None else {}
+        config = _timing_config(config_file, pairs, assign=assign, scheduler=scheduler,
+                                **overrides)
+    elif any(o for o in (preset, config_file, pairs, assign, scheduler)):
+        raise BadInput("--preset, --config, --param, --assign and --scheduler need --timing")
+    _run_kernel(kernel, size, as_json, config)
+
+
+@sm.command("bench")
+@click.argument("kernels", nargs=-1, required=True, metavar="KERNEL... | all")
+@SIZE
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def sm_bench(kernels, size, as_json):
+    """SM throughput of KERNELs: warp-instructions/s functional only and on the timing model
+    (wall and CPU seconds)."""
+    bench_kernels(kernels, size, as_json)
+
+
+def _timing_config(config_file, pairs, **overrides):
+    from gpurf.sim.sm.config import ConfigError, load_config
+
+    try:
+        return load_config(config_file, pairs, **overrides)
+    except ConfigError as error:
+        raise BadInput(str(error)) from None
+
+
+def _run_kernel(name, size, as_json, config=None):
+    """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
+    table or JSON; exit 1 on a mismatch."""
+    from gpurf.sim.ptx import PtxError
+    from gpurf.sim.sm import run_kernel
+    from gpurf.sim.sm.launch import LaunchError
+
+    try:
+        result = run_kernel(name, size, progress=lambda blocks: progress(blocks, name, "block"),
+                            timing=config)
+    except (LaunchError, PtxError) as error:
+        raise BadInput(str(error)) from None
+    mismatches = result.mismatches()
+    stats = {**result.stats, "warp_instructions_per_second":
+             result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}
+    timing = stats.pop("timing", None)
+    if timing is not None:
+        stats["timing"] = timing.as_dict()
+    if as_json:
+        click.echo(json.dumps({"kernel": name, "size": size, "passed": result.passed,
+                               "outputs": {k: {"elements": int(v.size),
+                                               "mismatches": mismatches[k]}
+                                           for k, v in result.outputs.items()},
+                               "stats": stats}, indent=1))
+    else:
+        click.echo("| output | dtype | elements | mismatches |\n|---|---|---|---|")
+        for k, v in result.outputs.items():
+            click.echo(f"| {k} | {v.dtype} | {v.size:,} | {mismatches[k]:,} |")
+        click.echo(f"\n{stats['warp_instructions']:,} warp instructions, "
+                   f"{stats['thread_instructions']:,} thread instructions "
+                   f"(SIMD efficiency {stats['simd_efficiency']:.1%}), {stats['blocks']} blocks, "
+                   f"{stats['warps']} warps, {stats['barriers']} barriers; "
+                   f"{stats['seconds']:.2f} s, "
+                   f"{stats['warp_instructions_per_second']:,.0f} warp-instructions/s")
+        if timing is not None:
+            click.echo(f"\n{timing.table()}\n")
+        verdict = "PASS" if result.passed else "FAIL"
+        click.echo(f"{verdict} {name} ({size}): outputs "
+                   f"{'equal' if result.passed else 'differ from'} the numpy reference")
+    sys.exit(0 if result.passed else 1)
+
+
+@cli.command()
+@click.argument("kernel", default="hotspot")
+@click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True)
+@click.option("--warps", type=click.IntRange(1, 64), default=64, show_default=True,
+              help="Warps of the kernel replayed (the first blocks').")
+@click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
+              help="GReEneR's W: an access within W instructions keeps a register ON.")
+@click.option("--states", type=click.Choice(["compiler", "oracle"]), default="compiler",
+              show_default=True, help="GReEneR states from the compiler pass or an oracle.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def energy(kernel, size, warps, threshold, states, as_json):
+    """Old form of `gpurf reproduce greener` (kept for one release): GReEneR vs Sleep-Reg vs
+    always-ON, leakage of KERNEL's register stream through the golden power controller."""
+    from gpurf.sim.greener import compare_policies, energy_table
+
+    try:
+        result = compare_policies(kernel, size, threshold=threshold, warps=warps,
+                                  states=states)
+    except LookupError as error:
+        raise BadInput(str(error).strip("'\"")) from None
+    click.echo(json.dumps(result, indent=2) if as_json else energy_table(result))
+    click.echo("note: `gpurf energy` is replaced by `gpurf reproduce greener`", err=True)
+
+
+@cli.command("compile")
+@click.argument("kernel", required=False)
+@click.option("--pass", "pass_name", type=click.Choice(["regless", "greener", "compression"]),
+              required=True, help="The paper whose compiler pass to run.")
+@click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
+              help="GReEneR's W: an access within W instructions keeps a register ON.")
+@click.option("--table", is_flag=True,
+              help="The pass's per-kernel table (every kernel) instead of one listing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compile_(kernel, pass_name, threshold, table, as_json):
+    """Run a compiler pass on KERNEL and print its annotations (PTX listing or JSON), or
+    with --table the pass's figures for every kernel."""
+    from gpurf.sim.compile import compile_workload, pass_table, table_markdown
+
+    if table == (kernel is not None):
+        raise BadInput("give a KERNEL or --table, not both" if table else
+                       "give a KERNEL (see `gpurf run --help` for the names) or --table")
+    try:
+        if table:
+            rows = pass_table(pass_name, threshold=threshold,
+                              progress=lambda items: progress(items, "compile", "kernel"))
+            click.echo(json.dumps(rows, indent=1) if as_json else table_markdown(rows))
+            return
+        result = compile_workload(kernel, pass_name, threshold=threshold)
+    except LookupError as error:
+        raise BadInput(str(error).strip("'\"")) from None
+    click.echo(result.to_json() if as_json else result.listing())
+
+
+def bench_kernels(kernels, size, as_json):
+    """``gpurf sm bench``: every kernel checked, then measured; a table or JSON."""
+    from gpurf.sim.bench import measure_kernel
+    from gpurf.sim.kernels import workload_names
+
+    kernels = workload_names() if "all" in kernels else [known_kernel(k) for k in kernels]
+    runs = [measure_kernel(k, size=size) for k in progress(kernels, "bench", "kernel")]
+    if as_json:
+        click.echo(json.dumps([{**vars(r), "warp_instructions_per_second":
+                                r.warp_instructions_per_second,
+                                "timing_warp_instructions_per_second":
+                                r.timing_warp_instructions_per_second} for r in runs], indent=1))
+        return
+    click.echo("| kernel | size | warp instructions | seconds | warp-instructions/s | "
+               "timing seconds (CPU) | timing warp-instructions/s (per CPU s) | cycles | "
+               "reference |\n|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        click.echo(f"| {r.kernel} | {r.size} | {r.warp_instructions:,} | {r.seconds:.2f} | "
+                   f"{r.warp_instructions_per_second:,.0f} | {r.timing_seconds:.2f} "
+                   f"({r.timing_cpu_seconds:.2f}) | {r.timing_warp_instructions_per_second:,.0f} "
+                   f"({r.warp_instructions / r.timing_cpu_seconds:,.0f}) | {r.cycles:,} | "
+                   f"{'PASS' if r.passed else 'FAIL'} |")
+
