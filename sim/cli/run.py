@@ -1,4 +1,4 @@
-"""The main job (``gpurf run``) and the papers' hardware-cost comparisons (``gpurf cost``)."""
+"""The main job: ``gpurf run [MECHANISM]`` (and the old form ``gpurf run KERNEL``)."""
 
 import sys
 
@@ -39,20 +39,6 @@ def run(ctx, mechanism, cycles, seed):
                        "(kernels run with `gpurf sm run`)")
     ok = run_all(blocks, cycles=cycles, seed=seed, progress=progress, echo=click.echo)
     sys.exit(0 if ok else 1)
-
-
-@cli.command()
-@click.argument("mechanism")
-def cost(mechanism):
-    """Synthesize the paper's hardware-cost comparison of MECHANISM and print it."""
-    from gpurf.synth.costs import cost_report
-
-    try:
-        click.echo(cost_report(mechanism))
-    except LookupError as error:
-        raise BadInput(str(error)) from None
-
-
 
 
 def _old_kernel_run(kernel: str, args: list[str]) -> None:
