@@ -55,6 +55,36 @@ def test_test_command_passes_a_bench(capsys):
                      out, re.MULTILINE)
 
 
+@pytest.mark.parametrize(("installed", "chosen"), [(["icarus", "verilator"], "icarus"),
+                                                 (["verilator"], "verilator")])
+def test_test_defaults_to_an_installed_simulator(capsys, monkeypatch, installed, chosen):
+    import gpurf.sim.runner as runner
+
+    class StoppedError(Exception):
+        pass
+
+    def stop(block, params, *, sim, **_):
+        raise StoppedError(sim)
+
+    monkeypatch.setattr(runner, "available_simulators", lambda: installed)
+    monkeypatch.setattr(runner, "run_bench", stop)
+    with pytest.raises(StoppedError) as ran:
+        main(["test", "subcore.warp_selector"])
+    assert ran.value.args == (chosen,)
+
+
+def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
+    import gpurf.sim.runner as runner
+
+    import gpurf.sim.toolchain as toolchain
+
+    monkeypatch.setattr(runner, "available_simulators", lambda: [])
+    monkeypatch.setattr(toolchain, "missing_simulator", lambda sim: f"{sim} is missing")
+    code, out, err = run_cli(capsys, "test", "subcore.warp_selector")
+    assert (code, out) == (2, "")
+    assert err == "gpurf: no simulator installed: icarus is missing; verilator is missing\n"
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["generate", "subcore.nope"],
      r"^gpurf: unknown block 'subcore\.nope'; known blocks: .*subcore\.warp_selector"),

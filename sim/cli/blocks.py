@@ -76,7 +76,8 @@ def synth(name, pairs, as_json):
 @click.argument("name")
 @PARAM
 @click.option("--sim", type=click.Choice(["icarus", "verilator"]), default=None,
-              help="Simulator (default: icarus; verilator with --replay).")
+              help="Simulator (default: icarus if installed, else verilator; verilator with "
+                   "--replay).")
 @click.option("--cycles", type=click.IntRange(1), default=2000, show_default=True,
               help="Cycles of each randomized stimulus.")
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
@@ -105,7 +106,7 @@ def test(name, pairs, sim, cycles, seed, waves, replay, record_dir):
         return
     from gpurf.sim.runner import SimulatorMissingError, run_bench
 
-    sim = sim or "icarus"
+    sim = sim or _installed_simulator()
     try:
         result = run_bench(block, params, sim=sim, cycles=cycles, seed=seed, waves=waves)
     except SimulatorMissingError as error:
@@ -118,6 +119,18 @@ def test(name, pairs, sim, cycles, seed, waves, replay, record_dir):
     for dump in result.waves:
         click.echo(f"waves: {dump}")
     sys.exit(0 if result.passed else 1)
+
+
+def _installed_simulator() -> str:
+    """The first installed simulator (Icarus, then Verilator); none is bad input."""
+    from gpurf.sim.runner import available_simulators
+    from gpurf.sim.toolchain import SIMULATORS, missing_simulator
+
+    installed = available_simulators()
+    if not installed:
+        raise BadInput("no simulator installed: " +
+                       "; ".join(missing_simulator(sim) for sim in SIMULATORS))
+    return installed[0]
 
 
 def _record_and_replay(block, params, sim, cycles, seed, waves, replay, record_dir):
