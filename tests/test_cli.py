@@ -75,7 +75,6 @@ def test_test_defaults_to_an_installed_simulator(capsys, monkeypatch, installed,
 
 def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
     import gpurf.sim.runner as runner
-
     import gpurf.sim.toolchain as toolchain
 
     monkeypatch.setattr(runner, "available_simulators", lambda: [])
