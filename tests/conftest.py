@@ -38,15 +38,23 @@ def pytest_report_header(config):
     return f"gpurf seed: {config._gpurf_seed} (repeat with --seed {config._gpurf_seed})"
 
 
+OPT_IN_TIERS = {
+    "slow_formal": "long proof",
+    "paper_size": "paper-size run",
+    "soak": "soak run",
+}
+"""Markers of the tiers beyond the default one (README, "Test tiers"): their tests run only
+when ``-m`` names them."""
+
+
 def pytest_collection_modifyitems(config, items):
-    """``slow_formal`` proofs run only when asked for (``-m slow_formal``)."""
-    if "slow_formal" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="long proof: run with -m slow_formal")
-    for item in items:
-        if "slow_formal" in item.keywords:
-            item.add_marker(skip)
-
-
-collect_ignore = ["toy_mechanism"]
-"""The toy mechanism's files are a fixture of ``test_new_mechanism.py``, not tests here."""
+    """Tests of an opt-in tier are skipped, with the command that runs them, unless ``-m``
+    names the tier."""
+    asked = config.getoption("-m") or ""
+    for tier, what in OPT_IN_TIERS.items():
+        if tier in asked:
+            continue
+        skip = pytest.mark.skip(reason=f"{what}: run with -m {tier}")
+        for item in items:
+            if tier in item.keywords:
+                item.add_marker(skip)
