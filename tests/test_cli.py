@@ -117,6 +117,13 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
     (["bench", "--size", "paper"], r"^gpurf: --size applies to --kernel "),
     (["bench", "--kernel", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, "),
     (["frobnicate"], r"^gpurf: No such command 'frobnicate'\.$"),
+    (["generate", "subcore.warp_selector", "-o", "/nonexistent/dir/x.v"],
+     r"^gpurf: -o /nonexistent/dir/x\.v: No such file or directory$"),
+    (["generate", "subcore.warp_selector", "-o", "/dev/full"],
+     r"^gpurf: -o /dev/full: No space left on device$"),
+    (["compile", "saxpy", "--pass", "greener", "--threshold", "2000"],
+     r"^gpurf: Invalid value for '--threshold': 2000 is not in the range 1<=x<=1024\.$"),
+    (["energy", "saxpy", "--threshold", "1025"], r"^gpurf: Invalid value for '--threshold'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
@@ -197,3 +204,37 @@ def test_every_command_has_help(capsys, command):
     code, out, _ = run_cli(capsys, *command, "--help")
     assert code == 0
     assert out.startswith("Usage: gpurf")
+
+
+def test_a_binary_config_file_is_named(capsys, tmp_path):
+    config = tmp_path / "bin.toml"
+    config.write_bytes(b"\x00\xff\xfe")
+    code, out, err = run_cli(capsys, "sm", "run", "saxpy", "--config", str(config))
+    assert (code, out, err) == (2, "", f"gpurf: {config}: not a UTF-8 TOML file\n")
+
+
+def test_a_build_folder_that_is_a_file_is_named(capsys, tmp_path, monkeypatch):
+    import gpurf.sim.verilog as verilog
+
+    monkeypatch.setattr(verilog, "BUILD_ROOT", tmp_path / "file")
+    (tmp_path / "file").write_text("")
+    code, out, err = run_cli(capsys, "test", "subcore.warp_selector", "--cycles", "5")
+    assert (code, out) == (2, "")
+    assert re.fullmatch(r"gpurf: \S+/file/subcore\.warp_selector/p\w+: Not a directory\n", err)
+
+
+@pytest.mark.parametrize("error", [OSError(13, "Permission denied", "/x/y"),
+                                   ValueError("value out of range"),
+                                   UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid")])
+def test_unexpected_errors_are_one_line_and_debug_shows_them(capsys, monkeypatch, error):
+    from gpurf.sim.cli import blocks
+
+    def fail(*_, **__):
+        raise error
+
+    monkeypatch.setattr(blocks, "all_blocks", fail)
+    code, out, err = run_cli(capsys, "list")
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and err.startswith("gpurf: ") and "Traceback" not in err
+    with pytest.raises(type(error)):
+        main(["--debug", "list"])

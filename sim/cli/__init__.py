@@ -40,7 +40,20 @@ def main(argv=None):
     except RuntimeError as error:
         click.echo(f"gpurf: {error}", err=True)
         sys.exit(1)
+    except OSError as error:
+        click.echo(f"gpurf: {_os_error(error)}", err=True)
+        sys.exit(2)
+    except (UnicodeDecodeError, ValueError, MemoryError, RecursionError) as error:
+        click.echo(f"gpurf: {type(error).__name__}: {error} (gpurf --debug ... shows where)",
+                   err=True)
+        sys.exit(2)
     except click.ClickException as error:
         click.echo(f"gpurf: {error.format_message()}", err=True)
         sys.exit(2 if isinstance(error, click.UsageError | BadInput) else error.exit_code)
     sys.exit(0)
+
+
+def _os_error(error: OSError) -> str:
+    """``FILE: reason`` of an operating-system error, as one line."""
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename is not None else reason

@@ -45,7 +45,10 @@ def generate(name, pairs, output):
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text)
+        try:
+            output.write_text(text)
+        except OSError as error:
+            raise BadInput(f"-o {output}: {error.strerror}") from None
         click.echo(f"wrote {output}", err=True)
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from gpurf.sim.passes.greener.power_pass import MAX_THRESHOLD
+
 from .common import BadInput, cli, echo_json, progress
 
 __all__ = ["bench_kernels", "known_kernel", "sm_run"]
@@ -160,7 +162,7 @@ def _run_kernel(name, size, as_json, config=None):
 @click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True)
 @click.option("--warps", type=click.IntRange(1, 64), default=64, show_default=True,
               help="Warps of the kernel replayed (the first blocks').")
-@click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
+@click.option("--threshold", type=click.IntRange(1, MAX_THRESHOLD), default=3, show_default=True,
               help="GReEneR's W: an access within W instructions keeps a register ON.")
 @click.option("--states", type=click.Choice(["compiler", "oracle"]), default="compiler",
               show_default=True, help="GReEneR states from the compiler pass or an oracle.")
@@ -183,7 +185,7 @@ def energy(kernel, size, warps, threshold, states, as_json):
 @click.argument("kernel", required=False)
 @click.option("--pass", "pass_name", type=click.Choice(["regless", "greener", "compression"]),
               required=True, help="The paper whose compiler pass to run.")
-@click.option("--threshold", type=click.IntRange(1), default=3, show_default=True,
+@click.option("--threshold", type=click.IntRange(1, MAX_THRESHOLD), default=3, show_default=True,
               help="GReEneR's W: an access within W instructions keeps a register ON.")
 @click.option("--table", is_flag=True,
               help="The pass's per-kernel table (every kernel) instead of one listing.")

@@ -195,6 +195,8 @@ def load_config(file: str | Path | None = None, pairs=(), **overrides) -> SMConf
             data = tomllib.loads(path.read_text())
         except OSError as error:
             raise ConfigError(f"{path}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a UTF-8 TOML file") from None
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: {error}") from None
         for key, value in data.items():
