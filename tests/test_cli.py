@@ -100,7 +100,8 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
     (["synth", "all", "-p", "slots=4"], r"^gpurf: --param applies to one block, not to `all`$"),
     (["test", "subcore.warp_selector", "--sim", "modelsim"], r"^gpurf: Invalid value for '--sim'"),
     (["energy", "nokernel"],
-     r"^gpurf: unknown kernel 'nokernel'; known: bankconflict, divergent, .*vecadd$"),
+     r"^gpurf: unknown kernel 'nokernel'; known: bankconflict, divergent, .*vecadd "
+     r"\(or the path of a kernel folder\)$"),
     (["energy", "vecadd", "--warps", "65"], r"^gpurf: Invalid value for '--warps'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
     (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*wir "
@@ -112,7 +113,8 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
     (["sm", "run", "saxpy", "--no-timing", "--assign", "rr"],
      r"^gpurf: --preset, --config, --param, --assign and --scheduler need --timing$"),
     (["sm", "run", "saxpy", "--preset", "gt200"], r"^gpurf: preset must be one of "),
-    (["sm", "run", "tests"], r"^gpurf: tests: kernel folders by path are not supported yet"),
+    (["sm", "run", "tests"], r"^gpurf: tests: not a kernel folder \(no launch\.toml\)$"),
+    (["sm", "run", "no/such/folder"], r"^gpurf: no/such/folder: no such kernel folder$"),
     (["sm", "bench", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, "),
     (["bench", "--size", "paper"], r"^gpurf: --size applies to --kernel "),
     (["bench", "--kernel", "nope"], r"^gpurf: unknown kernel 'nope'; known: bankconflict, "),

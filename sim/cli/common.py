@@ -20,14 +20,14 @@ class BadInput(click.ClickException):
 
 
 @contextmanager
-def errors_as(*kinds: type[BaseException], strip: bool = False):
-    """Turn ``kinds`` raised inside the block into :class:`BadInput` (the message only;
-    ``strip`` drops the quotes a ``KeyError`` puts around it)."""
+def errors_as(*kinds: type[BaseException]):
+    """Turn ``kinds`` raised inside the block into :class:`BadInput` (the message only; a
+    ``KeyError``'s without the quotes ``str`` adds)."""
     try:
         yield
     except kinds as error:
-        message = str(error)
-        raise BadInput(message.strip("'\"") if strip else message) from None
+        keyed = isinstance(error, KeyError) and error.args
+        raise BadInput(str(error.args[0]) if keyed else str(error)) from None
 
 
 def block_named(name: str) -> Block:

@@ -9,7 +9,7 @@ import click
 
 from gpurf.sim.passes.greener.power_pass import MAX_THRESHOLD
 
-from .common import BadInput, cli, echo_json, progress
+from .common import BadInput, cli, echo_json, errors_as, progress
 
 __all__ = ["bench_kernels", "known_kernel", "sm_run"]
 
@@ -17,18 +17,21 @@ SIZE = click.option("--size", type=click.Choice(["test", "paper"]), default="tes
                     show_default=True, help="Launch size (launch.toml).")
 
 
-def known_kernel(name: str) -> str:
-    """``name`` if gpurf ships it; a kernel folder by path (``../shared/spec/cli.md``) is not
-    supported yet and says so."""
-    from gpurf.sim.kernels import workload_names
+def kernel_errors():
+    """A context in which a kernel's errors (unknown name, launch file, PTX) are bad input."""
+    from gpurf.sim.ptx import PtxError
+    from gpurf.sim.sm.launch import LaunchError
 
-    known = workload_names()
-    if name in known:
-        return name
-    if Path(name).is_dir():
-        raise BadInput(f"{name}: kernel folders by path are not supported yet; shipped "
-                       f"kernels: {', '.join(known)}")
-    raise BadInput(f"unknown kernel {name!r}; known: {', '.join(known)}")
+    return errors_as(LookupError, LaunchError, PtxError)
+
+
+def known_kernel(name: str) -> str:
+    """``name`` if it is a shipped kernel or a kernel folder (``docs/cli.md``)."""
+    from gpurf.sim.sm.workload import UnknownKernelError, find_workload
+
+    with errors_as(UnknownKernelError):
+        find_workload(name)
+    return name
 
 
 @cli.group()
@@ -118,15 +121,11 @@ def _timing_config(config_file, pairs, **overrides):
 def _run_kernel(name, size, as_json, config=None):
     """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
     table or JSON; exit 1 on a mismatch."""
-    from gpurf.sim.ptx import PtxError
     from gpurf.sim.sm import run_kernel
-    from gpurf.sim.sm.launch import LaunchError
 
-    try:
+    with kernel_errors():
         result = run_kernel(name, size, progress=lambda blocks: progress(blocks, name, "block"),
                             timing=config)
-    except (LaunchError, PtxError) as error:
-        raise BadInput(str(error)) from None
     mismatches = result.mismatches()
     stats = {**result.stats, "warp_instructions_per_second":
              result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}
@@ -172,11 +171,9 @@ def energy(kernel, size, warps, threshold, states, as_json):
     always-ON, leakage of KERNEL's register stream through the golden power controller."""
     from gpurf.sim.greener import compare_policies, energy_table
 
-    try:
+    with kernel_errors():
         result = compare_policies(kernel, size, threshold=threshold, warps=warps,
                                   states=states)
-    except LookupError as error:
-        raise BadInput(str(error).strip("'\"")) from None
     click.echo(json.dumps(result, indent=2) if as_json else energy_table(result))
     click.echo("note: `gpurf energy` is replaced by `gpurf reproduce greener`", err=True)
 
@@ -197,16 +194,14 @@ def compile_(kernel, pass_name, threshold, table, as_json):
 
     if table == (kernel is not None):
         raise BadInput("give a KERNEL or --table, not both" if table else
-                       "give a KERNEL (see `gpurf run --help` for the names) or --table")
-    try:
+                       "give a KERNEL (`gpurf sm list` names them) or --table")
+    with kernel_errors():
         if table:
             rows = pass_table(pass_name, threshold=threshold,
                               progress=lambda items: progress(items, "compile", "kernel"))
             click.echo(json.dumps(rows, indent=1) if as_json else table_markdown(rows))
             return
         result = compile_workload(kernel, pass_name, threshold=threshold)
-    except LookupError as error:
-        raise BadInput(str(error).strip("'\"")) from None
     click.echo(result.to_json() if as_json else result.listing())
 
 
@@ -216,7 +211,8 @@ def bench_kernels(kernels, size, as_json):
     from gpurf.sim.kernels import workload_names
 
     kernels = workload_names() if "all" in kernels else [known_kernel(k) for k in kernels]
-    runs = [measure_kernel(k, size=size) for k in progress(kernels, "bench", "kernel")]
+    with kernel_errors():
+        runs = [measure_kernel(k, size=size) for k in progress(kernels, "bench", "kernel")]
     if as_json:
         click.echo(json.dumps([{**vars(r), "warp_instructions_per_second":
                                 r.warp_instructions_per_second,

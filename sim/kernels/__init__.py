@@ -34,7 +34,10 @@ def workload_names() -> list[str]:
     names = []
     for kernel in kernel_names():
         names.append(kernel)
-        data = tomllib.loads((KERNELS_DIR / kernel / "launch.toml").read_text())
+        try:
+            data = tomllib.loads((KERNELS_DIR / kernel / "launch.toml").read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            continue  # listed without variants; running it reports the file's error
         names.extend(f"{kernel}/{v}" for v in data.get("variants", {}))
     return names
 

@@ -1,14 +1,17 @@
-"""Launch descriptions (``sim/kernels/<name>/launch.toml``) and the data they generate.
+"""Launch descriptions (``launch.toml`` of a kernel folder) and the data they generate.
 
 A launch file names the PTX entry, the numpy reference (a function of
-:mod:`gpurf.sim.kernels.reference`), a seed, size variables per size (``[sizes.test]``,
-``[sizes.paper]``) and optionally per variant (``[variants.<name>]``, overriding size
-variables), the grid and block (``[launch]``), the kernel parameters in order
-(``[[params]]``: ``name`` and either ``buffer`` or ``type`` + ``value``) and the buffers
-(``[buffers.<name>]``: ``dtype``, ``shape``, ``init`` = ``uniform`` (with ``range``) or
-``zeros``, ``output``). Numbers may be expressions over the size variables
-(``"cdiv(n, block)"``; operators ``+ - * // %``, functions ``cdiv``, ``min``, ``max``).
-Outputs must equal the reference exactly unless ``rtol`` is given.
+:mod:`gpurf.sim.kernels.reference` for a shipped kernel, of the folder's ``reference.py`` for a
+user's kernel folder, or none when the folder holds expected outputs), a seed, size variables
+per size (``[sizes.test]``, ``[sizes.paper]``) and optionally per variant
+(``[variants.<name>]``, overriding size variables), the grid and block (``[launch]``), the
+kernel parameters in order (``[[params]]``: ``name`` and either ``buffer`` or ``type`` +
+``value``) and the buffers (``[buffers.<name>]``: ``dtype``, ``shape``, ``init`` =
+``uniform`` (with ``range``) or ``zeros``, ``output``). Numbers may be expressions over the
+size variables (``"cdiv(n, block)"``; operators ``+ - * // %``, functions ``cdiv``, ``min``,
+``max``). Outputs must equal the reference exactly unless ``rtol`` is given. Dimensions are
+positive integers within CUDA's limits (at most 1,024 threads per block) and a buffer holds
+at most :data:`MAX_BUFFER_BYTES`.
 
 Every mistake raises :class:`LaunchError` whose message starts with ``file:line:`` and says
 what was expected.
@@ -21,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Launch", "LaunchError", "LaunchSpec", "load_launch"]
+__all__ = ["MAX_BUFFER_BYTES", "MAX_THREADS_PER_BLOCK", "Launch", "LaunchError", "LaunchSpec",
+           "load_launch"]
 
 DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "uint32", "int32", "float32",
           "uint64", "int64", "float64")
@@ -32,6 +36,17 @@ _TOP = {"entry", "reference", "seed", "description", "rtol", "sizes", "variants"
         "params", "buffers"}
 _BUFFER_KEYS = {"dtype", "shape", "init", "range", "output"}
 _FUNCS = {"cdiv": lambda a, b: -(-a // b), "min": min, "max": max}
+
+MAX_THREADS_PER_BLOCK = 1024
+"""CUDA's limit on threads per block (every compute capability gpurf models)."""
+MAX_GRID = (2**31 - 1, 65535, 65535)
+"""CUDA's grid-dimension limits (x, y, z)."""
+MAX_BUFFER_BYTES = 1 << 30
+"""The largest buffer a launch may ask for (1 GiB), so that a typo is an error rather than an
+exhausted memory; the papers' sizes need at most a few MiB."""
+MAX_EXPRESSION_CHARACTERS = 200
+"""Expressions longer than this are rejected before they are parsed (a launch expression is a
+few terms; a very deep one would exhaust Python's recursion)."""
 
 
 class LaunchError(ValueError):
@@ -50,7 +65,7 @@ class Launch:
     buffers: dict[str, np.ndarray]
     outputs: tuple[str, ...]
     params: list[tuple[str, str, object]]
-    reference: str
+    reference: str | None
     rtol: float
 
 
@@ -59,7 +74,10 @@ class LaunchSpec:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.text = self.path.read_text()
+        try:
+            self.text = self.path.read_text()
+        except UnicodeDecodeError:
+            raise LaunchError(f"{self.path}:1: not a UTF-8 TOML file") from None
         try:
             self.data = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as error:
@@ -87,8 +105,10 @@ class LaunchSpec:
                 raise self.error((), key, f"unknown key '{key}' (expected one of "
                                           f"{', '.join(sorted(_TOP))})")
         self.entry = self._need(d, (), "entry", (str,), "the .entry name, a string")
-        self.reference = self._need(d, (), "reference", (str,), "a function name of "
-                                    "gpurf.sim.kernels.reference")
+        self.reference = None
+        if "reference" in d:
+            self.reference = self._need(d, (), "reference", (str,), "the name of the "
+                                        "reference function")
         self.seed = self._need(d, (), "seed", (int,), "an integer seed")
         self.rtol = float(d.get("rtol", 0.0))
         sizes = self._need(d, (), "sizes", (dict,), "a table [sizes.test] and [sizes.paper]")
@@ -124,6 +144,9 @@ class LaunchSpec:
                 bounds = self._need(buf, table, "range", (list,), "[low, high]")
                 if len(bounds) != 2:
                     raise self.error(table, "range", "range must be [low, high]")
+                if all(isinstance(b, int | float) for b in bounds) and bounds[0] > bounds[1]:
+                    raise self.error(table, "range", f"range must be [low, high] with low <= "
+                                                     f"high, not {bounds}")
         for i, param in enumerate(self.params):
             table = ("params", i)
             if not isinstance(param, dict) or "name" not in param:
@@ -160,26 +183,66 @@ class LaunchSpec:
                                          f"not {value!r}")
         if not isinstance(value, str):
             return value
+        if len(value) > MAX_EXPRESSION_CHARACTERS:
+            raise self.error(table, key, f"expression of {len(value):,} characters; at most "
+                                         f"{MAX_EXPRESSION_CHARACTERS} are allowed")
         try:
             return _eval(ast.parse(value, mode="eval").body, variables)
         except (SyntaxError, TypeError, ValueError, ZeroDivisionError) as why:
             raise self.error(table, key, f"cannot evaluate {value!r}: {why}") from None
 
+    def whole(self, value, variables, table, key, low: int = 1) -> int:
+        """``value`` evaluated, required to be an integer >= ``low`` (42.5 is an error, not
+        42)."""
+        number = self.evaluate(value, variables, table, key)
+        if isinstance(number, float) and number.is_integer():
+            number = int(number)
+        if not isinstance(number, int) or number < low:
+            raise self.error(table, key, f"'{key}' must be an integer >= {low}, not {value!r} "
+                                         f"= {number!r}")
+        return number
+
+    def _dimensions(self, variables) -> dict[str, tuple[int, int, int]]:
+        """Grid and block, each dimension a positive integer within CUDA's limits."""
+        dims = {k: tuple(self.whole(v, variables, ("launch",), k)
+                         for v in self.data["launch"][k]) for k in ("grid", "block")}
+        threads = dims["block"][0] * dims["block"][1] * dims["block"][2]
+        if threads > MAX_THREADS_PER_BLOCK:
+            raise self.error(("launch",), "block", f"{threads:,} threads per block; at most "
+                                                   f"{MAX_THREADS_PER_BLOCK:,} are allowed")
+        for axis, (size, limit) in enumerate(zip(dims["grid"], MAX_GRID, strict=True)):
+            if size > limit:
+                raise self.error(("launch",), "grid", f"grid dimension {axis} is {size:,}; "
+                                                      f"at most {limit:,}")
+        return dims
+
+    def _shape(self, name, buf, variables) -> tuple[int, ...]:
+        """A buffer's shape: non-negative integers, within :data:`MAX_BUFFER_BYTES`."""
+        table = ("buffers", name)
+        shape = tuple(self.whole(s, variables, table, "shape", low=0) for s in buf["shape"])
+        size = int(np.prod(shape, dtype=object)) * np.dtype(buf["dtype"]).itemsize
+        if size > MAX_BUFFER_BYTES:
+            raise self.error(table, "shape", f"buffer {name!r} of shape {shape} takes "
+                                             f"{size:,} bytes; at most {MAX_BUFFER_BYTES:,}")
+        return shape
+
     def make(self, size: str = "test", variant: str | None = None) -> Launch:
         """The concrete launch for ``size`` and ``variant``, with generated buffers."""
         var = self.variables(size, variant)
-        dims = {k: tuple(int(self.evaluate(v, var, ("launch",), k))
-                         for v in self.data["launch"][k]) for k in ("grid", "block")}
+        dims = self._dimensions(var)
         rng = np.random.default_rng(self.seed)
         buffers = {}
         for name, buf in self.buffers.items():
             table = ("buffers", name)
-            shape = tuple(int(self.evaluate(s, var, table, "shape")) for s in buf["shape"])
+            shape = self._shape(name, buf, var)
             dtype = np.dtype(buf["dtype"])
             if buf.get("init", "zeros") == "zeros":
                 buffers[name] = np.zeros(shape, dtype)
                 continue
             low, high = (self.evaluate(b, var, table, "range") for b in buf["range"])
+            if low > high:
+                raise self.error(table, "range", f"range must be [low, high] with low <= high, "
+                                                 f"not [{low}, {high}]")
             if dtype.kind == "f":
                 buffers[name] = rng.uniform(low, high, shape).astype(dtype)
             else:

@@ -1,6 +1,7 @@
 """Run a workload functionally and check it against its numpy reference.
 
-:func:`run_kernel` loads ``sim/kernels/<name>/`` (committed PTX + launch description),
+:func:`run_kernel` loads a workload (``sim/kernels/<name>/`` or a user's kernel folder,
+:mod:`~gpurf.sim.sm.workload`: PTX + launch description),
 generates the inputs, runs every thread block on the functional model (cohorts of blocks
 one after another: blocks share nothing but global memory, and the kernels do not
 communicate through it), reads the output buffers back and computes the reference outputs.
@@ -10,11 +11,10 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-from gpurf.sim.kernels import kernel_dir, kernel_names, reference
+from gpurf.sim.kernels import reference
 from gpurf.sim.ptx.ir import Kernel, type_width
 from gpurf.sim.ptx.parser import load_ptx
 
@@ -23,13 +23,10 @@ from .launch import PARAM_TYPES, Launch, LaunchError, LaunchSpec, load_launch
 from .memory import GlobalMemory
 from .program import Program
 from .warp import ThreadBlock
+from .workload import UnknownKernelError, find_workload
 
 __all__ = ["KernelRun", "LaunchError", "UnknownKernelError", "check_params", "load_workload",
            "pack_params", "run_kernel"]
-
-
-class UnknownKernelError(LookupError):
-    """A workload name that is not in ``sim/kernels``."""
 
 
 @dataclass
@@ -86,21 +83,24 @@ def _program(ptx_path: str, entry: str, mtime: float) -> Program:
 
 
 def load_workload(name: str) -> tuple[LaunchSpec, Program, str | None]:
-    """The launch description, compiled program and variant of workload ``name``."""
-    folder, _, variant = name.partition("/")
-    if folder not in kernel_names():
-        raise UnknownKernelError(f"unknown kernel {name!r}; known: {', '.join(kernel_names())}")
-    spec = load_launch(kernel_dir(folder) / "launch.toml")
+    """The launch description, compiled program and variant of workload ``name`` (a shipped
+    kernel or a kernel folder, :func:`~gpurf.sim.sm.workload.find_workload`)."""
+    workload = find_workload(name)
+    spec = load_launch(workload.launch_file)
+    variant = workload.variant
     if variant and variant not in spec.variants:
-        raise UnknownKernelError(f"unknown variant {variant!r} of {folder}; known: "
-                            f"{', '.join(spec.variants)}")
-    ptx = Path(kernel_dir(folder) / "kernel.ptx")
+        raise UnknownKernelError(f"unknown variant {variant!r} of {workload.folder.name}; "
+                                 f"known: {', '.join(spec.variants)}")
+    if workload.shipped and not callable(getattr(reference, spec.reference or "", None)):
+        raise spec.error((), "reference", f"no function {spec.reference!r} in "
+                         "gpurf.sim.kernels.reference")
+    ptx = workload.ptx_file()
     try:
         program = _program(str(ptx), spec.entry, ptx.stat().st_mtime)
     except LookupError:
         raise spec.error((), "entry", f"entry {spec.entry!r} is not in {ptx}") from None
     check_params(spec, program.kernel)
-    return spec, program, variant or None
+    return spec, program, variant
 
 
 def check_params(spec: LaunchSpec, kernel: Kernel) -> None:
@@ -186,10 +186,5 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     stats["simd_efficiency"] = (stats["thread_instructions"]
                                 / max(1, 32 * stats["warp_instructions"]))
     outputs = {k: memory.read(k) for k in launch.outputs}
-    func = getattr(reference, launch.reference, None)
-    if func is None:
-        raise spec.error((), "reference", f"no function {launch.reference!r} in "
-                         "gpurf.sim.kernels.reference")
-    scalars = {**launch.variables, **{n: v for n, t, v in launch.params if t != "ptr"}}
-    expected = func({k: v.copy() for k, v in inputs.items()}, scalars)
+    expected = find_workload(name).expected(spec, launch, size, inputs)
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
