@@ -143,6 +143,11 @@ BODY = ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n"
     ("\tmov.u32 %r1, {%r2};\n", r"^bad\.ptx:9: unsupported vector operand in 'mov\.u32'$"),
     ("\tsetp.lt.and.s32 %p1, %r1, %r2, %p0;\n",
      r"^bad\.ptx:9: expected a type \(.*\) after 'setp', found '\.and' in 'setp\.lt\.and\.s32'$"),
+    ("\t.reg .b32 %big<200000000>;\n", r"^bad\.ptx:9: \.reg range %big<200000000>: a kernel "
+     r"declares between 1 and 65,536 registers of a name$"),
+    ("\t.reg .b32 %none<0>;\n", r"^bad\.ptx:9: \.reg range %none<0>: "),
+    ("\t.shared .b32 huge[1000000];\n", r"^bad\.ptx:9: \.shared array huge\[1000000\]: "
+     r"between 1 and 233,472 bytes are allowed$"),
 ])
 def test_malformed_ptx_names_file_line_and_instruction(body, message):
     text = HEADER + BODY + body + "\tret;\n}\n"
@@ -183,3 +188,15 @@ def test_error_carries_file_and_line_attributes():
         parse_ptx(HEADER + BODY + "\tfoo.bar %r1;\n\tret;\n}\n", "x.ptx")
     assert (caught.value.file, caught.value.line) == ("x.ptx", 9)
     assert re.fullmatch(r"unsupported instruction 'foo\.bar'", caught.value.reason)
+
+
+def test_binary_and_oversized_ptx_files_are_named(tmp_path, monkeypatch):
+    from gpurf.sim.ptx import parser
+
+    binary = tmp_path / "bin.ptx"
+    binary.write_bytes(b".version 8.0\n\xff\xfe")
+    with pytest.raises(PtxError, match=rf"^{binary}:1: not PTX text \(byte 13 is not UTF-8\)$"):
+        parser.load_ptx(binary)
+    monkeypatch.setattr(parser, "MAX_PTX_BYTES", 8)
+    with pytest.raises(PtxError, match=rf"^{binary}:1: 15 bytes of PTX; at most 8$"):
+        parser.load_ptx(binary)

@@ -28,7 +28,18 @@ from .ir import (
     type_width,
 )
 
-__all__ = ["PtxError", "load_ptx", "parse_ptx"]
+__all__ = ["MAX_PTX_BYTES", "MAX_REGISTERS", "MAX_SHARED_BYTES", "PtxError", "load_ptx",
+           "parse_ptx"]
+
+
+MAX_PTX_BYTES = 16 << 20
+"""The largest PTX file gpurf reads (16 MiB; the shipped kernels' are a few KiB)."""
+MAX_REGISTERS = 65536
+"""The most registers one ``.reg`` range may declare (``%r<N>``); ptxas allocates at most 255
+per thread, so larger ranges are typos or hostile input."""
+MAX_SHARED_BYTES = 228 << 10
+"""The most shared memory one ``.shared`` array may take (228 KiB, the largest per SM of the
+architectures the papers model)."""
 
 
 class PtxError(ValueError):
@@ -221,6 +232,9 @@ class _Body:
                 raise p.error(f"expected a register name starting with '%', found '{name}'")
             if p.accept("<"):
                 count = p.number("in a .reg range")
+                if not 0 < count <= MAX_REGISTERS:
+                    raise p.error(f".reg range {name}<{count}>: a kernel declares between 1 "
+                                  f"and {MAX_REGISTERS:,} registers of a name")
                 p.expect(">", "to close the .reg range")
                 names = [f"{name}{i}" for i in range(count)]
             else:
@@ -242,6 +256,9 @@ class _Body:
         count = 1
         if p.accept("["):
             count = p.number("as the .shared array size")
+            if not 0 < count * type_width(stype) // 8 <= MAX_SHARED_BYTES:
+                raise p.error(f".shared array {name}[{count}]: between 1 and "
+                              f"{MAX_SHARED_BYTES:,} bytes are allowed")
             p.expect("]", "after the array size")
         p.expect(";", "after .shared")
         align = max(align, type_width(stype) // 8)
@@ -332,6 +349,13 @@ def parse_ptx(text: str, file: str = "<ptx>") -> Module:
 
 
 def load_ptx(path: str | Path) -> Module:
-    """Parse the PTX file at ``path``."""
+    """Parse the PTX file at ``path`` (UTF-8 text of at most :data:`MAX_PTX_BYTES`)."""
     path = Path(path)
-    return parse_ptx(path.read_text(), str(path))
+    size = path.stat().st_size
+    if size > MAX_PTX_BYTES:
+        raise PtxError(str(path), 1, f"{size:,} bytes of PTX; at most {MAX_PTX_BYTES:,}")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as error:
+        raise PtxError(str(path), 1, f"not PTX text (byte {error.start} is not UTF-8)") from None
+    return parse_ptx(text, str(path))
