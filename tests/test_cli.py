@@ -240,3 +240,18 @@ def test_unexpected_errors_are_one_line_and_debug_shows_them(capsys, monkeypatch
     assert len(err.splitlines()) == 1 and err.startswith("gpurf: ") and "Traceback" not in err
     with pytest.raises(type(error)):
         main(["--debug", "list"])
+
+
+def test_heartbeat_says_a_long_step_is_still_running(capsys):
+    import time
+
+    from gpurf.sim.cli.common import heartbeat
+
+    with heartbeat("elaborating x", every=0.05):
+        time.sleep(0.18)
+    beats = capsys.readouterr().err.splitlines()
+    assert len(beats) >= 2
+    assert all(re.fullmatch(r"gpurf: still elaborating x \(\d+ s\)", b) for b in beats)
+    with heartbeat("quick", every=10):
+        pass
+    assert capsys.readouterr().err == ""

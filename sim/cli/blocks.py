@@ -9,7 +9,7 @@ import click
 
 from gpurf.hw.registry import all_blocks, get_block
 
-from .common import PARAM, BadInput, block_named, block_params, cli, progress
+from .common import PARAM, BadInput, block_named, block_params, cli, heartbeat, progress
 from .sm import bench_kernels, known_kernel
 
 __all__ = []
@@ -41,7 +41,9 @@ def generate(name, pairs, output):
     from gpurf.sim.verilog import verilog_text
 
     block = block_named(name)
-    text = verilog_text(block, block_params(block, pairs))
+    params = block_params(block, pairs)
+    with heartbeat(f"elaborating {block.qualname}"):
+        text = verilog_text(block, params)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -68,7 +70,8 @@ def synth(name, pairs, as_json):
     else:
         block = block_named(name)
         targets = [(block, block_params(block, pairs))]
-    reports = [synthesize(block, params) for block, params in progress(targets, "synth")]
+    with heartbeat(f"synthesizing {name}"):
+        reports = [synthesize(block, params) for block, params in progress(targets, "synth")]
     if as_json:
         click.echo(json.dumps([r.as_dict() for r in reports], indent=1))
     else:

@@ -3,6 +3,8 @@ parsing, progress bars and JSON output."""
 
 import json
 import sys
+import threading
+import time
 from contextlib import contextmanager
 
 import click
@@ -10,7 +12,7 @@ import click
 from gpurf.hw.registry import Block, BlockError, get_block
 
 __all__ = ["PARAM", "BadInput", "block_named", "block_params", "cli", "echo_json", "errors_as",
-           "progress"]
+           "heartbeat", "progress"]
 
 
 class BadInput(click.ClickException):
@@ -57,6 +59,25 @@ def progress(items, label, unit="block"):
 
     return tqdm(items, desc=label, unit=unit, file=sys.stderr, leave=False,
                 disable=not sys.stderr.isatty())
+
+
+@contextmanager
+def heartbeat(what: str, every: float = 30.0):
+    """Say on stderr every ``every`` seconds that ``what`` is still running, so that a long
+    elaboration (a large configuration can take minutes) is never silent."""
+    start, done = time.monotonic(), threading.Event()
+
+    def beat():
+        while not done.wait(every):
+            click.echo(f"gpurf: still {what} ({time.monotonic() - start:.0f} s)", err=True)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def echo_json(value) -> None:
