@@ -27,8 +27,11 @@ from gpurf.sim.passes.compression.precision import quality_error, table3_formats
 from gpurf.sim.passes.compression.ranges import LaunchRanges
 from gpurf.sim.passes.greener.power_pass import DEFAULT_THRESHOLD, PowerPass, power_pass
 from gpurf.sim.passes.regless.regions import invalidation_summary, regless_pass
+from gpurf.sim.ptx import PtxError
+from gpurf.sim.sm.launch import LaunchError
 from gpurf.sim.sm.poison import run_enforced
 from gpurf.sim.sm.run import KernelRun, load_workload
+from gpurf.sim.sm.workload import UnknownKernelError
 
 __all__ = ["PASSES", "compile_workload", "compress_workload", "invalidation_table",
            "launch_ranges", "operand_cycles", "pass_table", "pressure_table", "region_table",
@@ -59,14 +62,22 @@ def _greener_row(workload: str, threshold: int, size: str) -> dict:
 
 def pass_table(pass_name: str, *, threshold: int = DEFAULT_THRESHOLD, size: str = "test",
                progress: Callable = iter) -> list[dict]:
-    """One row per kernel of pass ``pass_name``'s figures (see the module docstring)."""
-    if pass_name == "regless":
-        return region_table()
-    if pass_name == "greener":
-        return [_greener_row(w, threshold, size) for w in progress(one_per_kernel())]
-    if pass_name == "compression":
-        return pressure_table()
-    raise LookupError(f"unknown pass {pass_name!r}; known: {', '.join(PASSES)}")
+    """One row per kernel of pass ``pass_name``'s figures (see the module docstring). A
+    kernel that cannot be loaded (a broken launch file, PTX the front end rejects) gets a
+    row ``{"workload": ..., "error": message}`` and the table goes on."""
+    rows = {"regless": lambda name: region_table([name])[0],
+            "greener": lambda name: _greener_row(name, threshold, size),
+            "compression": lambda name: pressure_table([name])[0]}
+    if pass_name not in rows:
+        raise LookupError(f"unknown pass {pass_name!r}; known: {', '.join(PASSES)}")
+    return [_row_or_error(rows[pass_name], name) for name in progress(one_per_kernel())]
+
+
+def _row_or_error(row: Callable[[str], dict], name: str) -> dict:
+    try:
+        return row(name)
+    except (LaunchError, PtxError, UnknownKernelError) as error:
+        return {"workload": name.partition("/")[0], "error": str(error)}
 
 
 def _cell(value) -> str:
@@ -74,12 +85,13 @@ def _cell(value) -> str:
 
 
 def table_markdown(rows: list[dict]) -> str:
-    """``rows`` (dicts with the same keys) as a Markdown table."""
+    """``rows`` as a Markdown table (columns: every key in order of appearance; ``-`` where a
+    row lacks one, as an error row does)."""
     if not rows:
         return ""
-    keys = list(rows[0])
+    keys = list(dict.fromkeys(k for row in rows for k in row))
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(_cell(row[k]) for k in keys) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(row.get(k, "-")) for k in keys) + " |" for row in rows]
     return "\n".join(lines)
 
 

@@ -173,3 +173,18 @@ def test_one_broken_launch_file_breaks_no_other_kernel(tmp_path, monkeypatch):
     assert run_kernel("saxpy").passed
     with pytest.raises(LaunchError, match=r"vecadd/launch\.toml:1: not a UTF-8 TOML file$"):
         run_kernel("vecadd")
+
+
+def test_compile_table_reports_a_broken_kernel_and_goes_on(capsys, tmp_path, monkeypatch):
+    for name in ("saxpy", "vecadd"):
+        shutil.copytree(kernel_dir(name), tmp_path / name)
+    ptx = tmp_path / "vecadd" / "kernel.ptx"
+    ptx.write_text(ptx.read_text().replace("ret;", "atom.global.add.u32 %r1, [%rd1], 1;\n\tret;"))
+    monkeypatch.setattr(kernels, "KERNELS_DIR", tmp_path)
+    code, out, err = run_cli(capsys, "compile", "--table", "--pass", "regless")
+    assert code == 1
+    assert re.search(r"^\| saxpy \| saxpy \| \d+ \| ", out, re.MULTILINE)
+    assert re.search(r"^\| vecadd \| - \| - \| .*unsupported instruction 'atom\.global\.add\.u32' \|$",
+                     out, re.MULTILINE)
+    assert re.fullmatch(r"gpurf: vecadd: \S+/vecadd/kernel\.ptx:\d+: unsupported instruction "
+                        r"'atom\.global\.add\.u32'\n", err)

@@ -200,7 +200,10 @@ def compile_(kernel, pass_name, threshold, table, as_json):
             rows = pass_table(pass_name, threshold=threshold,
                               progress=lambda items: progress(items, "compile", "kernel"))
             click.echo(json.dumps(rows, indent=1) if as_json else table_markdown(rows))
-            return
+            for row in rows:
+                if "error" in row:
+                    click.echo(f"gpurf: {row['workload']}: {row['error']}", err=True)
+            sys.exit(1 if any("error" in row for row in rows) else 0)
         result = compile_workload(kernel, pass_name, threshold=threshold)
     click.echo(result.to_json() if as_json else result.listing())
 
