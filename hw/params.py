@@ -60,6 +60,14 @@ def index_bits(count: int) -> int:
     return max(1, (count - 1).bit_length())
 
 
+def index_width(name: str, doc: str | None = None) -> property:
+    """A configuration's derived width: the bits of an index into parameter ``name``
+    (:func:`index_bits` of its value), e.g. ``warp_bits = index_width("warps")``."""
+    width = property(lambda config: index_bits(getattr(config, name)))
+    width.__doc__ = doc or f"Bits of an index into ``{name}``."
+    return width
+
+
 @dataclass(frozen=True)
 class Param:
     """The declaration of one block parameter: what values it takes and a one-line doc.

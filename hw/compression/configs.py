@@ -11,7 +11,7 @@ from functools import cached_property
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, index_bits, param
+from gpurf.hw.params import BlockConfig, index_width, param
 
 from .formats import FloatFormat, resolve_formats, table3_format
 from .layouts import (
@@ -36,9 +36,7 @@ class CollectorExtConfig(BlockConfig):
     operands: int = param(3, "Source operands per CU.", low=1, high=4)
     lanes: int = param(32, "Lanes of a warp register.", low=1, high=32)
 
-    @property
-    def operand_bits(self) -> int:
-        return index_bits(self.operands)
+    operand_bits = index_width("operands")
 
     @property
     def field_bits(self) -> int:
@@ -113,10 +111,7 @@ class IndirectionTableConfig(BlockConfig):
         if self.banks > self.entries:
             raise ValueError(f"banks must be at most entries ({self.entries}), not {self.banks}")
 
-    @property
-    def reg_bits(self) -> int:
-        """Bits of an architectural register id."""
-        return index_bits(self.entries)
+    reg_bits = index_width("entries", "Bits of an architectural register id.")
 
     @property
     def bank_bits(self) -> int:

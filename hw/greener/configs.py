@@ -9,7 +9,7 @@ its ports through :func:`gpurf.hw.ports.port_codecs` of the same signature.
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, index_bits, param
+from gpurf.hw.params import BlockConfig, index_bits, index_width, param
 
 from .layouts import (
     PowerState,
@@ -48,14 +48,8 @@ class CorrectionTableConfig(BlockConfig):
     pc_bits: int = param(16, "Width of a stored PC.", low=2, high=32)
     query_ports: int = param(8, "Set-state query ports.", low=1, high=16)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        """Bits of a register id: log2(R), rounded up."""
-        return index_bits(self.regs)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs", "Bits of a register id: log2(R), rounded up.")
 
     @property
     def empty_pc(self) -> int:
@@ -116,14 +110,8 @@ class ScoreboardExtConfig(BlockConfig):
     release_ports: int = param(4, "Source set-state ports releasing reservations.",
                                low=1, high=8)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        """Bits of a register id: log2(R), rounded up."""
-        return index_bits(self.regs)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs", "Bits of a register id: log2(R), rounded up.")
 
     @property
     def storage_bits(self) -> int:
@@ -181,13 +169,8 @@ class PowerControllerConfig(BlockConfig):
     counter_width: int = param(32, "Cycles the accounting counters cover without wrapping, "
                                    "as bits.", low=4, high=64)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs")
 
     @property
     def operands(self) -> int:

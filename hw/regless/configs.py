@@ -13,7 +13,7 @@ from functools import cached_property
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, index_bits, param
+from gpurf.hw.params import BlockConfig, index_width, param
 from gpurf.hw.signatures import valid_only
 
 from .layouts import (
@@ -72,17 +72,9 @@ class OsuBankConfig(BlockConfig):
     lanes: int = param(32, _LANES, low=1, high=32)
     data_width: int = param(32, _DATA_WIDTH, low=1, high=32)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
-
-    @property
-    def line_bits(self) -> int:
-        return index_bits(self.lines)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs")
+    line_bits = index_width("lines")
 
     @property
     def value_layout(self) -> data.ArrayLayout:
@@ -175,9 +167,7 @@ class OsuConfig(BlockConfig):
         return OsuBankConfig(lines=self.lines // self.banks, warps=self.warps, regs=self.regs,
                              lanes=self.lanes, data_width=self.data_width)
 
-    @property
-    def bank_bits(self) -> int:
-        return index_bits(self.banks)
+    bank_bits = index_width("banks")
 
     @property
     def line_layout(self) -> data.StructLayout:
@@ -287,21 +277,10 @@ class BankedRfConfig(BlockConfig):
         """Rows one warp holds in every bank: ``regs / banks`` (4 at the defaults)."""
         return self.regs // self.banks
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
-
-    @property
-    def bank_bits(self) -> int:
-        return index_bits(self.banks)
-
-    @property
-    def row_bits(self) -> int:
-        return index_bits(self.rows)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs")
+    bank_bits = index_width("banks")
+    row_bits = index_width("rows")
 
     @property
     def value_layout(self) -> data.ArrayLayout:
@@ -453,13 +432,8 @@ class CompressorConfig(BlockConfig):
         """Compressed registers per line: two bases and a 3-bit state each, 15 by default."""
         return self.line_bits // (2 * self.data_width + 3)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs")
 
     @property
     def registers(self) -> int:
@@ -471,9 +445,7 @@ class CompressorConfig(BlockConfig):
         """Compressed lines of the shard in L1 (69 by default)."""
         return -(-self.registers // self.slots)
 
-    @property
-    def line_addr_bits(self) -> int:
-        return index_bits(self.compressed_lines)
+    line_addr_bits = index_width("compressed_lines")
 
     @property
     def storage_bits(self) -> int:

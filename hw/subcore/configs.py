@@ -9,7 +9,7 @@ its ports through :func:`gpurf.hw.ports.port_codecs` of the same signature.
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, index_bits, param
+from gpurf.hw.params import BlockConfig, index_width, param
 
 from .layouts import (
     dispatch_layout,
@@ -75,9 +75,7 @@ class RbaScorerConfig(BlockConfig):
     score_latency: int = param(1, "Cycles from a queue-length vector to the scores it "
                                   "produces.", low=0, high=20)
 
-    @property
-    def bank_bits(self) -> int:
-        return index_bits(self.banks)
+    bank_bits = index_width("banks")
 
     @property
     def queue_max(self) -> int:
@@ -151,9 +149,7 @@ class WarpSelectorConfig(BlockConfig):
     rba_greedy: bool = param(False, "Under RBA, keep the greedy warp first as GTO does (off: "
                                     "the paper describes the comparison key only).")
 
-    @property
-    def age_bits(self) -> int:
-        return index_bits(self.slots)
+    age_bits = index_width("slots")
 
     @property
     def key_bits(self) -> int:
@@ -202,13 +198,8 @@ class OperandCollectorConfig(BlockConfig):
                                      '(**interpretation**); ``"modulo"``: '
                                      '``bank = reg % banks``.', choices=BANK_MAPS)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.slots)
-
-    @property
-    def bank_bits(self) -> int:
-        return index_bits(self.banks)
+    warp_bits = index_width("slots")
+    bank_bits = index_width("banks")
 
     @property
     def requests(self) -> int:
@@ -278,10 +269,8 @@ class SubcoreAssignerConfig(BlockConfig):
         """The hash table path exists: its 2 select lines encode exactly 4 sub-cores."""
         return self.subcores == TABLE_SUBCORES
 
-    @property
-    def entry_bits(self) -> int:
-        """Width of the entry counter and the table write index: ``log2(depth)``."""
-        return index_bits(self.depth)
+    entry_bits = index_width(
+        "depth", "Width of the entry counter and the table write index: ``log2(depth)``.")
 
     @property
     def table_bits(self) -> int:

@@ -15,7 +15,7 @@ from amaranth import Shape
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, Param, check_int, index_bits, param
+from gpurf.hw.params import BlockConfig, Param, check_int, index_width, param
 from gpurf.hw.signatures import valid_only
 
 from .layouts import (
@@ -211,13 +211,8 @@ class ValueSignatureBufferConfig(BlockConfig):
             raise ValueError(f"hash_width must be at least log2(entries) = {self.index_bits}, "
                              f"not {self.hash_width}")
 
-    @property
-    def index_bits(self) -> int:
-        return index_bits(self.entries)
-
-    @property
-    def preg_bits(self) -> int:
-        return index_bits(self.pregs)
+    index_bits = index_width("entries")
+    preg_bits = index_width("pregs")
 
     @property
     def entry_bits(self) -> int:
@@ -268,17 +263,13 @@ class VerifyCacheConfig(BlockConfig):
     invalidate_ports: int = param(2, "Register writes per cycle (2: two warp instructions a "
                                      "cycle).", low=1, high=8)
 
-    @property
-    def preg_bits(self) -> int:
-        return index_bits(self.pregs)
+    preg_bits = index_width("pregs")
 
     @property
     def value_bits(self) -> int:
         return self.lanes * self.data_width
 
-    @property
-    def pointer_bits(self) -> int:
-        return index_bits(self.entries)
+    pointer_bits = index_width("entries")
 
     @property
     def entry_bits(self) -> int:
@@ -325,17 +316,9 @@ class RenameTableConfig(BlockConfig):
     pregs: int = param(1024, "Physical warp registers (1024: 10-bit ids).", low=2, high=4096)
     sources: int = param(3, "Source operands read per issue.", low=1, high=4)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def reg_bits(self) -> int:
-        return index_bits(self.regs)
-
-    @property
-    def preg_bits(self) -> int:
-        return index_bits(self.pregs)
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs")
+    preg_bits = index_width("pregs")
 
     @property
     def entry_layout(self) -> data.StructLayout:
@@ -395,9 +378,7 @@ class ReuseBufferConfig(BlockConfig):
                         low=1, high=15)
     barrier_bits: int = param(5, "Barrier count field width.", low=1, high=8)
 
-    @property
-    def index_bits(self) -> int:
-        return index_bits(self.entries)
+    index_bits = index_width("entries")
 
     @property
     def tbid_bits(self) -> int:
@@ -469,9 +450,7 @@ class PendingRetryConfig(BlockConfig):
     depth: int = param(16, "Queue entries, a power of two.", choices=RETRY_DEPTHS)
     width: int = param(64, "Payload bits.", low=1, high=256)
 
-    @property
-    def pointer_bits(self) -> int:
-        return index_bits(self.depth)
+    pointer_bits = index_width("depth")
 
     @property
     def storage_bits(self) -> int:
@@ -495,13 +474,8 @@ class LoadFilterConfig(BlockConfig):
     blocks: int = param(8, "Thread-block slots per SM.", low=1, high=15)
     barrier_bits: int = param(5, "Barrier counter width.", low=1, high=8)
 
-    @property
-    def warp_bits(self) -> int:
-        return index_bits(self.warps)
-
-    @property
-    def tb_bits(self) -> int:
-        return index_bits(self.blocks)
+    warp_bits = index_width("warps")
+    tb_bits = index_width("blocks")
 
     @property
     def tbid_bits(self) -> int:
@@ -569,10 +543,7 @@ class RegisterPoolConfig(BlockConfig):
     def validate(self):
         check_int("low_water", self.low_water, 0, self.pregs - 1)
 
-    @property
-    def preg_bits(self) -> int:
-        """Bits of a physical register id (10 for 1024 registers)."""
-        return index_bits(self.pregs)
+    preg_bits = index_width("pregs", "Bits of a physical register id (10 for 1024 registers).")
 
     @property
     def max_count(self) -> int:
