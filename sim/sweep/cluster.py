@@ -1,0 +1,98 @@
+"""Where a sweep runs: a Dask ``LocalCluster``, an existing scheduler, or a batch cluster
+through dask-jobqueue (the optional ``cluster`` extra).
+
+Every worker is a process with one thread: the golden SM, yosys and the simulators'
+Python drivers are CPU-bound and hold the GIL, so threads would only queue behind each other.
+"""
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+
+__all__ = ["JOBQUEUE_KINDS", "ClusterSpec", "MissingExtraError", "connect", "job_options",
+           "jobqueue_cluster"]
+
+JOBQUEUE_KINDS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
+                  "lsf": "LSFCluster", "oar": "OARCluster", "htcondor": "HTCondorCluster",
+                  "moab": "MoabCluster"}
+"""``[cluster] kind`` values and the dask-jobqueue class each one builds."""
+
+_CLUSTER_OPTIONS = ("interface", "protocol", "scheduler_options", "shared_temp_directory",
+                    "host", "dashboard_address")
+"""Options of the cluster itself (the rest go to each job)."""
+
+_OURS = ("scheduler", "name", "config_name", "self")
+"""Job arguments dask-jobqueue fills in itself."""
+
+
+class MissingExtraError(RuntimeError):
+    """dask-jobqueue is not installed."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """A ``[cluster]`` table: ``kind`` (``local`` or one of :data:`JOBQUEUE_KINDS`),
+    ``jobs`` to submit and dask-jobqueue ``options`` (batch kinds), ``workers`` (local)."""
+
+    kind: str = "local"
+    jobs: int = 1
+    workers: int | None = None
+    options: dict = field(default_factory=dict)
+
+
+def _jobqueue():
+    try:
+        return importlib.import_module("dask_jobqueue")
+    except ImportError:
+        raise MissingExtraError("dask-jobqueue is not installed; a batch cluster needs the "
+                                "cluster extra: pip install -e '.[cluster]'") from None
+
+
+def job_options(kind: str) -> list[str]:
+    """The options ``[cluster.options]`` may hold for ``kind``: the arguments of its job
+    class and of dask-jobqueue's base job, and a few of the cluster's."""
+    _jobqueue()
+    module = importlib.import_module(f"dask_jobqueue.{kind}")
+    job_class = next(cls for name, cls in inspect.getmembers(module, inspect.isclass)
+                     if name.endswith("Job") and cls.__module__ == module.__name__)
+    names = set(_CLUSTER_OPTIONS)
+    for cls in inspect.getmro(job_class):
+        if "__init__" in vars(cls):
+            names |= {name for name, parameter
+                      in inspect.signature(cls.__init__).parameters.items()
+                      if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)}
+    return sorted(names - set(_OURS))
+
+
+def jobqueue_cluster(spec: ClusterSpec):
+    """The dask-jobqueue cluster of ``spec`` (not yet scaled: no job is submitted).
+
+    One thread per worker process unless the options say otherwise: ``processes``
+    defaults to ``cores``.
+    """
+    options = dict(spec.options)
+    options.setdefault("processes", options.get("cores", 1))
+    options.setdefault("cores", options["processes"])
+    cluster_class = getattr(_jobqueue(), JOBQUEUE_KINDS[spec.kind])
+    return cluster_class(**options)
+
+
+def connect(spec: ClusterSpec, *, address: str | None = None, workers: int | None = None):
+    """A Dask client of the cluster to run on, and the cluster to close after it (``None``
+    for an existing scheduler).
+
+    ``address``: an existing scheduler; else ``spec.kind`` (a ``LocalCluster`` of
+    ``workers`` or ``spec.workers`` processes, by default one per core, or a batch cluster
+    scaled to ``spec.jobs`` jobs).
+    """
+    from distributed import Client, LocalCluster
+
+    if address is not None:
+        return Client(address), None
+    if spec.kind == "local":
+        cluster = LocalCluster(n_workers=workers or spec.workers, threads_per_worker=1,
+                               processes=True, dashboard_address=None)
+    else:
+        cluster = jobqueue_cluster(spec)
+        cluster.scale(jobs=spec.jobs)
+    return Client(cluster), cluster
