@@ -68,9 +68,9 @@ def jobqueue_cluster(spec: ClusterSpec):
     """The dask-jobqueue cluster of ``spec`` (not yet scaled: no job is submitted).
 
     One thread per worker process unless the options say otherwise: ``processes``
-    defaults to ``cores``.
+    defaults to ``cores``. No dashboard unless ``dashboard_address`` asks for one.
     """
-    options = dict(spec.options)
+    options = {"dashboard_address": None, **spec.options}
     options.setdefault("processes", options.get("cores", 1))
     options.setdefault("cores", options["processes"])
     cluster_class = getattr(_jobqueue(), JOBQUEUE_KINDS[spec.kind])

@@ -14,6 +14,7 @@ of its axes. Every mistake raises :class:`SpecError`, ``file:line: what was expe
 
 import dataclasses
 import itertools
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,12 +114,18 @@ class _Spec:
             raise self.error(where, f"{_name(where)} repeats {repeated[0]!r}")
         return values
 
+    def one(self, value, where: tuple, choices) -> str:
+        """``value`` checked to be one string of ``choices`` (not an axis)."""
+        if not isinstance(value, str):
+            raise self.error(where, f"{_name(where)} must be one string, not {value!r}")
+        self._check_item(value, where, choices, str)
+        return value
+
     def _check_item(self, item, where, choices, kind):
         if isinstance(item, dict | list):
             raise self.error(where, f"{_name(where)} must hold numbers, strings or booleans, "
                                     f"not {item!r}")
-        if kind is not None and (not isinstance(item, kind) or isinstance(item, bool)
-                                 and kind is not bool):
+        if kind is not None and not _of_kind(item, kind):
             raise self.error(where, f"{_name(where)} must be {_KINDS[kind]}, not {item!r}")
         if choices is not None and item not in choices:
             raise self.error(where, f"{_name(where)}: {item!r} is not one of "
@@ -126,6 +133,11 @@ class _Spec:
 
 
 _KINDS = {str: "a string", int: "an integer", bool: "true or false"}
+
+
+def _of_kind(item, kind) -> bool:
+    """``isinstance``, where a boolean is not an integer (TOML's ``true`` is not ``1``)."""
+    return isinstance(item, kind) and (kind is bool or not isinstance(item, bool))
 
 
 def _name(where: tuple) -> str:
@@ -195,9 +207,10 @@ def _sm_points(spec: _Spec, sm) -> list[Point]:
         raise spec.error(("sm",), f"[sm] needs kernels ({_SM['kernels']})")
     kernels = spec.axis(sm["kernels"], ("sm", "kernels"), workload_names(), str)
     sizes = spec.axis(sm.get("size", "test"), ("sm", "size"), SIZES, str)
+    combos = _sm_configs(spec, sm)
     mechanisms = _mechanisms(spec, sm)
     points = []
-    for combo in _sm_configs(spec, sm):
+    for combo in combos:
         for mechanism in mechanisms:
             config = _sm_config(spec, combo, mechanism)
             points += [Point("sm", {"kernel": kernel, "size": size, "mechanism": mechanism,
@@ -223,7 +236,7 @@ def _one_block(spec: _Spec, entry, where: tuple) -> list[Point]:
     if "block" not in entry:
         raise spec.error(where, f"{_name(where)} needs block ({_BLOCK['block']})")
     names = [block.qualname for block in all_blocks()]
-    [name] = spec.axis(entry["block"], (*where, "block"), names, str)
+    name = spec.one(entry["block"], (*where, "block"), names)
     flows = spec.axis(entry.get("flows", "synth"), (*where, "flows"), FLOWS, str)
     if "cosim" in entry and "cosim" not in flows:
         raise spec.error((*where, "cosim"), f"{_name(where)} has a cosim table but its flows "
@@ -278,11 +291,10 @@ def _cosim_runs(spec: _Spec, table, where: tuple) -> list[dict]:
 # -- [cluster] ------------------------------------------------------------------------------
 def _cluster(spec: _Spec, table) -> ClusterSpec:
     table = spec.table(table, ("cluster",), _CLUSTER, "a table [cluster]")
-    [kind] = spec.axis(table.get("kind", "local"), ("cluster", "kind"),
-                       ("local", *JOBQUEUE_KINDS), str)
+    kind = spec.one(table.get("kind", "local"), ("cluster", "kind"), ("local", *JOBQUEUE_KINDS))
     for key in ("jobs", "workers"):
         value = table.get(key, 1)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not _of_kind(value, int) or value < 1:
             raise spec.error(("cluster", key), f"cluster.{key} must be an integer >= 1, "
                                                f"not {value!r}")
     batch_only = "options" if "options" in table else "jobs" if "jobs" in table else None
@@ -307,6 +319,15 @@ def _cluster_options(spec: _Spec, kind: str, options) -> dict:
 
 
 # -- the file -------------------------------------------------------------------------------
+def _syntax_error_line(error: tomllib.TOMLDecodeError, text: str) -> int:
+    """The line ``tomllib``'s message names (Python 3.11 has no ``lineno`` attribute); the
+    last line for an error "at end of document"."""
+    match = re.search(r"line (\d+)", str(error))
+    if match:
+        return int(match.group(1))
+    return max(1, len(text.splitlines())) if "end of document" in str(error) else 1
+
+
 def load_spec(path: str | Path) -> Sweep:
     """Read, validate and expand the specification at ``path``."""
     path = Path(path)
@@ -317,8 +338,8 @@ def load_spec(path: str | Path) -> Sweep:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        line = getattr(error, "lineno", None) or 1
-        raise SpecError(f"{path}:{line}: invalid TOML: {getattr(error, 'msg', error)}") from None
+        raise SpecError(f"{path}:{_syntax_error_line(error, text)}: invalid TOML: "
+                        f"{error}") from None
     spec = _Spec(path, text)
     spec.table(data, (), _TOP, "a table")
     if "sm" not in data and "blocks" not in data:
