@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -21,16 +22,10 @@ from gpurf.sim.sweep.lines import line_of
 from gpurf.sim.sweep.records import RECORD, point_key, read_record, record_path
 from gpurf.sim.sweep.stats import gather
 
-GRID = """\
-[sm]
-kernels = ["saxpy", "fma_subcore/unbalanced"]
-mechanisms = ["baseline", "subcore"]
-
-[sm.config]
-preset = ["v100", "gtx980"]
-"""
-"""2 kernels x 2 configurations x 2 mechanisms, size test: 8 points of a fraction of a
-second each."""
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+GRID = (EXAMPLES / "sweep.toml").read_text()
+"""docs/examples/sweep.toml: 2 kernels x 2 configurations x 2 mechanisms, size test, 8
+points of a fraction of a second each."""
 
 
 def run_cli(capsys, *argv):
@@ -190,6 +185,14 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         records_module.write_record(path, {"schema": "x"})
     assert os.listdir(tmp_path / "k") == []
+
+
+def test_the_blocks_example_expands_to_its_grid():
+    points = load_spec(EXAMPLES / "blocks.toml").points
+    assert [(p.kind, p.axes["slots"], p.axes.get("seed")) for p in points] == [
+        ("synth", 8, None), ("cosim", 8, 1), ("cosim", 8, 2),
+        ("synth", 16, None), ("cosim", 16, 1), ("cosim", 16, 2)]
+    assert all(p.inputs["params"]["policy"] == "rba" for p in points)
 
 
 def test_the_key_changes_with_inputs_and_tool_versions(serial):
@@ -390,6 +393,7 @@ def test_slurm_job_script_from_the_spec(tmp_path):
         memory = "8GB"
         walltime = "02:00:00"
         job_extra_directives = ["--constraint=avx2"]
+        scheduler_options = { dashboard_address = ":0" }
     """)
     plan = load_spec(spec)
     assert plan.cluster.kind == "slurm" and plan.cluster.jobs == 3

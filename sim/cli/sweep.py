@@ -23,25 +23,28 @@ __all__ = ["stats", "sweep"]
 def sweep(spec_file, address, workers, out):
     """Run the grid of SPEC.toml on Dask (docs/sweeps.md): one JSON record per point under
     --out, finished points skipped; exit 1 if a point failed."""
-    from gpurf.sim.sweep import MissingExtraError, SpecError, connect, load_spec, run_points
+    from gpurf.sim import sweep as engine
 
     try:
-        plan = load_spec(spec_file)
-    except SpecError as error:
+        plan = engine.load_spec(spec_file)
+    except engine.SpecError as error:
         raise BadInput(str(error)) from None
     _check_options(plan.cluster.kind, address, workers)
     out = out or Path("sweeps") / spec_file.stem
     where = address or (f"a {plan.cluster.kind} cluster ({plan.cluster.jobs} jobs)"
                         if plan.cluster.kind != "local" else "a local cluster")
     click.echo(f"{len(plan.points)} points from {spec_file} on {where}; records in {out}")
+    if not engine.pending(plan.points, out)[0]:
+        _summary(engine.run_points(plan.points, out), out)
+        return
     try:
-        client, cluster = connect(plan.cluster, address=address, workers=workers)
-    except MissingExtraError as error:
+        client, cluster = engine.connect(plan.cluster, address=address, workers=workers)
+    except engine.MissingExtraError as error:
         raise BadInput(str(error)) from None
     except OSError as error:
         raise BadInput(f"cannot reach the Dask scheduler {address}: {error}") from None
     try:
-        outcome = run_points(plan.points, out, client=client, on_record=_echo_record)
+        outcome = engine.run_points(plan.points, out, client=client, on_record=_echo_record)
     finally:
         client.close()
         if cluster is not None:

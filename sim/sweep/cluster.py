@@ -18,7 +18,7 @@ JOBQUEUE_KINDS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGEClust
 """``[cluster] kind`` values and the dask-jobqueue class each one builds."""
 
 _CLUSTER_OPTIONS = ("interface", "protocol", "scheduler_options", "shared_temp_directory",
-                    "host", "dashboard_address")
+                    "host")
 """Options of the cluster itself (the rest go to each job)."""
 
 _OURS = ("scheduler", "name", "config_name", "self")
@@ -68,9 +68,9 @@ def jobqueue_cluster(spec: ClusterSpec):
     """The dask-jobqueue cluster of ``spec`` (not yet scaled: no job is submitted).
 
     One thread per worker process unless the options say otherwise: ``processes``
-    defaults to ``cores``. No dashboard unless ``dashboard_address`` asks for one.
+    defaults to ``cores``.
     """
-    options = {"dashboard_address": None, **spec.options}
+    options = dict(spec.options)
     options.setdefault("processes", options.get("cores", 1))
     options.setdefault("cores", options["processes"])
     cluster_class = getattr(_jobqueue(), JOBQUEUE_KINDS[spec.kind])
