@@ -20,7 +20,7 @@ from gpurf.sim.sweep import records as records_module
 from gpurf.sim.sweep.compute import COMPUTE
 from gpurf.sim.sweep.lines import line_of
 from gpurf.sim.sweep.records import RECORD, point_key, read_record, record_path
-from gpurf.sim.sweep.stats import gather
+from gpurf.sim.sweep.stats import flatten, gather
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 GRID = (EXAMPLES / "sweep.toml").read_text()
@@ -343,10 +343,16 @@ def test_stats_csv_of_the_2x2x2_grid_has_8_rows_and_the_axes(capsys, serial, tmp
                    "timing.stalls.barrier", "mismatches.y", "seconds", "error"):
         assert column in columns
     assert columns[-2:] == ["seconds", "error"]
+    assert columns.index("mismatches.y") == columns.index("mismatches.out") + 1
     grid = {(r["kernel"], r["preset"], r["mechanism"]) for r in rows}
     assert grid == {(k, p, m) for k in ("saxpy", "fma_subcore/unbalanced")
                     for p in ("v100", "gtx980") for m in ("baseline", "subcore")}
     assert {r["status"] for r in rows} == {"ok"}
+
+
+def test_flatten_names_nested_tables_and_lists():
+    assert flatten({"a": {"b": [1, {"c": 2}]}, "d": None}) == {"a.b.0": 1, "a.b.1.c": 2,
+                                                               "d": None}
 
 
 def test_stats_names_each_bad_record_and_exits_1(capsys, serial, tmp_path):

@@ -56,19 +56,22 @@ def flatten(value, prefix: str = "") -> dict:
     return flat
 
 
-def _columns(rows: list[dict], first: list[str]) -> list[str]:
-    columns = list(first)
+def _columns(rows: list[dict]) -> list[str]:
+    """The keys of ``rows`` in the order first seen, those of one table together
+    (``mismatches.y`` first seen in a later row still goes beside ``mismatches.out``)."""
+    columns: list[str] = []
     for row in rows:
         columns += [name for name in row if name not in columns]
-    return columns
+    tables = list(dict.fromkeys(name.split(".")[0] for name in columns))
+    return sorted(columns, key=lambda name: tables.index(name.split(".")[0]))
 
 
 def to_csv(records: list[dict]) -> str:
     """The CSV of ``records`` (see the module docstring for its columns)."""
-    axes = _columns([r["axes"] for r in records], [])
+    axes = _columns([r["axes"] for r in records])
     results = [flatten(r["results"]) for r in records]
     columns = ["key", "kind", "status", *axes,
-               *[c for c in _columns(results, []) if c not in axes], "seconds", "error"]
+               *[c for c in _columns(results) if c not in axes], "seconds", "error"]
     stream = io.StringIO()
     writer = csv.DictWriter(stream, columns, lineterminator="\n")
     writer.writeheader()
