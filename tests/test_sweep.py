@@ -104,7 +104,7 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on_exit_1(capsys, tmp_pa
     monkeypatch.setitem(COMPUTE, "sm", broken)
     spec = write(tmp_path, GRID)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:
         code, out, err = run_cli(capsys, "sweep", spec, "--scheduler", cluster.scheduler_address,
                                  "--out", tmp_path / "out")
     assert code == 1

@@ -90,8 +90,9 @@ def connect(spec: ClusterSpec, *, address: str | None = None, workers: int | Non
     if address is not None:
         return Client(address), None
     if spec.kind == "local":
+        # ":0": the scheduler's HTTP server on a free port, not beside another cluster's 8787.
         cluster = LocalCluster(n_workers=workers or spec.workers, threads_per_worker=1,
-                               processes=True, dashboard_address=None)
+                               processes=True, dashboard_address=":0")
     else:
         cluster = jobqueue_cluster(spec)
         cluster.scale(jobs=spec.jobs)
