@@ -355,6 +355,16 @@ def test_flatten_names_nested_tables_and_lists():
                                                                "d": None}
 
 
+def test_stats_rows_sort_numbers_by_value(serial, tmp_path):
+    _, out = serial
+    record = next(iter(records_by_key(out).values()))
+    for slots in (16, 8, 4):
+        folder = tmp_path / str(slots)
+        folder.mkdir()
+        (folder / RECORD).write_text(json.dumps({**record, "axes": {"slots": slots}}))
+    assert [r["axes"]["slots"] for r in gather(tmp_path).records] == [4, 8, 16]
+
+
 def test_stats_names_each_bad_record_and_exits_1(capsys, serial, tmp_path):
     _, out = serial
     shutil.copytree(out, tmp_path / "out")

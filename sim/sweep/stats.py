@@ -38,7 +38,15 @@ def gather(folder: Path) -> Gathered:
 
 
 def _order(record: dict) -> tuple:
-    return record["kind"], json.dumps(list(record["axes"].items()), default=str)
+    """Kind, then axes; numbers by value (8 before 16), other values as text."""
+    return record["kind"], tuple((name, *_sortable(value))
+                                 for name, value in record["axes"].items())
+
+
+def _sortable(value) -> tuple:
+    if isinstance(value, int | float):
+        return 0, value, ""
+    return 1, 0, json.dumps(value, default=str)
 
 
 def flatten(value, prefix: str = "") -> dict:
