@@ -115,6 +115,23 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on_exit_1(capsys, tmp_pa
     assert statuses == {("saxpy", "failed"), ("fma_subcore/unbalanced", "ok")}
 
 
+def test_a_task_that_dies_gets_its_failure_record_from_the_client(tmp_path, monkeypatch):
+    """A task that raises outside the point's own handling (a worker killed, out of
+    memory) still leaves a record, written by the client."""
+    from distributed import Client, LocalCluster
+
+    def lost(point, key, out):
+        raise OSError("worker lost")
+
+    monkeypatch.setattr("gpurf.sim.sweep.execute", lost)
+    spec = write(tmp_path, '[sm]\nkernels = ["saxpy"]\n')
+    with (LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                       dashboard_address=":0") as cluster, Client(cluster) as client):
+        (record,) = run_points(load_spec(spec).points, tmp_path / "out", client=client).records
+    assert record["status"] == "failed" and record["error"] == "OSError: worker lost"
+    assert read_record(record_path(tmp_path / "out", record["key"])) == record
+
+
 def test_a_mismatch_against_the_reference_fails_the_point(tmp_path, monkeypatch):
     from gpurf.sim.sm import run as sm_run
 
