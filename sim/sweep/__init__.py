@@ -57,10 +57,11 @@ def run_points(points: Iterable[Point], out: Path, *, client=None,
     """Run the unfinished ``points``, each writing its record under ``out``.
 
     With a Dask ``client`` every point is a task (records are written by the workers, so
-    ``out`` must be a folder they share); without one they run here, one after another.
+    ``out`` must be a folder they share, at the same path); without one they run here, one
+    after another.
     ``on_record`` sees each record as its point finishes.
     """
-    out = Path(out)
+    out = Path(out).absolute()  # the workers' working folder is not ours
     todo, skipped = pending(points, out)
     outcome = Outcome(skipped=skipped)
     for record in (_on_dask(todo, out, client) if client else _serial(todo, out)):
