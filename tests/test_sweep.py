@@ -120,7 +120,7 @@ def test_a_task_that_dies_gets_its_failure_record_from_the_client(tmp_path, monk
     memory) still leaves a record, written by the client."""
     from distributed import Client, LocalCluster
 
-    def lost(point, key, out):
+    def lost(point, key, out, versions):
         raise OSError("worker lost")
 
     monkeypatch.setattr("gpurf.sim.sweep.execute", lost)
@@ -130,6 +130,22 @@ def test_a_task_that_dies_gets_its_failure_record_from_the_client(tmp_path, monk
         (record,) = run_points(load_spec(spec).points, tmp_path / "out", client=client).records
     assert record["status"] == "failed" and record["error"] == "OSError: worker lost"
     assert read_record(record_path(tmp_path / "out", record["key"])) == record
+
+
+def test_a_worker_with_other_tools_records_a_failure_and_computes_nothing(tmp_path,
+                                                                           monkeypatch):
+    from gpurf.sim.provenance import tool_versions
+
+    def computed(inputs, work):
+        raise AssertionError("a point was computed with tools other than its key's")
+
+    monkeypatch.setitem(COMPUTE, "sm", computed)
+    (point,) = load_spec(write(tmp_path, '[sm]\nkernels = ["saxpy"]\n')).points
+    sweep_versions = {**tool_versions(), "revision": "0123456789ab"}
+    record = records_module.execute(point, "k", tmp_path, sweep_versions)
+    assert record["status"] == "failed"
+    assert record["error"] == ("this worker's tools differ from the sweep's: revision "
+                               f"{tool_versions()['revision']} here, 0123456789ab in the key")
 
 
 def test_a_mismatch_against_the_reference_fails_the_point(tmp_path, monkeypatch):
@@ -298,7 +314,8 @@ def test_an_unknown_batch_option_names_its_line(capsys, tmp_path):
     code, _, err = run_cli(capsys, "sweep", spec)
     assert code == 2
     assert err.startswith(f"gpurf: {spec}:7: unknown key 'partition' in cluster.options")
-    assert "queue: an option of dask-jobqueue's slurm cluster" in err
+    assert "(expected an option of dask-jobqueue's slurm cluster: account, cores," in err
+    assert ", queue," in err
 
 
 def test_a_batch_cluster_without_the_extra_is_one_line(capsys, tmp_path, monkeypatch):

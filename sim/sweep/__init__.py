@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpurf.sim.provenance import tool_versions
+
 from .cluster import ClusterSpec, MissingExtraError, connect
 from .records import execute, failure_record, point_key, read_record, record_path, write_record
 from .spec import Point, SpecError, Sweep, load_spec
@@ -40,8 +42,9 @@ def pending(points: Iterable[Point], out: Path) -> tuple[list[tuple[Point, str]]
     """``(point, key)`` of the points to run, and the points whose record says ``ok``
     (repeated points are run once)."""
     todo, done, seen = [], [], set()
+    versions = tool_versions()
     for point in points:
-        key = point_key(point)
+        key = point_key(point, versions)
         if key in seen:
             continue
         seen.add(key)
@@ -64,22 +67,24 @@ def run_points(points: Iterable[Point], out: Path, *, client=None,
     out = Path(out).absolute()  # the workers' working folder is not ours
     todo, skipped = pending(points, out)
     outcome = Outcome(skipped=skipped)
-    for record in (_on_dask(todo, out, client) if client else _serial(todo, out)):
+    versions = tool_versions()
+    for record in (_on_dask(todo, out, client, versions) if client
+                   else _serial(todo, out, versions)):
         outcome.records.append(record)
         on_record(record)
     return outcome
 
 
-def _serial(todo, out):
+def _serial(todo, out, versions):
     for point, key in todo:
-        yield execute(point, key, out)
+        yield execute(point, key, out, versions)
 
 
-def _on_dask(todo, out, client):
+def _on_dask(todo, out, client, versions):
     from distributed import as_completed
 
-    futures = {client.submit(execute, point, key, out, key=f"gpurf-point-{key}", pure=False):
-               (point, key) for point, key in todo}
+    futures = {client.submit(execute, point, key, out, versions, key=f"gpurf-point-{key}",
+                             pure=False): (point, key) for point, key in todo}
     for future in as_completed(futures):
         point, key = futures[future]
         try:

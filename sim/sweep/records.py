@@ -99,20 +99,34 @@ def failure_record(point: Point, key: str, error: str, seconds: float = 0.0) -> 
                    seconds=seconds)
 
 
-def execute(point: Point, key: str, out: Path) -> dict:
+def _compute(point: Point, work: Path, versions: dict):
+    """``(results, units, error)`` of ``point``; an exception is its error, and so are
+    tools other than those its key was made with (``versions``)."""
+    mine = tool_versions()
+    if mine != versions:
+        differ = ", ".join(f"{name} {mine.get(name)} here, {versions.get(name)} in the key"
+                           for name in sorted(set(mine) | set(versions))
+                           if mine.get(name) != versions.get(name))
+        return {}, {}, f"this worker's tools differ from the sweep's: {differ}"
+    try:
+        return COMPUTE[point.kind](point.inputs, work)
+    except Exception as exception:  # a point's failure is its record; the sweep goes on
+        message = " ".join(str(exception).split()) or type(exception).__name__
+        return {}, {}, f"{type(exception).__name__}: {message}"
+
+
+def execute(point: Point, key: str, out: Path, versions: dict) -> dict:
     """Compute ``point``, write its record under ``out`` and return it.
 
-    Its work folder (``OUT/<key>/work``: builds, logs) is removed when the point passes
-    and kept, and named in the error, when it fails.
+    ``versions`` are the tool versions ``key`` was made with: a worker with other tools
+    (another revision, an edited tree) records a failure instead of computing. The work
+    folder (``OUT/<key>/work``: builds, logs) is removed when the point passes and kept,
+    and named in the error, when it fails.
     """
     folder = Path(out) / key
     work = folder / "work"
     start = time.perf_counter()
-    try:
-        results, units, error = COMPUTE[point.kind](point.inputs, work)
-    except Exception as exception:  # a point's failure is its record; the sweep goes on
-        message = " ".join(str(exception).split()) or type(exception).__name__
-        results, units, error = {}, {}, f"{type(exception).__name__}: {message}"
+    results, units, error = _compute(point, work, versions)
     if error is None:
         shutil.rmtree(work, ignore_errors=True)
     elif work.exists():

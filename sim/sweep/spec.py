@@ -67,10 +67,6 @@ class Point:
     axes: dict
     inputs: dict
 
-    @property
-    def label(self) -> str:
-        return " ".join(f"{key}={value}" for key, value in self.axes.items())
-
 
 @dataclass(frozen=True)
 class Sweep:
@@ -96,7 +92,7 @@ class _Spec:
             raise self.error(where, f"{_name(where)} must be {what}, not {value!r}")
         for key in value:
             if key not in keys:
-                expected = "; ".join(f"{k}: {v}" for k, v in keys.items())
+                expected = _expected(keys)
                 raise self.error((*where, key), f"unknown key {key!r} in {_name(where)} "
                                                 f"(expected {expected})")
         return value
@@ -133,6 +129,18 @@ class _Spec:
 
 
 _KINDS = {str: "a string", int: "an integer", bool: "true or false"}
+
+
+def _expected(keys: dict) -> str:
+    """The keys a table takes, with what each holds (once when they all hold the same)."""
+    if len(set(keys.values())) == 1:
+        return f"{next(iter(keys.values()))}: {', '.join(keys)}"
+    return "; ".join(f"{key}: {what}" for key, what in keys.items())
+
+
+def _key_named(message: str, keys) -> str | None:
+    """The first of ``keys`` a model's error message starts with (``cus must be ...``)."""
+    return next((key for key in keys if re.match(rf"{re.escape(key)}\b", message)), None)
 
 
 def _of_kind(item, kind) -> bool:
@@ -191,7 +199,7 @@ def _sm_config(spec: _Spec, combo: dict, mechanism: str) -> dict:
         config = load_config(**combo, **SM_MECHANISMS[mechanism])
     except ConfigError as error:
         message = str(error)
-        key = next((k for k in combo if message.startswith(k)), None)
+        key = _key_named(message, combo)
         where = ("sm", "config", key) if key else ("sm", "config")
         shown = ", ".join(f"{k}={v}" for k, v in combo.items())
         raise spec.error(where, f"[sm.config] {shown} (mechanism {mechanism}): "
@@ -266,7 +274,7 @@ def _block_params(spec: _Spec, name: str, table, where: tuple) -> list[tuple[dic
         try:
             block.build(combo)
         except (TypeError, ValueError) as error:
-            key = next((k for k in combo if str(error).startswith(k)), None)
+            key = _key_named(str(error), combo)
             shown = ", ".join(f"{k}={v}" for k, v in combo.items()) or "defaults"
             raise spec.error((*where, key) if key else where,
                              f"{name} ({shown}): {error}") from None
