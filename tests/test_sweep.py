@@ -318,6 +318,22 @@ def test_an_unknown_batch_option_names_its_line(capsys, tmp_path):
     assert ", queue," in err
 
 
+@pytest.mark.parametrize(("options", "message"), [
+    ('cores = 2\n', "You must specify how much cores and memory per job"),
+    ('cores = 2\nmemory = "4GB"\nprocesses = "two"\n', "TypeError"),
+])
+def test_batch_options_dask_jobqueue_rejects_name_their_table(capsys, tmp_path, options,
+                                                              message):
+    pytest.importorskip("dask_jobqueue", reason="the cluster extra is not installed "
+                                                "(pip install -e '.[cluster]')")
+    spec = write(tmp_path, '[sm]\nkernels = ["saxpy"]\n[cluster]\nkind = "slurm"\n'
+                           f'[cluster.options]\n{options}')
+    code, _, err = run_cli(capsys, "sweep", spec)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"gpurf: {spec}:5: dask-jobqueue rejects the slurm options (")
+    assert message in err
+
+
 def test_a_batch_cluster_without_the_extra_is_one_line(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask_jobqueue", None)
     spec = write(tmp_path, '[sm]\nkernels = ["saxpy"]\n[cluster]\nkind = "pbs"\n')
@@ -334,6 +350,7 @@ def test_a_batch_cluster_without_the_extra_is_one_line(capsys, tmp_path, monkeyp
 def test_options_that_do_not_apply_are_usage_errors(capsys, tmp_path, monkeypatch, cluster,
                                                     options, message):
     monkeypatch.setattr("gpurf.sim.sweep.spec.job_options", lambda kind: [])
+    monkeypatch.setattr("gpurf.sim.sweep.spec.job_script", lambda kind, options: "")
     spec = write(tmp_path, f'[sm]\nkernels = ["saxpy"]\n{cluster}')
     code, _, err = run_cli(capsys, "sweep", spec, *options)
     assert code == 2 and message in err and err.count("\n") == 1

@@ -10,7 +10,7 @@ import inspect
 from dataclasses import dataclass, field
 
 __all__ = ["JOBQUEUE_KINDS", "ClusterSpec", "MissingExtraError", "connect", "job_options",
-           "jobqueue_cluster"]
+           "job_script", "jobqueue_cluster"]
 
 JOBQUEUE_KINDS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
                   "lsf": "LSFCluster", "oar": "OARCluster", "htcondor": "HTCondorCluster",
@@ -48,15 +48,28 @@ def _jobqueue():
                                 "cluster extra: pip install -e '.[cluster]'") from None
 
 
+def _job_class(kind: str) -> type:
+    """dask-jobqueue's job class of ``kind`` (``SLURMJob``)."""
+    _jobqueue()
+    module = importlib.import_module(f"dask_jobqueue.{kind}")
+    return next(cls for name, cls in inspect.getmembers(module, inspect.isclass)
+                if name.endswith("Job") and cls.__module__ == module.__name__)
+
+
+def _with_defaults(options: dict) -> dict:
+    """One thread per worker process unless the options say otherwise: ``processes``
+    defaults to ``cores``."""
+    options = dict(options)
+    options.setdefault("processes", options.get("cores", 1))
+    options.setdefault("cores", options["processes"])
+    return options
+
+
 def job_options(kind: str) -> list[str]:
     """The options ``[cluster.options]`` may hold for ``kind``: the arguments of its job
     class and of dask-jobqueue's base job, and a few of the cluster's."""
-    _jobqueue()
-    module = importlib.import_module(f"dask_jobqueue.{kind}")
-    job_class = next(cls for name, cls in inspect.getmembers(module, inspect.isclass)
-                     if name.endswith("Job") and cls.__module__ == module.__name__)
     names = set(_CLUSTER_OPTIONS)
-    for cls in inspect.getmro(job_class):
+    for cls in inspect.getmro(_job_class(kind)):
         if "__init__" in vars(cls):
             names |= {name for name, parameter
                       in inspect.signature(cls.__init__).parameters.items()
@@ -64,17 +77,20 @@ def job_options(kind: str) -> list[str]:
     return sorted(names - set(_OURS))
 
 
-def jobqueue_cluster(spec: ClusterSpec):
-    """The dask-jobqueue cluster of ``spec`` (not yet scaled: no job is submitted).
+def job_script(kind: str, options: dict) -> str:
+    """The job script ``options`` give for ``kind``, built without a scheduler; raises
+    what dask-jobqueue raises for options it rejects (a value of the wrong type, no
+    ``memory``)."""
+    job = {k: v for k, v in _with_defaults(options).items() if k not in _CLUSTER_OPTIONS}
+    return _job_class(kind)(scheduler="tcp://scheduler:8786", name="check", **job).job_script()
 
-    One thread per worker process unless the options say otherwise: ``processes``
-    defaults to ``cores``.
-    """
-    options = dict(spec.options)
-    options.setdefault("processes", options.get("cores", 1))
-    options.setdefault("cores", options["processes"])
+
+def jobqueue_cluster(spec: ClusterSpec):
+    """The dask-jobqueue cluster of ``spec`` (not yet scaled: no job is submitted), with
+    one thread per worker process unless the options say otherwise (``processes``
+    defaults to ``cores``)."""
     cluster_class = getattr(_jobqueue(), JOBQUEUE_KINDS[spec.kind])
-    return cluster_class(**options)
+    return cluster_class(**_with_defaults(spec.options))
 
 
 def connect(spec: ClusterSpec, *, address: str | None = None, workers: int | None = None):

@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cluster import JOBQUEUE_KINDS, ClusterSpec, MissingExtraError, job_options
+from .cluster import JOBQUEUE_KINDS, ClusterSpec, MissingExtraError, job_options, job_script
 from .lines import line_of
 
 __all__ = ["FLOWS", "SIZES", "SM_MECHANISMS", "Point", "SpecError", "Sweep", "load_spec"]
@@ -321,9 +321,16 @@ def _cluster_options(spec: _Spec, kind: str, options) -> dict:
         allowed = job_options(kind)
     except MissingExtraError as error:
         raise spec.error(("cluster", "kind"), f"kind = {kind!r}: {error}") from None
-    return spec.table(options, ("cluster", "options"),
-                      dict.fromkeys(allowed, f"an option of dask-jobqueue's {kind} cluster"),
-                      "a table of dask-jobqueue options")
+    options = spec.table(options, ("cluster", "options"),
+                         dict.fromkeys(allowed, f"an option of dask-jobqueue's {kind} cluster"),
+                         "a table of dask-jobqueue options")
+    try:
+        job_script(kind, options)
+    except (TypeError, ValueError) as error:
+        reason = " ".join(str(error).split())
+        raise spec.error(("cluster", "options"), f"dask-jobqueue rejects the {kind} options "
+                                                 f"({type(error).__name__}: {reason})") from None
+    return options
 
 
 # -- the file -------------------------------------------------------------------------------
