@@ -12,7 +12,7 @@ from pathlib import Path
 from gpurf.sim.provenance import tool_versions
 
 from .cluster import ClusterSpec, MissingExtraError, connect
-from .records import execute, failure_record, point_key, read_record, record_path, write_record
+from .records import execute, failure_record, finished, point_key, record_path, write_record
 from .spec import Point, SpecError, Sweep, load_spec
 
 __all__ = ["ClusterSpec", "MissingExtraError", "Outcome", "Point", "SpecError", "Sweep",
@@ -31,13 +31,6 @@ class Outcome:
         return [r for r in self.records if r["status"] != "ok"]
 
 
-def _finished(path: Path) -> bool:
-    try:
-        return read_record(path)["status"] == "ok"
-    except ValueError:
-        return False
-
-
 def pending(points: Iterable[Point], out: Path) -> tuple[list[tuple[Point, str]], list[Point]]:
     """``(point, key)`` of the points to run, and the points whose record says ``ok``
     (repeated points are run once)."""
@@ -48,7 +41,7 @@ def pending(points: Iterable[Point], out: Path) -> tuple[list[tuple[Point, str]]
         if key in seen:
             continue
         seen.add(key)
-        if _finished(record_path(out, key)):
+        if finished(record_path(out, key)):
             done.append(point)
         else:
             todo.append((point, key))

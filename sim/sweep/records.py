@@ -24,8 +24,8 @@ from gpurf.sim.provenance import provenance, tool_versions
 from .compute import COMPUTE
 from .spec import Point
 
-__all__ = ["RECORD", "SCHEMA", "BadRecordError", "execute", "failure_record", "point_key",
-           "read_record", "record_path", "write_record"]
+__all__ = ["RECORD", "SCHEMA", "BadRecordError", "execute", "failure_record", "finished",
+           "point_key", "read_record", "record_path", "write_record"]
 
 SCHEMA = "gpurf.sweep.record/1"
 RECORD = "record.json"
@@ -86,6 +86,14 @@ def read_record(path: Path) -> dict:
     if not isinstance(record["axes"], dict) or not isinstance(record["results"], dict):
         raise BadRecordError(f"{path}: sweep record whose axes or results are not tables")
     return record
+
+
+def finished(path: Path) -> bool:
+    """Whether ``path`` holds a record that says ``ok``."""
+    try:
+        return read_record(path)["status"] == "ok"
+    except BadRecordError:
+        return False
 
 
 def _record(point: Point, key: str, **fields) -> dict:
