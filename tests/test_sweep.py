@@ -80,6 +80,17 @@ def test_local_cluster_of_two_workers_equals_the_serial_run(serial, tmp_path):
     assert len(cycles) > 1, "the grid's points must differ, or equal records prove nothing"
 
 
+def test_the_command_runs_a_local_cluster_then_skips_what_it_finished(capsys, tmp_path):
+    spec = write(tmp_path, '[sm]\nkernels = ["saxpy", "fma_subcore/balanced"]\n')
+    code, out, _ = run_cli(capsys, "sweep", spec, "--workers", "2", "--out", tmp_path / "out")
+    assert code == 0
+    assert f"2 points from {spec} on a local cluster; records in {tmp_path / 'out'}" in out
+    assert out.count("\nok   sm    kernel=") == 2
+    assert "2 run, 0 skipped (finished), 0 failed" in out
+    code, out, _ = run_cli(capsys, "sweep", spec, "--out", tmp_path / "out")
+    assert code == 0 and "0 run, 2 skipped (finished), 0 failed" in out
+
+
 def test_comparable_records_differ_when_a_result_does(serial):
     _, out = serial
     record = next(iter(records_by_key(out).values()))
