@@ -1,1 +1,0 @@
-"""``gpurf sweep``: design-space sweeps on Dask (issue 20, item 5)."""
