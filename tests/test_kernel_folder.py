@@ -184,7 +184,7 @@ def test_compile_table_reports_a_broken_kernel_and_goes_on(capsys, tmp_path, mon
     code, out, err = run_cli(capsys, "compile", "--table", "--pass", "regless")
     assert code == 1
     assert re.search(r"^\| saxpy \| saxpy \| \d+ \| ", out, re.MULTILINE)
-    assert re.search(r"^\| vecadd \| - \| - \| .*unsupported instruction 'atom\.global\.add\.u32' \|$",
-                     out, re.MULTILINE)
+    assert re.search(r"^\| vecadd \| - \| - \| .*unsupported instruction "
+                     r"'atom\.global\.add\.u32' \|$", out, re.MULTILINE)
     assert re.fullmatch(r"gpurf: vecadd: \S+/vecadd/kernel\.ptx:\d+: unsupported instruction "
                         r"'atom\.global\.add\.u32'\n", err)
