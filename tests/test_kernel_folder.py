@@ -141,7 +141,7 @@ def test_names_resolve_to_folders_first_then_shipped_kernels(tmp_path, monkeypat
 
 @pytest.mark.parametrize(("old", "new", "key", "message"), [
     ('block = ["block", 1, 1]', 'block = [0, 1, 1]', "block = [0",
-     r"'block' must be an integer >= 1, not 0 = 0$"),
+     r"'block' must be an integer >= 1, not 0$"),
     ('block = ["block", 1, 1]', 'block = ["block", 16, 1]', "block = [",
      r"2,048 threads per block; at most 1,024 are allowed$"),
     ("n = 3000", "n = 42.5", 'shape = ["n"]', r"'shape' must be an integer >= 0, not 'n' = 42\.5$"),

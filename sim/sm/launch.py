@@ -198,8 +198,8 @@ class LaunchSpec:
         if isinstance(number, float) and number.is_integer():
             number = int(number)
         if not isinstance(number, int) or number < low:
-            raise self.error(table, key, f"'{key}' must be an integer >= {low}, not {value!r} "
-                                         f"= {number!r}")
+            shown = f"{value!r} = {number!r}" if isinstance(value, str) else repr(value)
+            raise self.error(table, key, f"'{key}' must be an integer >= {low}, not {shown}")
         return number
 
     def _dimensions(self, variables) -> dict[str, tuple[int, int, int]]:
