@@ -64,7 +64,11 @@ def table(name: str, units: dict[str, str], rows: list[dict[str, Any]]) -> CostT
 
 
 def has_cost_report(mechanism: str) -> bool:
-    return importlib.util.find_spec(f"gpurf.synth.{mechanism}") is not None
+    """Whether ``mechanism`` is a registered mechanism with a ``synth/<mechanism>.py``
+    (so ``flow`` or ``costs``, modules but not mechanisms, have none)."""
+    registered = {block.mechanism for block in all_blocks()}
+    return (mechanism in registered
+            and importlib.util.find_spec(f"gpurf.synth.{mechanism}") is not None)
 
 
 def _module(mechanism: str):
