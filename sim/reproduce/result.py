@@ -120,6 +120,12 @@ class Result:
     comparisons: list[Comparison]
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self):
+        for comparison in self.comparisons:
+            if comparison.key not in self.papers.values:
+                raise ValueError(f"{self.mechanism}: comparison {comparison.key!r} is not a "
+                                 f"value of synth/papers/{self.mechanism}.toml")
+
     def as_json(self) -> dict:
         return {"schema": SCHEMA_ID, "mechanism": self.mechanism, "size": self.size,
                 "paper": self.papers.as_dict(),
