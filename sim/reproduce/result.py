@@ -33,7 +33,8 @@ class Table:
                 "rows": self.rows, "notes": self.notes}
 
     def markdown(self) -> list[str]:
-        header = [f"{c} ({u})" if u else c for c, u in self.units.items()]
+        header = [f"{c} ({u})" if u and u.lower() not in c.lower() else c
+                  for c, u in self.units.items()]
         lines = [f"## {self.title}", "", "| " + " | ".join(header) + " |",
                  "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(_cell(row[c]) for c in self.units) + " |"
