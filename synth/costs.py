@@ -3,7 +3,8 @@
 A mechanism's module gives ``cost_data(root)``, the report as data (:class:`CostReport`:
 tables of rows, each column's unit, the paper's values with their references), and
 ``cost_markdown(report)``, its Markdown (``gpurf cost MECHANISM``); :meth:`CostReport.as_json`
-is ``gpurf cost MECHANISM --json`` (with :func:`~gpurf.sim.provenance.provenance`).
+is ``gpurf cost MECHANISM --json`` (with :func:`~gpurf.sim.provenance.provenance`). A new
+mechanism may start with a Markdown ``cost_report()`` alone; it then has no ``--json``.
 """
 
 import importlib
@@ -80,14 +81,22 @@ def _module(mechanism: str):
 
 
 def cost_data(mechanism: str) -> CostReport:
-    """The cost report of ``mechanism`` as data; :class:`LookupError` if it has none."""
-    return _module(mechanism).cost_data()
+    """The cost report of ``mechanism`` as data; :class:`LookupError` if it has none or
+    only a Markdown one (a module with ``cost_report()`` alone)."""
+    module = _module(mechanism)
+    if not hasattr(module, "cost_data"):
+        raise LookupError(f"the cost report of {mechanism!r} has no data form: "
+                          f"synth/{mechanism}.py gives cost_report() but no cost_data()")
+    return module.cost_data()
 
 
 def cost_report(mechanism: str) -> str:
-    """The Markdown cost report of ``mechanism``; :class:`LookupError` if it has none."""
+    """The Markdown cost report of ``mechanism``; :class:`LookupError` if it has none. A
+    module may give ``cost_report()`` alone, without the data form."""
     module = _module(mechanism)
-    return module.cost_markdown(module.cost_data())
+    if hasattr(module, "cost_data"):
+        return module.cost_markdown(module.cost_data())
+    return module.cost_report()
 
 
 def cost_json(mechanism: str) -> dict:

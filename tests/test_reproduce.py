@@ -5,6 +5,7 @@ comparisons with the paper, and the command's bad inputs. Runs use the lightest 
 
 import copy
 import json
+import types
 
 import pytest
 
@@ -19,6 +20,7 @@ from gpurf.sim.reproduce import (
 from gpurf.sim.reproduce import greener as greener_results
 from gpurf.sim.reproduce.result import Comparison, Plot, Result, Series, Table
 from gpurf.sim.reproduce.schema import problems
+from gpurf.synth import costs
 from gpurf.synth.costs import table
 from gpurf.synth.papers import PaperDataError, load_papers, paper_values
 from gpurf.synth.regless import fig11_report, fig11_rows
@@ -240,3 +242,12 @@ def test_cost_json_carries_rows_units_paper_values_and_provenance():
 def test_cost_tables_refuse_rows_without_their_columns():
     with pytest.raises(ValueError, match="row columns"):
         table("t", {"a": "bits"}, [{"b": 1}])
+
+
+def test_a_markdown_only_cost_report_still_prints_but_has_no_json(monkeypatch):
+    """A new mechanism may start with ``cost_report()`` alone (as tests/toy_mechanism)."""
+    markdown_only = types.SimpleNamespace(cost_report=lambda: "| toy |")
+    monkeypatch.setattr(costs, "_module", lambda mechanism: markdown_only)
+    assert costs.cost_report("toy") == "| toy |"
+    with pytest.raises(LookupError, match=r"synth/toy\.py gives cost_report\(\) but no cost_data"):
+        costs.cost_json("toy")
