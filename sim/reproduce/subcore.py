@@ -31,7 +31,8 @@ _WHY_IMBALANCE = ("at size test each compute warp runs 64 FMAs, not 4,096, so th
                   "runs the paper's 4,096)")
 _WHY_CUS = ("on gpurf's kernels the 2 CUs per sub-core are full in {full:.0f} % of GTO's "
             "sub-core cycles on average (table: collector-full stalls), and 4 CUs remove most "
-            "of those stalls; the paper's applications are less collector-bound")
+            "of those stalls; the paper's 4.1 % is its applications' average, and it does not "
+            "state how often their collectors are full")
 _WHY_SPEEDUP = ("gpurf's kernels are small and few are register-bank-bound; the paper's "
                 "gains come from register-bound applications (cuGraph, Rodinia) gpurf does "
                 "not have (docs/sm.md)")
