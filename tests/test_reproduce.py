@@ -18,6 +18,7 @@ from gpurf.sim.reproduce import (
     write_results,
 )
 from gpurf.sim.reproduce import greener as greener_results
+from gpurf.sim.reproduce import regless as regless_results
 from gpurf.sim.reproduce.result import Comparison, Plot, Result, Series, Table
 from gpurf.sim.reproduce.schema import problems
 from gpurf.synth import costs
@@ -251,3 +252,18 @@ def test_a_markdown_only_cost_report_still_prints_but_has_no_json(monkeypatch):
     assert costs.cost_report("toy") == "| toy |"
     with pytest.raises(LookupError, match=r"synth/toy\.py gives cost_report\(\) but no cost_data"):
         costs.cost_json("toy")
+
+
+def test_regless_checks_the_papers_claim_on_its_rows(monkeypatch, tmp_path):
+    """Fig. 11 has no numbers: no comparison, the paper's statement, and whether gpurf's
+    OSU rows grow with capacity (tiny configurations, as tests/test_regless_cost.py)."""
+    monkeypatch.setitem(regless_results.SETUPS, "test", TINY)
+    result = reproduce("regless", "test")
+    assert result.comparisons == []
+    assert "logic transistors grow with capacity: yes; memory bits: yes" in result.notes[1]
+    document = write_results(result, tmp_path)
+    assert problems(document) == []
+    (figure,) = document["figures"]
+    assert figure["lines"] == [] and {s["source"] for s in figure["series"]} == {"gpurf"}
+    baseline = figure["categories"].index("register file")
+    assert all(s["values"][baseline] == 1.0 for s in figure["series"])

@@ -42,7 +42,7 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None) -> Resu
     plot = Plot("fig11", "Fig. 11: area per SM over the 2048-entry register file", "ratio",
                 [row["design"] for row in data],
                 [Series(figure, "gpurf", [row[f"{figure} ratio"] for row in data])
-                 for figure in _RATIOS], lines={"register file (1.0)": 1.0})
+                 for figure in _RATIOS])
     grows = {figure: _grows(data, figure) for figure in ("logic transistors", "memory bits")}
     notes = [PAPER_STATEMENT,
              "In gpurf's rows, OSU logic transistors grow with capacity: "
