@@ -11,8 +11,9 @@ from .result import Comparison, Plot, Result, Series, Table
 __all__ = ["reproduce"]
 
 _WHY_BITS = "gpurf's entry layout differs from the paper's for this structure"
-_WHY_DEPTH = ("yosys maps each output bit's XOR to a balanced tree of its inputs; the "
-              "paper's 13 cascaded XOR2 are a chain")
+_WHY_DEPTH = ("gpurf's hash is a balanced XOR2 tree per output bit (its depth: the widest "
+              "bit's inputs, log2); the paper counts 13 XOR2 in its critical path without "
+              "saying how its gates are arranged")
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None) -> Result:
