@@ -51,6 +51,7 @@ def reproduce(mechanism: str, size: str = "test", *,
 
 
 def default_out(mechanism: str) -> Path:
+    """The results folder when ``--out`` is not given."""
     return Path("gpurf-results") / "reproduce" / mechanism
 
 

@@ -27,6 +27,8 @@ def _grows(rows: list[dict], figure: str) -> bool:
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None) -> Result:
+    """Fig. 11's rows for ``size``'s capacities (:data:`SETUPS`), each said as it is
+    synthesized."""
     setup = SETUPS[size]
     rows = []
     for row in fig11_rows(setup):
