@@ -56,11 +56,10 @@ class CostReport:
 
 
 def table(name: str, units: dict[str, str], rows: list[dict[str, Any]]) -> CostTable:
-    """A :class:`CostTable` whose rows hold exactly the ``units``' columns."""
+    """A :class:`CostTable` whose rows hold exactly the ``units``' columns, in their order."""
     for row in rows:
-        if set(row) != set(units):
-            raise ValueError(f"table {name}: row columns {sorted(row)} are not "
-                             f"{sorted(units)}")
+        if list(row) != list(units):
+            raise ValueError(f"table {name}: row columns {list(row)} are not {list(units)}")
     return CostTable(name, units, rows)
 
 
