@@ -10,6 +10,7 @@ import types
 import pytest
 
 from gpurf.sim import reproduce as reproduce_package
+from gpurf.sim import verilog
 from gpurf.sim.cli import main
 from gpurf.sim.reproduce import (
     MECHANISMS,
@@ -225,8 +226,9 @@ def test_a_mechanism_without_results_is_named(capsys, monkeypatch):
 
 
 # -- cost --json -----------------------------------------------------------------------------
-def test_cost_json_carries_rows_units_paper_values_and_provenance():
-    report = fig11_report(list(fig11_rows(TINY)), TINY)
+def test_cost_json_carries_rows_units_paper_values_and_provenance(tmp_path):
+    """(Own build folder: test_regless_cost.py synthesizes the same blocks, maybe at once.)"""
+    report = fig11_report(list(fig11_rows(TINY, root=tmp_path)), TINY)
     document = report.as_json()
     assert document["mechanism"] == "regless" and document["kind"] == "cost"
     (fig11,) = document["tables"]
@@ -258,6 +260,7 @@ def test_regless_checks_the_papers_claim_on_its_rows(monkeypatch, tmp_path):
     """Fig. 11 has no numbers: no comparison, the paper's statement, and whether gpurf's
     OSU rows grow with capacity (tiny configurations, as tests/test_regless_cost.py)."""
     monkeypatch.setitem(regless_results.SETUPS, "test", TINY)
+    monkeypatch.setattr(verilog, "BUILD_ROOT", tmp_path / "build")
     result = reproduce("regless", "test")
     assert result.comparisons == []
     assert "logic transistors grow with capacity: yes; memory bits: yes" in result.notes[1]
