@@ -21,22 +21,22 @@ from gpurf.hw.compression.value_extractor import ThreadValueExtractor, ValueExtr
 from gpurf.hw.compression.value_truncator import ValueTruncator
 from gpurf.sim.verilog import BUILD_ROOT
 
+from .costs import CostReport, table
 from .flow import SRAM_TRANSISTORS_PER_BIT, SynthReport, synthesize_design
+from .papers import paper_values
 
-__all__ = ["PAPER", "SM_COUNTS", "Row", "cost_report", "rows"]
+__all__ = ["PAPER", "PAPER_KEYS", "SM_COUNTS", "Row", "cost_data", "cost_markdown", "cost_report",
+           "rows"]
 
 LANES = 32
 
-PAPER = {
-    "extractor": 1_536 + 24,
-    "converter": 1_300,
-    "truncator": 5_396,
-    "table": 49_152,
-    "cu": 6_774,
-    "total": 1_800_000,
-}
-"""Section 6.4: TVE 1,536 (8 x 9:1 mux x 4 bits) + 24 (2:1 pad mux); converter ~1,300;
-truncator 1 x 1,300 + 2 x 2,048 = 5,396; table 256 x 32 x 6T; CU 1024 x 6 + 35 x 3 x 6."""
+PAPER_KEYS = ("extractor", "converter", "truncator", "table", "cu", "total")
+"""Section 6.4's estimates in ``synth/papers/compression.toml``: TVE 1,536 (8 x 9:1 mux x 4
+bits) + 24 (2:1 pad mux); converter ~1,300; truncator 1 x 1,300 + 2 x 2,048 = 5,396; table
+256 x 32 x 6T; CU 1024 x 6 + 35 x 3 x 6; about 1.8 M per SM."""
+
+PAPER = {key: int(paper_values("compression")[key].value) for key in PAPER_KEYS}
+"""The estimates by key, in transistors."""
 
 SM_COUNTS = {"extractor": 16 * LANES, "converter": 6 * LANES, "truncator": 3 * LANES,
              "table": 2, "cu": 16}
@@ -94,9 +94,55 @@ def rows(root: Path | None = None) -> tuple[list[Row], dict[str, SynthReport]]:
     return out, reports
 
 
-def cost_report(root: Path | None = None) -> str:
-    """The Markdown report of ``gpurf cost compression``."""
-    table, reports = rows(root)
+_UNIT_UNITS = {"key": "", "structure": "", "gpurf": "transistors", "paper": "transistors",
+               "gpurf / paper": "", "per SM": "units", "gpurf per SM": "transistors",
+               "paper per SM": "transistors", "note": ""}
+
+
+def _unit_rows(table_rows: list[Row]) -> list[dict]:
+    return [{"key": row.key, "structure": row.label, "gpurf": row.ours, "paper": row.paper,
+             "gpurf / paper": round(row.ours / row.paper, 4), "per SM": SM_COUNTS[row.key],
+             "gpurf per SM": row.ours * SM_COUNTS[row.key],
+             "paper per SM": row.paper * SM_COUNTS[row.key], "note": row.note}
+            for row in table_rows]
+
+
+def _uncounted_rows(reports: dict[str, SynthReport]) -> list[dict]:
+    r = reports
+    return [
+        {"structure": "source table arbiter, result registers (16 ports)",
+         "logic transistors": r["table"].logic_transistors, "ff bits": r["table"].ff_bits,
+         "note": "tag_width 8"},
+        {"structure": "destination table logic incl. conflict buffer (3 ports x 1 entry)",
+         "logic transistors": r["table_dst"].logic_transistors,
+         "ff bits": r["table_dst"].ff_bits,
+         "note": f"tag_width 8; the paper's buffer entry would carry a "
+                 f"{LANES * THREAD_BITS}-bit warp register"},
+    ]
+
+
+def cost_data(root: Path | None = None) -> CostReport:
+    """``gpurf cost compression`` as data."""
+    table_rows, reports = rows(root)
+    r = reports
+    return CostReport(
+        mechanism="compression",
+        tables={"units": table("units", _UNIT_UNITS, _unit_rows(table_rows)),
+                "uncounted": table("uncounted", {"structure": "",
+                                                 "logic transistors": "transistors",
+                                                 "ff bits": "bits", "note": ""},
+                                   _uncounted_rows(reports))},
+        papers=paper_values("compression"),
+        figures={"tve logic depth": {"value": r["tve"].logic_depth, "unit": "gate levels"},
+                 "extractor logic depth": {"value": r["extractor"].logic_depth,
+                                           "unit": "gate levels"},
+                 "warp extractor logic depth": {"value": r["extractor_warp"].logic_depth,
+                                                "unit": "gate levels"}})
+
+
+def cost_markdown(report: CostReport) -> str:
+    """The Markdown of ``gpurf cost compression``."""
+    units = report.rows("units")
     lines = [
         "## Section 6.4: transistors per unit (`stat -tech cmos`; SRAM = 6T per bit)",
         "",
@@ -104,35 +150,35 @@ def cost_report(root: Path | None = None) -> str:
         "| paper per SM | note |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    total = paper_total = 0
-    for row in table:
-        count = SM_COUNTS[row.key]
-        total += row.ours * count
-        paper_total += row.paper * count
-        lines.append(f"| {row.label} | {row.ours:,} | {row.paper:,} | "
-                     f"{row.ours / row.paper:.2f} | {count} | {row.ours * count:,} | "
-                     f"{row.paper * count:,} | {row.note} |")
+    for row in units:
+        lines.append(f"| {row['structure']} | {row['gpurf']:,} | {row['paper']:,} | "
+                     f"{row['gpurf'] / row['paper']:.2f} | {row['per SM']} | "
+                     f"{row['gpurf per SM']:,} | {row['paper per SM']:,} | {row['note']} |")
+    total = sum(row["gpurf per SM"] for row in units)
+    paper_total = sum(row["paper per SM"] for row in units)
     lines.append(f"| **total per SM** | | | {total / paper_total:.2f} | | **{total:,}** | "
-                 f"**{paper_total:,}** (paper: ~{PAPER['total']:,}) | |")
-    r = reports
+                 f"**{paper_total:,}** (paper: ~{int(report.papers['total'].value):,}) | |")
+    figures = {name: figure["value"] for name, figure in report.figures.items()}
     lines += [
         "",
         "## Not counted by the paper (separate rows)",
         "",
         "| structure | logic transistors | ff bits | note |",
         "|---|---|---|---|",
-        f"| source table arbiter, result registers (16 ports) | "
-        f"{r['table'].logic_transistors:,} | {r['table'].ff_bits} | tag_width 8 |",
-        f"| destination table logic incl. conflict buffer (3 ports x 1 entry) | "
-        f"{r['table_dst'].logic_transistors:,} | {r['table_dst'].ff_bits} | tag_width 8; the "
-        f"paper's buffer entry would carry a {LANES * THREAD_BITS}-bit warp register |",
+        *(f"| {row['structure']} | {row['logic transistors']:,} | {row['ff bits']} | "
+          f"{row['note']} |" for row in report.rows("uncounted")),
         "",
         "## Value extractor logic depth (paper: one multiplexer level)",
         "",
-        f"- TVE alone (select lines as inputs): {r['tve'].logic_depth} gate levels "
+        f"- TVE alone (select lines as inputs): {figures['tve logic depth']} gate levels "
         "(`AND,NAND,OR,NOR,XOR,XNOR,MUX` mapping): the data path is one 9:1 AND-OR "
         "multiplexer; the sign path adds the top-bit select and the pad mux",
-        f"- extractor incl. the mask decode (lanes=1): {r['extractor'].logic_depth} levels; "
-        f"warp unit (lanes=32): {r['extractor_warp'].logic_depth} levels",
+        f"- extractor incl. the mask decode (lanes=1): {figures['extractor logic depth']} "
+        f"levels; warp unit (lanes=32): {figures['warp extractor logic depth']} levels",
     ]
     return "\n".join(lines)
+
+
+def cost_report(root: Path | None = None) -> str:
+    """The Markdown report of ``gpurf cost compression``."""
+    return cost_markdown(cost_data(root))

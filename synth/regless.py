@@ -20,10 +20,12 @@ from typing import Any
 
 from gpurf.hw.registry import get_block
 
+from .costs import CostReport, table
 from .flow import SynthReport, synthesize
+from .papers import paper_values
 
-__all__ = ["FIG11", "PAPER_STATEMENT", "Fig11Row", "Fig11Setup", "cost_report", "fig11_rows",
-           "fig11_table",
+__all__ = ["FIG11", "PAPER_STATEMENT", "Fig11Row", "Fig11Setup", "cost_data", "cost_markdown",
+           "cost_report", "fig11_data", "fig11_report", "fig11_rows", "fig11_table",
            "format_report"]
 
 PAPER_STATEMENT = (
@@ -98,51 +100,101 @@ def fig11_rows(setup: Fig11Setup = FIG11, root: Path | None = None,
         yield Fig11Row(label, registers, report, time.monotonic() - start)
 
 
+_FIGURES = {"logic cells": "cells", "logic transistors": "transistors", "ff bits": "bits",
+            "memory bits": "bits", "total transistors": "transistors"}
+"""Each row's figures (per SM) and their units."""
+
+
 def _cell(value: int, base: int) -> str:
     return f"{value:,} ({value / base:.2f})" if base else f"{value:,}"
+
+
+def _fig11_units() -> dict[str, str]:
+    ratios = {f"{name} ratio": "" for name in _FIGURES}
+    return {"design": "", "role": "", "registers per shard": "registers",
+            "registers per SM": "registers", **_FIGURES, **ratios, "synthesis s": "s"}
+
+
+def _role(row: Fig11Row, setup: Fig11Setup) -> str:
+    if row.label.startswith("OSU"):
+        return "design" if row.registers == setup.design_lines else "osu"
+    return "baseline" if row.label == "register file" else row.label
+
+
+def fig11_data(rows: list[Fig11Row], setup: Fig11Setup = FIG11) -> list[dict]:
+    """``rows`` as data: per SM (one shard's figures x ``setup.shards``), each figure's ratio
+    to the register file's, the row's role (``baseline``, ``compressor``, ``osu`` or the
+    paper's ``design``)."""
+    n = setup.shards
+    base = next(row for row in rows if row.label == "register file").figures(n)
+    out = []
+    for row in rows:
+        figures = row.figures(n)
+        out.append({"design": row.label, "role": _role(row, setup),
+                    "registers per shard": row.registers, "registers per SM": n * row.registers,
+                    **figures,
+                    **{f"{k} ratio": round(figures[k] / base[k], 4) if base[k] else None
+                       for k in _FIGURES},
+                    "synthesis s": round(row.seconds, 1)})
+    return out
 
 
 def fig11_table(rows: list[Fig11Row], setup: Fig11Setup = FIG11) -> list[str]:
     """The Markdown table of ``rows`` (one shard's figures x ``setup.shards``), every figure
     with its ratio to the register file's in parentheses."""
-    n = setup.shards
-    base = next(row for row in rows if row.label == "register file").figures(n)
-    names = list(base)
+    return _fig11_lines(fig11_data(rows, setup))
+
+
+def _fig11_lines(data: list[dict]) -> list[str]:
+    base = next(row for row in data if row["role"] == "baseline")
+    names = list(_FIGURES)
     lines = ["| design | registers per SM | " + " | ".join(names) + " | synthesis s |",
              "|---|---|" + "---|" * len(names) + "---|"]
-    for row in rows:
-        figures = row.figures(n)
-        label = row.label
-        if row.label.startswith("OSU") and row.registers == setup.design_lines:
+    for row in data:
+        label = row["design"]
+        if row["role"] == "design":
             label = f"**{label} (paper's design)**"
-        elif row.label == "register file":
-            label = f"{label} {row.registers} entries (baseline)"
-        registers = f"{n * row.registers:,}" if row.registers else "-"
+        elif row["role"] == "baseline":
+            label = f"{label} {row['registers per shard']} entries (baseline)"
+        registers = f"{row['registers per SM']:,}" if row["registers per SM"] else "-"
         lines.append(f"| {label} | {registers} | "
-                     + " | ".join(_cell(figures[k], base[k]) for k in names)
-                     + f" | {row.seconds:.0f} |")
+                     + " | ".join(_cell(row[k], base[k]) for k in names)
+                     + f" | {row['synthesis s']:.0f} |")
     return lines
 
 
-def cost_report(root: Path | None = None, setup: Fig11Setup = FIG11) -> str:
-    """The Markdown report of ``gpurf cost regless`` (minutes: the large OSUs take long in
-    ABC)."""
-    return format_report(list(fig11_rows(setup, root)), setup)
+def cost_data(root: Path | None = None, setup: Fig11Setup = FIG11) -> CostReport:
+    """``gpurf cost regless`` as data (minutes: the large OSUs take long in ABC)."""
+    return fig11_report(list(fig11_rows(setup, root)), setup)
 
 
-def format_report(rows: list[Fig11Row], setup: Fig11Setup = FIG11) -> str:
-    """The report's Markdown from measured ``rows``."""
+def fig11_report(rows: list[Fig11Row], setup: Fig11Setup = FIG11) -> CostReport:
+    """The report of measured ``rows``."""
     compressor = next(row for row in rows if row.label == "compressor")
-    one = compressor.figures(1)
+    return CostReport(
+        mechanism="regless",
+        tables={"fig11": table("fig11", _fig11_units(), fig11_data(rows, setup))},
+        papers=paper_values("regless"),
+        figures={"shards": {"value": setup.shards, "unit": "shards per SM"},
+                 "register file entries": {"value": setup.shards * setup.rf_entries,
+                                           "unit": "registers per SM"},
+                 **{f"compressor {k}": {"value": v, "unit": _FIGURES[k]}
+                    for k, v in compressor.figures(1).items()}})
+
+
+def cost_markdown(report: CostReport) -> str:
+    """The Markdown of ``gpurf cost regless``."""
+    shards = report.figures["shards"]["value"]
+    one = {k: report.figures[f"compressor {k}"]["value"] for k in _FIGURES}
     return "\n".join([
-        f"## Fig. 11: area per SM ({setup.shards} shards), normalized to the "
-        f"{setup.shards * setup.rf_entries}-entry register file",
+        f"## Fig. 11: area per SM ({shards} shards), normalized to the "
+        f"{report.figures['register file entries']['value']}-entry register file",
         "",
-        f"Each figure is one shard's synthesis x {setup.shards}; in parentheses its ratio to "
+        f"Each figure is one shard's synthesis x {shards}; in parentheses its ratio to "
         "the register file's. Total transistors = logic (`stat -tech cmos`, flip-flops "
         "included) + 6 per memory bit.",
         "",
-        *fig11_table(rows, setup),
+        *_fig11_lines(report.rows("fig11")),
         "",
         f"The compressor of one shard alone: {one['logic cells']:,} logic cells, "
         f"{one['logic transistors']:,} logic transistors, {one['ff bits']:,} ff bits, "
@@ -152,3 +204,13 @@ def format_report(rows: list[Fig11Row], setup: Fig11Setup = FIG11) -> str:
         "",
         PAPER_STATEMENT,
     ])
+
+
+def cost_report(root: Path | None = None, setup: Fig11Setup = FIG11) -> str:
+    """The Markdown report of ``gpurf cost regless``."""
+    return cost_markdown(cost_data(root, setup))
+
+
+def format_report(rows: list[Fig11Row], setup: Fig11Setup = FIG11) -> str:
+    """The report's Markdown from measured ``rows``."""
+    return cost_markdown(fig11_report(rows, setup))

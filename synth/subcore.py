@@ -26,9 +26,12 @@ from gpurf.hw.subcore.rba_scorer import RbaScorer
 from gpurf.hw.subcore.warp_selector import POLICIES, WarpSelector
 from gpurf.sim.verilog import BUILD_ROOT
 
+from .costs import CostReport, table
 from .flow import SynthReport, synthesize, synthesize_design
+from .papers import Papers, paper_values
 
-__all__ = ["FIG13_DESIGNS", "IssueStage", "IssueStageConfig", "cost_report", "fig13"]
+__all__ = ["FIG13_DESIGNS", "IssueStage", "IssueStageConfig", "cost_data", "cost_markdown",
+           "cost_report", "fig13"]
 
 
 @dataclass(frozen=True)
@@ -199,13 +202,15 @@ class IssueStage(wiring.Component):
 
 FIG13_DESIGNS = (
     ("(a) GTO, 2 CUs (baseline)", {"policy": "gto", "cus": 2}, None),
-    ("(b) RBA, 2 CUs", {"policy": "rba", "cus": 2}, "+1%"),
-    ("(c) GTO, 4 CUs", {"policy": "gto", "cus": 4}, "+27%"),
+    ("(b) RBA, 2 CUs", {"policy": "rba", "cus": 2}, "fig13_rba_area"),
+    ("(c) GTO, 4 CUs", {"policy": "gto", "cus": 4}, "fig13_cus4_area"),
 )
+"""Fig. 13's designs: label, parameters, the key of the paper's area figure
+(``synth/papers/subcore.toml``; none for the baseline)."""
 
 
 def fig13(root: Path | None = None) -> list[tuple[str, SynthReport, str | None]]:
-    """Synthesize the three Fig. 13 designs: (label, report, the paper's area figure)."""
+    """Synthesize the three Fig. 13 designs: (label, report, the paper's area figure key)."""
     out = []
     for label, params, paper in FIG13_DESIGNS:
         stage = IssueStage(**params)
@@ -217,10 +222,53 @@ def fig13(root: Path | None = None) -> list[tuple[str, SynthReport, str | None]]
     return out
 
 
-def cost_report(root: Path | None = None) -> str:
-    """The Markdown report of ``gpurf cost subcore``."""
-    rows = fig13(root)
-    base = rows[0][1]
+_FIG13_UNITS = {"design": "", "policy": "", "cus": "CUs", "cells": "cells",
+                "logic transistors": "transistors", "ff bits": "bits", "memory bits": "bits",
+                "total transistors": "transistors", "total vs (a)": "%",
+                "logic vs (a)": "%", "paper (area)": "%"}
+
+
+def _fig13_rows(designs, papers: Papers) -> list[dict]:
+    base = designs[0][1]
+    return [{"design": label, "policy": r.params["policy"], "cus": r.params["cus"],
+             "cells": r.cells, "logic transistors": r.logic_transistors,
+             "ff bits": r.ff_bits, "memory bits": r.memory_bits,
+             "total transistors": r.transistors,
+             "total vs (a)": _percent(r.transistors, base.transistors),
+             "logic vs (a)": _percent(r.logic_transistors, base.logic_transistors),
+             "paper (area)": papers[paper].value if paper else None}
+            for label, r, paper in designs]
+
+
+def _percent(value: int, base: int) -> float:
+    return (value / base - 1) * 100
+
+
+def cost_data(root: Path | None = None) -> CostReport:
+    """``gpurf cost subcore`` as data: Fig. 13 and the paper-stated structures."""
+    papers = paper_values("subcore")
+    scorer = synthesize(get_block("subcore.rba_scorer"), root=root)
+    assigner = synthesize(get_block("subcore.subcore_assigner"), root=root)
+    structures = [
+        {"structure": "RBA score storage", "block": "subcore.rba_scorer",
+         "paper": "16 x 5 = 80 bits per sub-core", "ff bits": scorer.ff_bits,
+         "cells": scorer.cells, "logic transistors": scorer.logic_transistors},
+        {"structure": "hashed assignment", "block": "subcore.subcore_assigner",
+         "paper": "4-byte table + 4:1 mux + two 4-bit shift registers",
+         "ff bits": assigner.ff_bits, "cells": assigner.cells,
+         "logic transistors": assigner.logic_transistors},
+    ]
+    return CostReport(
+        mechanism="subcore",
+        tables={"fig13": table("fig13", _FIG13_UNITS, _fig13_rows(fig13(root), papers)),
+                "structures": table("structures", {
+                    "structure": "", "block": "", "paper": "", "ff bits": "bits",
+                    "cells": "cells", "logic transistors": "transistors"}, structures)},
+        papers=papers)
+
+
+def cost_markdown(report: CostReport) -> str:
+    """The Markdown of ``gpurf cost subcore``."""
     lines = [
         "## Fig. 13: scheduler + operand collector + 2 RF banks per sub-core",
         "",
@@ -230,28 +278,27 @@ def cost_report(root: Path | None = None) -> str:
         "| total vs (a) | logic vs (a) | paper (area) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for label, r, paper in rows:
+    for row in report.rows("fig13"):
+        paper = row["paper (area)"]
         lines.append(
-            f"| {label} | {r.cells:,} | {r.logic_transistors:,} | {r.ff_bits:,} | "
-            f"{r.memory_bits:,} | {r.transistors:,} | {_ratio(r.transistors, base.transistors)}"
-            f" | {_ratio(r.logic_transistors, base.logic_transistors)} | {paper or '-'} |")
-    lines += ["", "## Paper-stated structures", "", *_structure_rows(root)]
+            f"| {row['design']} | {row['cells']:,} | {row['logic transistors']:,} | "
+            f"{row['ff bits']:,} | {row['memory bits']:,} | {row['total transistors']:,} | "
+            f"{row['total vs (a)']:+.1f}% | {row['logic vs (a)']:+.1f}% | "
+            f"{'-' if paper is None else f'+{paper}%'} |")
+    scorer, assigner = report.rows("structures")
+    lines += [
+        "", "## Paper-stated structures", "",
+        "| structure | paper | gpurf (default parameters) |",
+        "|---|---|---|",
+        f"| {scorer['structure']} | {scorer['paper']} | {scorer['ff bits']} ff bits "
+        f"in subcore.rba_scorer (score_latency=1) |",
+        f"| {assigner['structure']} | {assigner['paper']} | "
+        f"{assigner['ff bits']} ff bits, {assigner['cells']:,} cells, "
+        f"{assigner['logic transistors']:,} transistors (subcore.subcore_assigner) |",
+    ]
     return "\n".join(lines)
 
 
-def _ratio(value: int, base: int) -> str:
-    return f"{(value / base - 1) * 100:+.1f}%"
-
-
-def _structure_rows(root: Path | None) -> list[str]:
-    scorer = synthesize(get_block("subcore.rba_scorer"), root=root)
-    assigner = synthesize(get_block("subcore.subcore_assigner"), root=root)
-    return [
-        "| structure | paper | gpurf (default parameters) |",
-        "|---|---|---|",
-        f"| RBA score storage | 16 x 5 = 80 bits per sub-core | {scorer.ff_bits} ff bits "
-        f"in subcore.rba_scorer (score_latency=1) |",
-        f"| hashed assignment | 4-byte table + 4:1 mux + two 4-bit shift registers | "
-        f"{assigner.ff_bits} ff bits, {assigner.cells:,} cells, "
-        f"{assigner.logic_transistors:,} transistors (subcore.subcore_assigner) |",
-    ]
+def cost_report(root: Path | None = None) -> str:
+    """The Markdown report of ``gpurf cost subcore``."""
+    return cost_markdown(cost_data(root))

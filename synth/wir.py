@@ -27,23 +27,22 @@ from gpurf.hw.registry import Block, get_block
 from gpurf.sim.toolchain import tool_env, yosys_command
 from gpurf.sim.verilog import build_dir
 
+from .costs import CostReport, table
 from .flow import SynthesisError, SynthReport, synthesize
+from .papers import Papers, paper_values
 
-__all__ = ["PAPER_BITS", "PAPER_XOR_DEPTH", "cost_report", "xor_depth"]
+__all__ = ["PAPER_BITS", "cost_data", "cost_markdown", "cost_report", "xor_depth"]
 
 PAPER_BITS = {
-    "wir.rename_table": 36_288,
-    "wir.reuse_buffer": 15_104,
-    "wir.value_signature_buffer": 11_008,
-    "wir.verify_cache": 8_280,
-    "wir.register_pool": 10_240,
+    "wir.rename_table": "rename_table_bits",
+    "wir.reuse_buffer": "reuse_buffer_bits",
+    "wir.value_signature_buffer": "value_signature_buffer_bits",
+    "wir.verify_cache": "verify_cache_bits",
+    "wir.register_pool": "register_pool_bits",
 }
-"""Section VII-E: rename tables 48 x 63 x 12 (4.42 KB), reuse buffer 256 x 59 (1.84 KB), VSB
-256 x 43 (1.34 KB), verify cache 8 x 1035 (1.01 KB), reference counters 1024 x 10 (1.25 KB);
-9.9 KB in all."""
-
-PAPER_XOR_DEPTH = 13
-"""Section VII-E: the H3 hash's critical path, in cascaded XOR2 gates."""
+"""The structures Section VII-E counts, each with its key in ``synth/papers/wir.toml``
+(rename tables 48 x 63 x 12, reuse buffer 256 x 59, VSB 256 x 43, verify cache 8 x 1035,
+reference counters 1024 x 10; 9.9 KB in all)."""
 
 _LABELS = {
     "wir.rename_table": "rename tables",
@@ -102,50 +101,96 @@ def _kib(bits: int) -> str:
     return f"{bits / 8192:.2f}"
 
 
-def _counted_rows(reports: dict[str, SynthReport]) -> list[str]:
-    lines, total = [], 0
-    for name, paper in PAPER_BITS.items():
+_BITS_UNITS = {"structure": "", "block": "", "paper": "bits", "gpurf": "bits", "equal": "",
+               "memory bits": "bits", "ff bits": "bits", "transistors": "transistors"}
+
+
+def _counted_rows(reports: dict[str, SynthReport], papers: Papers) -> list[dict]:
+    rows = []
+    for name, key in PAPER_BITS.items():
         ours = get_block(name).golden().config.storage_bits
-        total += ours
+        paper = int(papers[key].value)
         r = reports[name]
-        lines.append(f"| {_LABELS[name]} | {paper:,} ({_kib(paper)}) | {ours:,} "
-                     f"({_kib(ours)}) | {'yes' if ours == paper else '**no**'} | "
-                     f"{r.memory_bits:,} | {r.ff_bits:,} | {r.transistors:,} |")
-    paper_total = sum(PAPER_BITS.values())
-    lines.append(f"| **total** | {paper_total:,} ({_kib(paper_total)}; paper 9.9 KB) | "
-                 f"{total:,} ({_kib(total)}) | {'yes' if total == paper_total else '**no**'} "
-                 "| | | |")
-    return lines
+        rows.append({"structure": _LABELS[name], "block": name, "paper": paper, "gpurf": ours,
+                     "equal": ours == paper, "memory bits": r.memory_bits,
+                     "ff bits": r.ff_bits, "transistors": r.transistors})
+    return rows
 
 
-def _uncounted_rows(reports: dict[str, SynthReport]) -> list[str]:
+def _uncounted_rows(reports: dict[str, SynthReport]) -> list[dict]:
     pool = get_block("wir.register_pool").golden().config
     retry = get_block("wir.pending_retry").golden().config
     loads = get_block("wir.load_filter").golden().config
     r = reports
     return [
-        f"| free-pool queue (in the register pool) | {pool.queue_bits:,} | memory, "
-        f"{pool.pregs} x {pool.preg_bits} bits |",
-        f"| pending-retry queue | {retry.storage_bits:,} | memory "
-        f"(+{r['wir.pending_retry'].ff_bits} ff bits of pointers); "
-        f"{r['wir.pending_retry'].transistors:,} transistors |",
-        f"| store flags + barrier counters (load filter) | {loads.state_bits:,} | flip-flops; "
-        f"{r['wir.load_filter'].transistors:,} transistors |",
+        {"structure": "free-pool queue (in the register pool)", "bits": pool.queue_bits,
+         "storage": "memory", "ff bits": None, "transistors": None,
+         "shape": f"{pool.pregs} x {pool.preg_bits} bits"},
+        {"structure": "pending-retry queue", "bits": retry.storage_bits, "storage": "memory",
+         "ff bits": r["wir.pending_retry"].ff_bits,
+         "transistors": r["wir.pending_retry"].transistors, "shape": None},
+        {"structure": "store flags + barrier counters (load filter)", "bits": loads.state_bits,
+         "storage": "flip-flops", "ff bits": None,
+         "transistors": r["wir.load_filter"].transistors, "shape": None},
     ]
 
 
-def cost_report(root: Path | None = None) -> str:
-    """The Markdown report of ``gpurf cost wir`` (synthesizes every WIR block's defaults)."""
+def cost_data(root: Path | None = None) -> CostReport:
+    """``gpurf cost wir`` as data (synthesizes every WIR block's defaults)."""
     names = [*PAPER_BITS, "wir.pending_retry", "wir.load_filter", "wir.h3_hash"]
     reports = {name: synthesize(get_block(name), root=root) for name in names}
-    hash_report = reports["wir.h3_hash"]
+    papers = paper_values("wir")
+    h3 = reports["wir.h3_hash"]
+    return CostReport(
+        mechanism="wir",
+        tables={"storage": table("storage", _BITS_UNITS, _counted_rows(reports, papers)),
+                "uncounted": table("uncounted", {
+                    "structure": "", "bits": "bits", "storage": "", "ff bits": "bits",
+                    "transistors": "transistors", "shape": ""}, _uncounted_rows(reports))},
+        papers=papers,
+        figures={"xor depth": {"value": xor_depth("wir.h3_hash", root=root),
+                               "unit": "XOR2 gates"},
+                 "h3 cells": {"value": h3.cells, "unit": "cells"},
+                 "h3 transistors": {"value": h3.transistors, "unit": "transistors"},
+                 "h3 logic depth": {"value": h3.logic_depth, "unit": "gate levels"}})
+
+
+def _counted_lines(rows: list[dict], papers: Papers) -> list[str]:
+    lines = []
+    for row in rows:
+        paper, ours = row["paper"], row["gpurf"]
+        lines.append(f"| {row['structure']} | {paper:,} ({_kib(paper)}) | {ours:,} "
+                     f"({_kib(ours)}) | {'yes' if row['equal'] else '**no**'} | "
+                     f"{row['memory bits']:,} | {row['ff bits']:,} | {row['transistors']:,} |")
+    total = sum(row["gpurf"] for row in rows)
+    paper_total = sum(row["paper"] for row in rows)
+    lines.append(f"| **total** | {paper_total:,} ({_kib(paper_total)}; paper "
+                 f"{papers['total_kb'].value} KB) | {total:,} ({_kib(total)}) | "
+                 f"{'yes' if total == paper_total else '**no**'} | | | |")
+    return lines
+
+
+def _uncounted_lines(rows: list[dict]) -> list[str]:
+    queue, retry, loads = rows
+    return [
+        f"| {queue['structure']} | {queue['bits']:,} | memory, {queue['shape']} |",
+        f"| {retry['structure']} | {retry['bits']:,} | memory "
+        f"(+{retry['ff bits']} ff bits of pointers); {retry['transistors']:,} transistors |",
+        f"| {loads['structure']} | {loads['bits']:,} | flip-flops; "
+        f"{loads['transistors']:,} transistors |",
+    ]
+
+
+def cost_markdown(report: CostReport) -> str:
+    """The Markdown of ``gpurf cost wir``."""
+    figures = {name: figure["value"] for name, figure in report.figures.items()}
     return "\n".join([
         "## Storage at the paper's SM (Section VII-E), bits (KiB)",
         "",
         "| structure | paper | gpurf entries | equal | synthesized memory bits "
         "| synthesized ff bits (all) | transistors |",
         "|---|---|---|---|---|---|---|",
-        *_counted_rows(reports),
+        *_counted_lines(report.rows("storage"), report.papers),
         "",
         "The register pool's memory bits include its free-pool queue (below); ff bits include "
         "pipeline and control registers, not only entry state (valid bits, tags).",
@@ -154,12 +199,18 @@ def cost_report(root: Path | None = None) -> str:
         "",
         "| structure | bits | note |",
         "|---|---|---|",
-        *_uncounted_rows(reports),
+        *_uncounted_lines(report.rows("uncounted")),
         "",
         "## H3 hash (1024 -> 32 bits)",
         "",
-        f"- XOR2 depth: {xor_depth('wir.h3_hash', root=root)} (paper: {PAPER_XOR_DEPTH} "
-        "cascaded XOR2); a balanced tree of the widest output bit's inputs",
-        f"- cells {hash_report.cells:,}, transistors {hash_report.transistors:,}, "
-        f"logic depth {hash_report.logic_depth} gate levels",
+        f"- XOR2 depth: {figures['xor depth']} (paper: "
+        f"{report.papers['xor_depth'].value} cascaded XOR2); a balanced tree of the widest "
+        "output bit's inputs",
+        f"- cells {figures['h3 cells']:,}, transistors {figures['h3 transistors']:,}, "
+        f"logic depth {figures['h3 logic depth']} gate levels",
     ])
+
+
+def cost_report(root: Path | None = None) -> str:
+    """The Markdown report of ``gpurf cost wir``."""
+    return cost_markdown(cost_data(root))

@@ -1,20 +1,50 @@
 """The papers' results: ``gpurf cost MECHANISM`` (hardware cost beside the paper's) and
 ``gpurf reproduce MECHANISM`` (results from runs, as tables, JSON and figures)."""
 
+from pathlib import Path
+
 import click
 
-from .common import BadInput, cli
+from .common import cli, echo_json, errors_as, heartbeat
 
 __all__ = []
 
 
 @cli.command()
 @click.argument("mechanism")
-def cost(mechanism):
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the report as JSON (rows, units, paper values, provenance).")
+def cost(mechanism, as_json):
     """Synthesize the paper's hardware-cost comparison of MECHANISM and print it."""
-    from gpurf.synth.costs import cost_report
+    from gpurf.synth.costs import cost_json, cost_report
 
-    try:
-        click.echo(cost_report(mechanism))
-    except LookupError as error:
-        raise BadInput(str(error)) from None
+    with errors_as(LookupError):
+        if as_json:
+            echo_json(cost_json(mechanism))
+        else:
+            click.echo(cost_report(mechanism))
+
+
+@cli.command()
+@click.argument("mechanism")
+@click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True,
+              help="Kernel launch sizes and configurations (docs/results.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results folder [default: gpurf-results/reproduce/MECHANISM].")
+def reproduce(mechanism, size, as_json, out):
+    """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
+    report.md, result.json and figures (PNG, SVG) under --out."""
+    from gpurf.sim.reproduce import NoResultsError, default_out, write_results
+    from gpurf.sim.reproduce import reproduce as run
+
+    with errors_as(NoResultsError), heartbeat(f"reproducing {mechanism}"):
+        result = run(mechanism, size, say=lambda line: click.echo(f"gpurf: {line}", err=True))
+    folder = out or default_out(mechanism)
+    document = write_results(result, folder)
+    if as_json:
+        echo_json(document)
+    else:
+        click.echo(result.markdown())
+    click.echo(f"gpurf: wrote {folder}/report.md, result.json and "
+               f"{2 * len(result.plots)} figures", err=True)
