@@ -72,6 +72,9 @@ PROBES = [
           r"Invalid value for '--threshold': 2000 is not in the range 1<=x<=1024\."),
     Probe(("energy", "saxpy", "--threshold", "2000"),
           r"Invalid value for '--threshold': 2000 is not in the range 1<=x<=1024\."),
+    *(Probe(("cost", name), rf"no cost report for mechanism '{re.escape(name)}'; reports exist "
+            r"for: compression, regless, subcore, wir")
+      for name in ("flow", "costs", "report", "subcore.x")),
     Probe(("sm", "run", "{tmp}/k"), r"\S+/k/kernel\.ptx:1: not PTX text \(byte 0 is not UTF-8\)",
           setup=lambda tmp: _folder(tmp, ptx=lambda raw: b"\xff" + raw)),
     Probe(("sm", "run", "{tmp}/k"), r"\S+/k/kernel\.ptx:\d+: expected an operand in "
