@@ -29,7 +29,8 @@ from filelock import FileLock
 
 from .provenance import tool_versions
 
-__all__ = ["Cache", "cache_key", "default_cache", "source_digest", "tool_key"]
+__all__ = ["Cache", "cache_key", "default_cache", "source_digest", "source_files", "text_digest",
+           "tool_key"]
 
 OFF = "off"
 """The value of ``GPURF_CACHE`` that turns the cache off."""
@@ -119,48 +120,61 @@ def default_cache() -> Cache:
 
 
 def source_digest(modules: Iterable[str]) -> str:
-    """The SHA-256 of the sources of ``modules`` and of every ``gpurf`` module they import,
-    directly or not (import statements read from the source, those in functions too).
+    """The SHA-256 of the sources of ``modules`` and of every module of their package they
+    import, directly or not (:func:`source_files`).
 
     The key of a result that runs code: editing any module it may execute changes it.
     """
+    return cache_key(sorted(source_files(modules).items()))
+
+
+def source_files(modules: Iterable[str]) -> dict[str, str]:
+    """``module -> SHA-256 of its file`` for ``modules`` and every module of the same
+    top-level package (``gpurf``) they import, directly or not: import statements read from
+    the source, those inside functions too, and the parent packages whose ``__init__`` runs
+    first. Imports made by name at run time (``importlib``) are not seen: name those modules
+    in ``modules``."""
     files = {}
     pending = list(modules)
     while pending:
         name = pending.pop()
         if name in files:
             continue
-        digest, imports = _module_source(name)
-        files[name] = digest
+        spec = _find_spec(name)
+        if spec is None or not spec.origin or not Path(spec.origin).is_file():
+            continue
+        path = Path(spec.origin)
+        stat = path.stat()
+        is_package = spec.submodule_search_locations is not None
+        files[name], imports = _parsed(name, is_package, path, stat.st_mtime_ns, stat.st_size)
         pending.extend(imports)
-    return cache_key(sorted(files.items()))
+    return files
 
 
 @cache
-def _module_source(name: str) -> tuple[str | None, tuple[str, ...]]:
-    """The digest of module ``name``'s file and the ``gpurf`` modules it imports (its
-    parent packages included, whose ``__init__`` runs first)."""
-    spec = _find_spec(name)
-    if spec is None or not spec.origin or not Path(spec.origin).is_file():
-        return None, ()
-    source = Path(spec.origin).read_bytes()
-    package = name if spec.submodule_search_locations is not None else name.rpartition(".")[0]
+def _parsed(name: str, is_package: bool, path: Path, _mtime: int,
+            _size: int) -> tuple[str, tuple[str, ...]]:
+    """The digest of a module's file and the modules of its package it imports (cached per
+    version of the file: its modification time and size are in the arguments)."""
+    source = path.read_bytes()
+    package = name if is_package else name.rpartition(".")[0]
+    root = name.partition(".")[0]
     imports = set(_parents(name))
     for node in ast.walk(ast.parse(source)):
-        imports.update(_imported(node, package))
-    return text_digest(source), tuple(sorted(m for m in imports if _find_spec(m) is not None))
+        imports.update(_imported(node, package, root))
+    return text_digest(source), tuple(sorted(imports))
 
 
 def _parents(name: str) -> list[str]:
     parts = name.split(".")
-    return [".".join(parts[:i]) for i in range(2, len(parts))]
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def _imported(node: ast.AST, package: str) -> list[str]:
-    """``gpurf`` modules an import statement may load: the modules named, and for ``from
-    package import name`` the submodule ``package.name`` where there is one."""
+def _imported(node: ast.AST, package: str, root: str) -> list[str]:
+    """Modules of package ``root`` an import statement may load: the modules named, and for
+    ``from package import name`` the submodule ``package.name`` where there is one."""
     if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names if alias.name.startswith("gpurf.")]
+        return [alias.name for alias in node.names if alias.name.partition(".")[0] == root]
     if not isinstance(node, ast.ImportFrom):
         return []
     if node.level:
@@ -168,7 +182,7 @@ def _imported(node: ast.AST, package: str) -> list[str]:
         module = f"{base}.{node.module}" if node.module else base
     else:
         module = node.module or ""
-    if not module.startswith("gpurf."):
+    if module.partition(".")[0] != root:
         return []
     spec = _find_spec(module)
     if spec is None or spec.submodule_search_locations is None:
