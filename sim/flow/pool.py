@@ -26,23 +26,29 @@ GRACE_SECONDS = 5.0
 
 
 class _Worker:
-    def __init__(self, index: int, log: Path, env: dict[str, str] | None):
+    def __init__(self, log: Path, env: dict[str, str] | None):
         self.log = log
         self.task: dict | None = None
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gpurf.sim.flow.worker", str(log)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
             start_new_session=True, env=env)
-        self.index = index
 
     def send(self, task: dict) -> None:
         self.task = task
         self.process.stdin.write(json.dumps(task) + "\n")
         self.process.stdin.flush()
 
+    def close(self) -> None:
+        """Wait for the process to end and close its pipes."""
+        self.process.wait()
+        self.process.stdout.close()
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+
     def died(self) -> dict:
         """The record of the task a worker held when it died."""
-        code = self.process.wait()
+        code = self.process.returncode
         return {"status": "error", "error": f"worker died (exit status {code})",
                 "message": f"the worker running this task died (exit status {code}); "
                            f"see {self.log}", "seconds": None}
@@ -87,14 +93,15 @@ class WorkerPool:
                 worker = key.data
                 line = worker.process.stdout.readline()
                 task, worker.task = worker.task, None
-                busy -= 1
-                if line:
-                    answer = json.loads(line)
-                    yield _public(task), answer["record"]
-                else:
+                if not line:
                     selector.unregister(worker.process.stdout)
                     self.workers.remove(worker)
-                    yield _public(task), worker.died()
+                    worker.close()
+                if task is None:
+                    continue
+                busy -= 1
+                record = json.loads(line)["record"] if line else worker.died()
+                yield _public(task), record
 
     def _idle_worker(self, selector) -> _Worker | None:
         for worker in self.workers:
@@ -102,7 +109,7 @@ class WorkerPool:
                 return worker
         if len(self.workers) >= self.size:
             return None
-        worker = _Worker(self.started, self.logs / f"worker-{self.started}.log", self.env)
+        worker = _Worker(self.logs / f"worker-{self.started}.log", self.env)
         self.started += 1
         self.workers.append(worker)
         selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
@@ -124,10 +131,7 @@ class WorkerPool:
         for group in groups:
             _signal_group(group, signal.SIGKILL)
         for worker in self.workers:
-            worker.process.wait()
-            worker.process.stdout.close()
-            if not worker.process.stdin.closed:
-                worker.process.stdin.close()
+            worker.close()
         self.workers = []
 
 
