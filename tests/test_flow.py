@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from gpurf.hw.registry import get_block
-from gpurf.sim import verilog
+from gpurf.sim import toolchain, verilog
+from gpurf.sim.cli import main
 from gpurf.sim.flow.pool import WorkerPool, group_members
 from gpurf.sim.flow.report import markdown, synthesis_line, verdict_cell
 from gpurf.sim.runner import STAMP, build_model, run_bench
@@ -269,3 +270,12 @@ def test_the_markdown_report_lists_every_failure():
     assert "| a.b | ERROR E: x |" in text
     assert text.split("## Failures\n\n")[1].splitlines() == [
         "- a.b on verilator: x", "  see log", "- a.b synthesis: y", "- cost report a: z"]
+
+
+def test_a_simulator_that_is_not_installed_is_bad_input(capsys, monkeypatch):
+    monkeypatch.setattr(toolchain, "missing_simulator",
+                        lambda sim: "iverilog not found: install it" if sim == "icarus" else None)
+    with pytest.raises(SystemExit) as done:
+        main(["run", "subcore", "--sim", "icarus"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == "gpurf: --sim icarus: iverilog not found: install it\n"
