@@ -1,17 +1,34 @@
-"""Build and run a block's cocotb bench on Icarus Verilog or Verilator (cocotb's Python runner)."""
+"""Build and run a block's cocotb bench on Icarus Verilog or Verilator (cocotb's Python runner).
 
+Folders, under the block's build folder (:func:`gpurf.sim.verilog.build_dir`):
+
+- ``build-<sim>[-waves]-<hash>/``: the simulator's model of the Verilog, named by the hash of
+  what it is built from (Verilog text, simulator, arguments, tool versions), built under a
+  file lock (``.lock`` beside it) and finished by a stamp, ``built``, written last. A model
+  without its stamp (a build that was killed) is removed and built again, never run; runs of
+  the same model share it.
+- ``<sim>[-waves]-s<seed>-<run id>/``: one run's own folder (results, log, waves), so that
+  two runs of one block never overwrite each other's files.
+"""
+
+import shutil
+import uuid
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from gpurf.hw.registry import Block
 from gpurf.tb.harness import BenchConfig, port_map
 
+from .cache import cache_key, text_digest, tool_key
 from .toolchain import SIMULATORS, activate, missing_simulator
 from .verilog import build_dir, write_verilog
 
-__all__ = ["BenchBuildError", "BenchRunError", "CosimResult", "SimulatorMissingError", "run_bench"]
+__all__ = ["BenchBuildError", "BenchRunError", "CosimResult", "SimulatorMissingError",
+           "available_simulators", "build_model", "run_bench"]
 
 
 class SimulatorMissingError(RuntimeError):
@@ -73,16 +90,47 @@ Amaranth-named wire alive and multiplies the C++ Verilator compiles; the benches
 the top-level ports, so only those are made public (:func:`_public_ports`)."""
 
 
-def _public_ports(block: Block, params: dict[str, Any], work: Path) -> Path:
+def _public_ports(block: Block, params: dict[str, Any]) -> str:
     """A Verilator configuration file making the top-level ports (and only them) VPI
     read-writable for cocotb."""
     names = ["clk", "rst", *port_map(block.build(params))]
     lines = ["`verilator_config"]
     lines += [f'public_flat_rw -module "{block.toplevel}" -var "{name}"' for name in names]
-    work.mkdir(parents=True, exist_ok=True)
-    path = work / "public_ports.vlt"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return "\n".join(lines) + "\n"
+
+
+STAMP = "built"
+"""The file a model's build folder gets last, when the simulator built it."""
+
+
+def build_model(block: Block, params: dict[str, Any], *, sim: str, waves: bool,
+                source: Path, root: Path | None = None) -> Path:
+    """The folder holding ``sim``'s model of ``source``: built now, under a file lock, unless
+    a finished build (with its stamp) is there."""
+    from cocotb_tools.runner import get_runner
+
+    config = _public_ports(block, params) if sim == "verilator" else ""
+    args = list(_ICARUS_ARGS) if sim == "icarus" else list(_VERILATOR_ARGS)
+    digest = cache_key(text_digest(source.read_bytes()), sim, waves, args, config, tool_key())
+    mode = f"{sim}-waves" if waves else sim
+    folder = build_dir(block, params, root) / f"build-{mode}-{digest[:12]}"
+    with FileLock(folder.with_name(folder.name + ".lock")):
+        if (folder / STAMP).exists():
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        if config:
+            (folder / "public_ports.vlt").write_text(config)
+            args.append(str(folder / "public_ports.vlt"))
+        try:
+            get_runner(sim).build(sources=[source], hdl_toplevel=block.toplevel,
+                                  build_dir=folder, waves=waves, timescale=("1ns", "1ps"),
+                                  log_file=folder / "build.log", build_args=args)
+        except (RuntimeError, SystemExit) as error:
+            raise BenchBuildError(f"{sim} could not build {block.qualname} ({error}); "
+                                  f"see {folder / 'build.log'}") from None
+        (folder / STAMP).write_text(digest + "\n")
+    return folder
 
 
 def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = "icarus",
@@ -91,7 +139,7 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     """Generate the block's Verilog, build it for ``sim`` and run ``tb/<mech>/test_<block>.py``.
 
     ``seed`` and ``cycles`` reach the bench through :class:`gpurf.tb.harness.BenchConfig`;
-    ``waves`` dumps an FST (Verilator) or VCD/FST (Icarus) into the build folder.
+    ``waves`` dumps an FST (Icarus) or VCD (Verilator) into the run's folder.
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -101,27 +149,23 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     activate()
     params = block.resolve(params)
     source = write_verilog(block, params, root)
-    work = build_dir(block, params, root) / (f"{sim}-waves" if waves else sim)
-    runner = get_runner(sim)
-    build_args = (list(_ICARUS_ARGS) if sim == "icarus" else
-                  [*_VERILATOR_ARGS, str(_public_ports(block, params, work))])
-    try:
-        runner.build(sources=[source], hdl_toplevel=block.toplevel, build_dir=work,
-                     waves=waves, timescale=("1ns", "1ps"), log_file=work / "build.log",
-                     build_args=build_args)
-    except RuntimeError as error:
-        raise BenchBuildError(f"{sim} could not build {block.qualname} ({error}); "
-                              f"see {work / 'build.log'}") from None
+    model = build_model(block, params, sim=sim, waves=waves, source=source, root=root)
+    mode = f"{sim}-waves" if waves else sim
+    work = build_dir(block, params, root) / f"{mode}-s{seed}-{uuid.uuid4().hex[:8]}"
+    work.mkdir()
+    plusargs = [f"+dumpfile_path={work / (block.toplevel + '.fst')}"] if waves else []
     config = BenchConfig(block=block.qualname, params=params, seed=seed, cycles=cycles)
     results = work / "results.xml"
-    results.unlink(missing_ok=True)
     try:
-        runner.test(test_module=block.tb_module, hdl_toplevel=block.toplevel,
-                    build_dir=work, test_dir=work, seed=seed, waves=waves,
-                    testcase=testcase, extra_env=config.to_env(),
-                    results_xml=str(results), log_file=work / "test.log")
+        get_runner(sim).test(test_module=block.tb_module, hdl_toplevel=block.toplevel,
+                             hdl_toplevel_lang="verilog", build_dir=model, test_dir=work,
+                             seed=seed, waves=waves,
+                             testcase=testcase, extra_env=config.to_env(), plusargs=plusargs,
+                             results_xml=str(results),
+                             log_file=work / "test.log")
     except SystemExit:
-        # Under pytest, cocotb's runner exits when a test failed; the results file says which.
+        # cocotb's runner exits when the simulator failed or, under pytest, when a test
+        # failed; the results file says which.
         if not results.exists():
             raise BenchRunError(f"{sim} run of {block.qualname} ended without results; "
                                 f"see {work / 'test.log'}") from None
