@@ -114,6 +114,8 @@ PROBES = [
           r"declares between 1 and 65,536 registers of a name",
           setup=lambda tmp: _folder(tmp, ptx=lambda raw: re.sub(
               rb"%r<\d+>", b"%r<200000000>", raw, count=1))),
+    Probe(("run", "saxpy", "--cycles", "5", "--seed", "3"),
+          r"--cycles applies to the main job, not to a kernel run"),
     Probe(("sm", "run", "{tmp}/k"),
           r"\S+/k/launch\.toml:\d+: 'block' must be an integer >= 1, not 0",
           setup=lambda tmp: _folder(tmp, launch=_replace('block = ["block"', "block = [0"))),

@@ -1,7 +1,9 @@
-"""Shared fixtures: the seed every randomized test prints and accepts."""
+"""Shared fixtures: the seed every randomized test prints and accepts; a result cache of the
+session's own."""
 
 import os
 import random
+import tempfile
 
 import pytest
 
@@ -32,6 +34,10 @@ def pytest_configure(config):
     if chosen is None:
         chosen = int(os.environ.get("GPURF_SEED", random.SystemRandom().randrange(1 << 31)))
     config._gpurf_seed = chosen
+    if "GPURF_CACHE" not in os.environ:
+        # Set before pytest-xdist starts its workers, which inherit it: the whole session
+        # shares one fresh cache, so a test's "fresh synthesis" is one (docs/mainjob.md).
+        os.environ["GPURF_CACHE"] = tempfile.mkdtemp(prefix="gpurf-test-cache-")
 
 
 def pytest_report_header(config):

@@ -14,6 +14,11 @@ from .sm import sm_run
 
 __all__ = []
 
+_MAIN_JOB_ONLY = {"jobs": "-j", "out": "--out", "sims": "--sim", "cycles": "--cycles",
+                  "seed": "--seed"}
+"""Options of the main job that the old form ``gpurf run KERNEL`` must not take silently."""
+
+
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("mechanism", required=False, metavar="[MECHANISM]")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None, metavar="N",
@@ -44,7 +49,7 @@ def run(ctx, mechanism, jobs, out, as_json, sims, cycles, seed):
     from gpurf.sim.kernels import workload_names
 
     if mechanism in workload_names():
-        _old_kernel_run(mechanism, ctx.args)
+        _old_kernel_run(mechanism, _kernel_args(ctx))
     if ctx.args:
         raise click.UsageError(f"gpurf run takes no {ctx.args[0]!r} (options of a kernel run "
                                "are `gpurf sm run`'s)")
@@ -100,6 +105,17 @@ def _run_job(job, lines) -> None:
         click.echo(f"gpurf: {stop}; workers stopped", err=True)
         sys.exit(128 + stop.signal)
     bar.close()
+
+
+def _kernel_args(ctx) -> list[str]:
+    """The arguments of ``gpurf run KERNEL ...`` for ``gpurf sm run``: ``--json`` passed on,
+    a main-job option given with a kernel is a usage error."""
+    from click.core import ParameterSource
+
+    for name, flag in _MAIN_JOB_ONLY.items():
+        if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
+            raise click.UsageError(f"{flag} applies to the main job, not to a kernel run")
+    return [*ctx.args, *(["--json"] if ctx.params["as_json"] else [])]
 
 
 def _old_kernel_run(kernel: str, args: list[str]) -> None:
