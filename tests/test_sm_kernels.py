@@ -28,6 +28,14 @@ def test_workload_equals_its_numpy_reference(name):
     assert all(np.any(run.outputs[k] != run.inputs[k]) for k in run.outputs)
 
 
+@pytest.mark.paper_size
+@pytest.mark.parametrize("name", workload_names())
+def test_workload_equals_its_numpy_reference_at_paper_size(name):
+    """The papers' sizes, functionally (``pytest -m paper_size``; README, "Test tiers")."""
+    run = run_kernel(name, "paper")
+    assert run.mismatches() == dict.fromkeys(run.expected, 0)
+
+
 def test_workload_set_covers_the_issue():
     assert set(kernel_names()) >= {"vecadd", "saxpy", "fma_subcore", "sobel", "hotspot",
                                    "reduction", "matmul", "divergent", "narrow"}
