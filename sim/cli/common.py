@@ -12,7 +12,7 @@ import click
 from gpurf.hw.registry import Block, BlockError, get_block
 
 __all__ = ["PARAM", "BadInput", "block_named", "block_params", "cli", "echo_json", "errors_as",
-           "heartbeat", "progress"]
+           "heartbeat", "progress", "with_provenance"]
 
 
 class BadInput(click.ClickException):
@@ -78,6 +78,13 @@ def heartbeat(what: str, every: float = 30.0):
     finally:
         done.set()
         thread.join()
+
+
+def with_provenance(record: dict) -> dict:
+    """``record`` with the provenance every JSON result carries (``sim/provenance.py``)."""
+    from gpurf.sim.provenance import provenance
+
+    return {**record, "provenance": provenance()}
 
 
 def echo_json(value) -> None:

@@ -9,7 +9,7 @@ import click
 
 from gpurf.sim.passes.greener.power_pass import MAX_THRESHOLD
 
-from .common import BadInput, cli, echo_json, errors_as, progress
+from .common import BadInput, cli, echo_json, errors_as, progress, with_provenance
 
 __all__ = ["bench_kernels", "known_kernel", "sm_run"]
 
@@ -133,11 +133,10 @@ def _run_kernel(name, size, as_json, config=None):
     if timing is not None:
         stats["timing"] = timing.as_dict()
     if as_json:
-        click.echo(json.dumps({"kernel": name, "size": size, "passed": result.passed,
-                               "outputs": {k: {"elements": int(v.size),
-                                               "mismatches": mismatches[k]}
-                                           for k, v in result.outputs.items()},
-                               "stats": stats}, indent=1))
+        outputs = {k: {"elements": int(v.size), "mismatches": mismatches[k]}
+                   for k, v in result.outputs.items()}
+        echo_json(with_provenance({"kernel": name, "size": size, "passed": result.passed,
+                                   "outputs": outputs, "stats": stats}))
     else:
         click.echo("| output | dtype | elements | mismatches |\n|---|---|---|---|")
         for k, v in result.outputs.items():
@@ -174,7 +173,8 @@ def energy(kernel, size, warps, threshold, states, as_json):
     with kernel_errors():
         result = compare_policies(kernel, size, threshold=threshold, warps=warps,
                                   states=states)
-    click.echo(json.dumps(result, indent=2) if as_json else energy_table(result))
+    click.echo(json.dumps(with_provenance(result), indent=2) if as_json
+               else energy_table(result))
     click.echo("note: `gpurf energy` is replaced by `gpurf reproduce greener`", err=True)
 
 
@@ -217,10 +217,10 @@ def bench_kernels(kernels, size, as_json):
     with kernel_errors():
         runs = [measure_kernel(k, size=size) for k in progress(kernels, "bench", "kernel")]
     if as_json:
-        click.echo(json.dumps([{**vars(r), "warp_instructions_per_second":
-                                r.warp_instructions_per_second,
-                                "timing_warp_instructions_per_second":
-                                r.timing_warp_instructions_per_second} for r in runs], indent=1))
+        echo_json([with_provenance({**vars(r), "warp_instructions_per_second":
+                                    r.warp_instructions_per_second,
+                                    "timing_warp_instructions_per_second":
+                                    r.timing_warp_instructions_per_second}) for r in runs])
         return
     click.echo("| kernel | size | warp instructions | seconds | warp-instructions/s | "
                "timing seconds (CPU) | timing warp-instructions/s (per CPU s) | cycles | "
