@@ -19,7 +19,7 @@ import pytest
 from gpurf.hw.registry import get_block
 from gpurf.sim import toolchain, verilog
 from gpurf.sim.cli import main
-from gpurf.sim.flow.pool import WorkerPool, group_members
+from gpurf.sim.flow.pool import StoppedError, WorkerPool, group_members
 from gpurf.sim.flow.report import markdown, synthesis_line, verdict_cell
 from gpurf.sim.runner import STAMP, build_model, run_bench
 
@@ -148,7 +148,7 @@ def _first_line(process, timeout: float) -> str:
 
 @pytest.mark.parametrize(("number", "status", "message"), [
     (signal.SIGTERM, 143, "gpurf: stopped by SIGTERM; workers stopped"),
-    (signal.SIGINT, 130, "gpurf: aborted"),
+    (signal.SIGINT, 130, "gpurf: stopped by SIGINT; workers stopped"),
 ])
 def test_a_signal_stops_every_process_the_job_started(tmp_path, number, status, message):
     """While a block's line has already come through the pipe and a simulator build is
@@ -173,6 +173,26 @@ def test_a_signal_stops_every_process_the_job_started(tmp_path, number, status, 
         if job.poll() is None:
             job.kill()
     assert all(group_members(group) == [] for group in set(started.values())), started
+
+
+def test_a_signal_inside_the_pool_stops_it_at_its_select_loop(tmp_path):
+    """SIGINT while a worker is busy: the pool raises StoppedError from its loop, the
+    worker's process group is gone and Python's own SIGINT handler is back."""
+    task = {"kind": "cosim", "block": SMALL, "sim": "verilator", "cycles": 10**7, "seed": 1}
+    groups = []
+    with pytest.raises(StoppedError) as stopped, WorkerPool(1, tmp_path / "logs") as pool:
+        def interrupt():
+            while not pool.workers:
+                time.sleep(0.05)
+            groups.append(pool.workers[0].process.pid)
+            time.sleep(1)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        list(pool.run([task]))
+    assert stopped.value.signal == signal.SIGINT
+    assert groups and group_members(groups[0]) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_worker_that_dies_fails_its_task_only(tmp_path):

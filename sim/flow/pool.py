@@ -3,7 +3,7 @@
 Each worker (:mod:`.worker`) is started with ``start_new_session``: it leads a process group
 that everything it starts — make, Verilator, the compiled simulator, yosys — joins. Ctrl-C
 (SIGINT, sent by the terminal to the foreground group only) and SIGTERM therefore reach the
-job's own process, which kills every worker's group (SIGTERM, then SIGKILL for what is left
+job's own process only, which kills every worker's group (SIGTERM, then SIGKILL for what is left
 after a grace period) before it exits: nothing it started outlives it. A worker that dies on
 its own fails the task it held; a new worker takes the remaining tasks.
 """
@@ -54,26 +54,51 @@ class _Worker:
                            f"see {self.log}", "seconds": None}
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop the job."""
+
+
 class WorkerPool:
     """``workers`` worker processes that run tasks (dicts with ``kind`` and arguments); a
-    context manager, whose exit stops every worker and, while it is open, SIGTERM raises
-    :class:`StoppedError` (as SIGINT raises ``KeyboardInterrupt``)."""
+    context manager, whose exit stops every worker.
+
+    While it is open, SIGINT and SIGTERM are noted by a handler that only wakes the pool's
+    select loop (through a pipe), which then raises :class:`StoppedError`: the job stops at
+    one known point, never in the middle of starting a worker or reading its line, as an
+    exception raised by the signal itself could."""
 
     def __init__(self, workers: int, logs: Path, env: dict[str, str] | None = None):
         self.size, self.logs, self.env = workers, logs, env
         self.workers: list[_Worker] = []
         self.started = 0
-        self._previous_handler = None
+        self._previous_handlers: dict = {}
+        self._signals: list[int] = []
+        self._wake = (-1, -1)
 
     def __enter__(self) -> "WorkerPool":
-        self._previous_handler = signal.signal(signal.SIGTERM, _raise_stopped)
+        self._wake = os.pipe()
+        os.set_blocking(self._wake[1], False)
+        self._previous_handlers = {number: signal.signal(number, self._note_signal)
+                                   for number in STOP_SIGNALS}
         return self
 
     def __exit__(self, *exc) -> None:
         try:
             self.stop()
         finally:
-            signal.signal(signal.SIGTERM, self._previous_handler)
+            for number, handler in self._previous_handlers.items():
+                signal.signal(number, handler)
+            for end in self._wake:
+                os.close(end)
+
+    def _note_signal(self, number, _frame) -> None:
+        self._signals.append(number)
+        with suppress(OSError):
+            os.write(self._wake[1], b"!")
+
+    def _check_signals(self) -> None:
+        if self._signals:
+            raise StoppedError(self._signals[0])
 
     def run(self, tasks: list[dict]) -> Iterator[tuple[dict, dict]]:
         """``(task, record)`` for every task, in the order they finish."""
@@ -81,16 +106,21 @@ class WorkerPool:
         pending.reverse()
         self.logs.mkdir(parents=True, exist_ok=True)
         with selectors.DefaultSelector() as selector:
+            selector.register(self._wake[0], selectors.EVENT_READ, None)
             yield from self._serve(pending, selector)
 
     def _serve(self, pending: list[dict], selector) -> Iterator[tuple[dict, dict]]:
         busy = 0
         while pending or busy:
+            self._check_signals()
             while pending and (idle := self._idle_worker(selector)) is not None:
                 idle.send(pending.pop())
                 busy += 1
             for key, _ in selector.select():
                 worker = key.data
+                if worker is None:
+                    os.read(self._wake[0], 64)
+                    self._check_signals()
                 line = worker.process.stdout.readline()
                 task, worker.task = worker.task, None
                 if not line:
@@ -167,6 +197,3 @@ class StoppedError(Exception):
         super().__init__(f"stopped by {signal.Signals(number).name}")
         self.signal = number
 
-
-def _raise_stopped(number, _frame):
-    raise StoppedError(number)
