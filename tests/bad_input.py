@@ -87,7 +87,7 @@ PROBES = [
           r"'ld\.param\.', found 'end of file'",
           setup=lambda tmp: _folder(tmp, ptx=lambda raw: raw[:len(raw) // 2])),
     Probe(("sm", "run", "{tmp}/k"), r"\S+/k/launch\.toml:1: not a UTF-8 TOML file",
-          setup=lambda tmp: _folder(tmp, launch=lambda text: text, raw=True)),
+          setup=lambda tmp: _folder(tmp, raw=True)),
     Probe(("sm", "run", "{tmp}/k"),
           r"\S+/k/launch\.toml:\d+: 'grid' must be an integer >= 1, not 'cdiv\(n, block\)' = -23",
           setup=lambda tmp: _folder(tmp, launch=_replace("n = 3000", "n = -3000"))),
