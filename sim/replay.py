@@ -47,7 +47,7 @@ from .toolchain import missing_simulator, tool_env
 from .verilog import build_dir, param_tag, write_verilog
 
 __all__ = ["CONTEXT_CYCLES", "REPLAY_SIMULATORS", "WAVE_AFTER", "WAVE_BEFORE", "Divergence",
-           "PortMismatch", "Recording", "ReplayBuildError", "ReplayResult", "record",
+           "PortMismatch", "Recording", "ReplayBuildError", "ReplayResult", "has_port", "record",
            "replay", "trace_files", "trace_path"]
 
 REPLAY_SIMULATORS = ("verilator", "icarus")
@@ -266,7 +266,8 @@ def _parse(output: str, elapsed: float, what: str) -> _Run:
     return run
 
 
-def _has_port(text: str, name: str) -> bool:
+def has_port(text: str, name: str) -> bool:
+    """Whether the Verilog ``text`` declares an input port ``name``."""
     return re.search(rf"^\s*input\s+{name}\s*;", text, re.MULTILINE) is not None
 
 
@@ -279,8 +280,8 @@ class _Flavour:
         self.block, self.params, self.layout, self.source = block, params, layout, source
         text = source.read_text()
         self.verilog = text
-        self.clocked = _has_port(text, "clk")
-        self.has_rst = _has_port(text, "rst")
+        self.clocked = has_port(text, "clk")
+        self.has_rst = has_port(text, "rst")
         self.folder = folder / "replay"
 
     def key(self, waves: bool, *parts: str) -> str:

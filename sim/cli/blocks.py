@@ -1,5 +1,5 @@
-"""Block commands: ``list``, ``generate``, ``synth``, ``test``, ``replay``, ``trace show`` and
-``bench``."""
+"""Block commands: ``list``, ``generate``, ``synth``, ``test``, ``replay``, ``trace show``,
+``bench`` and ``soak``."""
 
 import json
 import sys
@@ -349,3 +349,51 @@ def _overrides(name, params) -> str:
     changed = {k: v for k, v in params.items() if defaults.get(k) != v}
     return " ".join(f"{k}={v}" for k, v in changed.items()) or "defaults"
 
+
+
+@cli.command()
+@click.argument("names", nargs=-1, metavar="[BLOCK]...")
+@click.option("--cycles", type=click.IntRange(1), default=1_000_000, show_default=True,
+              help="Random cycles per block (segments of 200,000 with fresh seeds).")
+@click.option("--seed", type=click.IntRange(1), default=None,
+              help="First seed (default: a fresh one, printed).")
+@click.option("--config", type=click.Choice(["test", "default"]), default="test",
+              show_default=True, help="Each block's first test configuration, or its defaults.")
+@click.option("--sim", type=click.Choice(["verilator", "icarus"]), default="verilator",
+              show_default=True, help="Simulator the traces replay on.")
+@click.option("--keep", "folder", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("gpurf-soak"), show_default=True,
+              help="Folder for the traces (a divergent one stays there).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def soak(names, cycles, seed, config, sim, folder, as_json):
+    """Record --cycles random cycles of each stateful block on its golden model and replay
+    them on its RTL (every stateful block, or BLOCK...); exit 1 at a divergence."""
+    from gpurf.sim.soak import fresh_seed, soak_block, soak_params, stateful_blocks
+    from gpurf.sim.toolchain import missing_simulator
+
+    if missing_simulator(sim):
+        raise BadInput(missing_simulator(sim))
+    blocks = [block_named(name) for name in names] or stateful_blocks(config)
+    seed = seed if seed is not None else fresh_seed()
+    click.echo(f"soak: {len(blocks)} blocks x {cycles:,} cycles on {sim}, seed {seed} "
+               f"(rerun with --seed {seed})", err=True)
+    results = []
+    for block in progress(blocks, "soak"):
+        with heartbeat(f"soaking {block.qualname}"):
+            result = soak_block(block, soak_params(block, config), cycles=cycles, seed=seed,
+                                folder=folder, sim=sim)
+        results.append(result)
+        if not as_json:
+            click.echo(_soak_line(result))
+    if as_json:
+        echo_json(with_provenance({"seed": seed, "sim": sim, "config": config,
+                                   "blocks": [r.as_dict() for r in results]}))
+    sys.exit(0 if all(r.passed for r in results) else 1)
+
+
+def _soak_line(result) -> str:
+    verdict = "PASS" if result.passed else "FAIL"
+    line = (f"{verdict} {result.block:30} {result.cycles:>10,} cycles  record "
+            f"{result.record_seconds:7.1f} s  replay {result.replay_seconds:6.2f} s  build "
+            f"{result.build_seconds:5.1f} s")
+    return line if result.passed else f"{line}\n{result.failure.summary()}"
