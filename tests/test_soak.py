@@ -2,9 +2,10 @@
 recorded on its golden model and replayed on its RTL on Verilator.
 
 The suite soaks every stateful block for :data:`CYCLES` cycles at its first test
-configuration from the session's seed (``gpurf soak --cycles 1000000`` is the full soak,
-figures in docs/reliability.md). A golden model broken on purpose must make the soak fail
-at the first cycle it differs, keeping that segment's trace.
+configuration from the session's seed; the opt-in tier ``pytest -m soak`` soaks each for
+10^6 cycles, as ``gpurf soak`` does by default (figures in docs/reliability.md). A golden
+model broken on purpose must make the soak fail at the first cycle it differs, keeping that
+segment's trace.
 """
 
 import json
@@ -19,6 +20,8 @@ from gpurf.sim.soak import soak_block, soak_params, stateful_blocks
 from gpurf.sim.toolchain import missing_simulator
 
 CYCLES = 10_000
+SOAK_CYCLES = 1_000_000
+"""Cycles per block of the opt-in soak tier (``pytest -m soak``)."""
 BROKEN_AT = 300
 """The cycle from which the broken model's first output is wrong."""
 
@@ -41,6 +44,16 @@ def test_soak_is_clean(name, seed, tmp_path):
     assert result.passed, result.failure.summary()
     assert result.cycles >= CYCLES, "a stimulus may add setup cycles, never drop any"
     assert not list(tmp_path.glob("*.trace")), "a clean segment's trace must be deleted"
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", STATEFUL)
+def test_long_soak_is_clean(name, seed, tmp_path):
+    block = get_block(name)
+    result = soak_block(block, soak_params(block), cycles=SOAK_CYCLES, seed=seed,
+                        folder=tmp_path)
+    assert result.passed, result.failure.summary()
+    assert result.cycles >= SOAK_CYCLES
 
 
 def _break_first_output(model_class, monkeypatch):
