@@ -11,7 +11,7 @@ from gpurf.hw.subcore.configs import OperandCollectorConfig
 from gpurf.hw.subcore.operand_collector import CollectorUnit
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
-from gpurf.tb.subcore.mutants import AgeNeverCleared
+from gpurf.tb.subcore.mutants import AgeNeverCleared, WriteIgnored
 
 
 @pytest.mark.parametrize(("name", "value"), [
@@ -33,6 +33,7 @@ def test_default_widths():
     assert config.dispatch_layout.size == 4 + 3 + 3 * 1024
     assert config.address_layout.size == 12
     assert config.queue_len_layout.size == 2 * 3
+    assert config.signature().members["write"].shape.width == 2
 
 
 def test_bank_of_examples():
@@ -89,8 +90,10 @@ def test_formal_invariants(params):
     """BMC, depth 20. ``small`` (``formal_operand_collector.SMALL``): 2 CUs x 2 banks x
     3 operands, 1 lane x 2 bits, 2 warp slots, 2-bit register ids, read latency 1;
     ``banks3-lat2``: the same with 3 banks (modulo by 3), 2 operands, read latency 2.
-    One grant per bank to the oldest request, no lost request, queue_len = pending count,
-    data reaches its CU, dispatch only when complete and held while refused."""
+    One grant per bank to the oldest request and none to a written bank, no lost request,
+    queue_len = pending count, data reaches its CU (bypassed in its arrival cycle), dispatch
+    only when complete and held while refused, the issue register allocated to the lowest
+    CU free after dispatch."""
     name = "operand_collector_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(OperandCollectorFormal(**params), name=name, depth=20, mode="bmc")
     assert result.passed, result.log_tail
@@ -99,16 +102,19 @@ def test_formal_invariants(params):
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_covers_reached():
     """SymbiYosys cover mode, depth 8, on ``formal_operand_collector.SMALL``: every event the
-    harness claims (bank conflict, full collector, dispatch, refused offer) is reached from
-    reset under its assumptions."""
+    harness claims (bank conflict, full collector, dispatch, refused offer, a CU dispatched
+    and allocated on one edge, a write holding back a pending read) is reached from reset
+    under its assumptions."""
     result = prove(OperandCollectorFormal(), name="operand_collector_cover", depth=8, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-def test_formal_kills_mutant():
+@pytest.mark.parametrize("mutant", [AgeNeverCleared, WriteIgnored], ids=lambda m: m.__name__)
+def test_formal_kills_mutant(mutant):
     """BMC, depth 20, on ``small``: the proof of :func:`test_formal_invariants` (which passes on
-    the block) fails on ``mutants.AgeNeverCleared`` (a reallocated CU keeps its old age)."""
-    result = prove(OperandCollectorFormal(block=AgeNeverCleared), name="operand_collector_mutant",
-                   depth=20, mode="bmc")
+    the block) fails on ``mutants.AgeNeverCleared`` (a reallocated CU keeps its old age) and
+    ``mutants.WriteIgnored`` (a written bank still grants a read)."""
+    result = prove(OperandCollectorFormal(block=mutant),
+                   name=f"operand_collector_{mutant.__name__}", depth=20, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
