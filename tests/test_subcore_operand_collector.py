@@ -33,7 +33,7 @@ def test_default_widths():
     assert config.dispatch_layout.size == 4 + 3 + 3 * 1024
     assert config.address_layout.size == 12
     assert config.queue_len_layout.size == 2 * 3
-    assert config.signature().members["write"].shape.width == 2
+    assert config.signature().members["write"].shape == 2
 
 
 def test_bank_of_examples():
