@@ -118,3 +118,55 @@ def test_formal_kills_mutant(mutant):
     result = prove(OperandCollectorFormal(block=mutant),
                    name=f"operand_collector_{mutant.__name__}", depth=20, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+def _collector(**params):
+    from gpurf.golden.subcore.operand_collector import OperandCollector as Golden
+
+    return Golden(**{"cus": 2, "banks": 2, "operands": 3, "lanes": 1, "data_width": 8,
+                     "slots": 4, "reg_bits": 4, "read_latency": 1, **params})
+
+
+def _run(oc, program, *, cycles, writes=lambda cycle: 0):
+    """Issue ``program`` (``(warp, {operand: reg})``) as fast as accepted, dispatch always
+    ready; returns the cycles instructions dispatched in (by their program index)."""
+    pending, dispatched = list(enumerate(program)), {}
+    for cycle in range(cycles):
+        grants, offer = oc.grants(writes(cycle)), oc.offer()
+        if offer is not None:
+            dispatched[oc.units[offer].tag] = cycle
+        issue = (*pending[0][1], pending[0][0]) if pending else None
+        if oc.advance(grants, offer, True, issue):
+            pending.pop(0)
+    return [dispatched.get(k) for k in range(len(program))]
+
+
+def test_golden_turnaround_is_one_plus_read_latency():
+    """Accel-Sim's order (dispatch, read, allocate): with no bank conflict two CUs dispatch
+    one instruction a cycle; issue t, allocate t+1, grant t+2, data and dispatch t+3."""
+    program = [(0, {0: reg}) for reg in range(8)]  # one read each, banks 0, 1, 0, ...
+    assert _run(_collector(), program, cycles=20) == list(range(3, 11))
+    assert _run(_collector(read_latency=2), program, cycles=30) == \
+        [4, 5, 7, 8, 10, 11, 13, 14]
+    assert _run(_collector(cus=1), [(0, {})] * 3, cycles=10) == [2, 3, 4]
+
+
+def test_golden_write_holds_back_reads():
+    """A written bank grants nothing that cycle; the other bank still does."""
+    oc = _collector()
+    program = [(0, {0: 0}), (0, {0: 1})]  # banks 0 and 1
+    assert _run(oc, program, cycles=10, writes=lambda cycle: 0b01 if cycle < 5 else 0) == \
+        [6, 4]
+
+
+def test_golden_issue_register_waits_for_a_cu():
+    """Both CUs busy and the issue register full: a third issue is refused until a dispatch
+    frees a CU (then accepted in the same cycle)."""
+    oc = _collector()
+    assert oc.accepts(False)
+    oc.advance({}, None, False, (0, {0: 0, 1: 2, 2: 4}))
+    oc.advance(oc.grants(), None, False, (1, {0: 1}))
+    oc.advance(oc.grants(), None, False, (2, {0: 0}))
+    assert oc.buffer is not None and None not in oc.units
+    assert not oc.accepts(False)
+    assert oc.accepts(True)
