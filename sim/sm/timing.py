@@ -337,7 +337,7 @@ class _SubCore:
 
     def _scores(self, queue_len):
         # A copy: the scorer keeps the list a cycle (score_latency) while slots change.
-        return self.scorer.advance(list(self.slot_ops), queue_len)
+        return self.scorer.advance(list(self.slot_ops), queue_len, lazy=True)
 
     def catch_up(self) -> None:
         """Feed the scorer the idle cycles it missed (zero queues, unchanged slots)."""
