@@ -729,20 +729,26 @@ def _shfl(ins: Instruction, ctx: Context):
         a = np.broadcast_to(ra(w), mask.shape)
         b = np.broadcast_to(np.asarray(rb(w), np.int64) & 31, mask.shape)
         c = np.broadcast_to(np.asarray(rc(w), np.int64), mask.shape)
-        segment, clamp = (c >> 8) & 31, c & 31
-        top = (_LANE & segment) | (clamp & ~segment)
-        if mode == "up":
-            source = _LANE - b
-            valid = source >= top
-        else:
-            source = {"down": _LANE + b, "bfly": _LANE ^ b,
-                      "idx": (_LANE & segment) | (b & ~segment)}[mode]
-            valid = source <= top
-        source = np.where(valid, source, _LANE)
+        source, valid = _shfl_source(mode, b, c)
         write(w, np.take_along_axis(a, source, axis=-1), mask)
         if in_range is not None:
             in_range(w, valid, mask)
     return run
+
+
+def _shfl_source(mode: str, b, c):
+    """The lane each lane reads in a ``shfl.sync`` of ``mode`` and whether it is in range
+    (the PTX ISA's pseudocode; out of range, a lane reads itself)."""
+    segment, clamp = (c >> 8) & 31, c & 31
+    top = (_LANE & segment) | (clamp & ~segment)
+    if mode == "up":
+        source = _LANE - b
+        valid = source >= top
+    else:
+        source = {"down": _LANE + b, "bfly": _LANE ^ b,
+                  "idx": (_LANE & segment) | (b & ~segment)}[mode]
+        valid = source <= top
+    return np.where(valid, source, _LANE), valid
 
 
 def _vote(ins: Instruction, ctx: Context):
@@ -829,13 +835,25 @@ def _bits(ins: Instruction, ctx: Context):
     t = ins.mods[-1]
     dt = NUMPY_TYPES[t]
     width = type_width(t)
-    funcs = {"popc": lambda x: np.bitwise_count(x).astype(np.uint32),
-             "clz": lambda x: (width - np.bitwise_count(_smear(x))).astype(np.uint32),
-             "brev": _brev}
-    func = funcs[ins.base]
     read = _reader(ins.operands[1], t, ctx)
     write = _writer(ins.operands[0], t if ins.base == "brev" else "u32", ctx)
-    return lambda w, mask: write(w, func(np.atleast_1d(np.asarray(read(w), dt))), mask)
+    base = ins.base
+
+    def run(w, mask):
+        x = np.atleast_1d(np.asarray(read(w), dt))
+        if base == "popc":
+            value = _popc(x)
+        elif base == "clz":
+            value = np.uint32(width) - _popc(_smear(x))
+        else:
+            value = _brev(x)
+        write(w, value, mask)
+    return run
+
+
+def _popc(x):
+    """Set bits of each element, as ``uint32``."""
+    return np.bitwise_count(x).astype(np.uint32)
 
 
 def _bfe(ins: Instruction, ctx: Context):
