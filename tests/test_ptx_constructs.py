@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from gpurf.sim.sm import semantics
-from gpurf.sim.sm.warp import ExecutionError
+from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.memory import GlobalMemory
+from gpurf.sim.sm.timing import TimingSM
+from gpurf.sim.sm.warp import ExecutionError, ThreadBlock
 
-from .ptx_launch import launch, program
+from .ptx_launch import launch, pack, program
 
 WIDTHS = [32, 8, 4]
 
@@ -253,3 +256,27 @@ def test_dynamic_shared_and_local_frames_are_bounded():
                                              r"access of 4 bytes out of bounds"):
         launch(prog, [np.zeros(64, np.float32), np.zeros(64, np.float32), bytes(16), 64, 0], 64,
                dynamic_shared=4)
+
+
+# -- the timing model replays them ---------------------------------------------------------
+@pytest.mark.parametrize("name", ["atomics", "warp", "spaces"])
+def test_timing_model_runs_the_new_constructs(name):
+    prog = program(name)
+    block = 64
+    args = {"atomics": [np.zeros(24, np.uint32), np.zeros(9, np.int32), np.zeros(1, np.float32),
+                        np.zeros(128, np.uint32), np.zeros(1, np.uint64),
+                        np.arange(128, dtype=np.uint32), 100],
+            "warp": [np.arange(128, dtype=np.int32), np.ones(128, np.int32),
+                     np.zeros(7 * 128, np.int32), np.zeros(4, np.int32), 16],
+            "spaces": [np.arange(128, dtype=np.float32), np.zeros(128, np.float32),
+                       bytes(16), 128, 1]}[name]
+    functional = launch(prog, args, block, 2, dynamic_shared=4 * block)
+    memory = GlobalMemory({f"arg{i}": a for i, a in enumerate(args) if isinstance(a, np.ndarray)})
+    params = pack(prog, args, memory)
+    sm = TimingSM(prog, load_config(), lambda b: ThreadBlock(
+        prog, b, (block, 1, 1), (2, 1, 1), memory, params, 4 * block))
+    stats = sm.run_blocks([(0, 0, 0), (1, 0, 0)], 2)
+    assert stats.cycles > 0
+    for i, value in enumerate(functional):
+        if isinstance(value, np.ndarray) and name != "atomics":
+            assert np.array_equal(memory.read(f"arg{i}"), value)
