@@ -259,7 +259,7 @@ def test_dynamic_shared_and_local_frames_are_bounded():
 
 
 # -- the timing model replays them ---------------------------------------------------------
-@pytest.mark.parametrize("name", ["atomics", "warp", "spaces"])
+@pytest.mark.parametrize("name", ["atomics", "warp", "spaces", "math"])
 def test_timing_model_runs_the_new_constructs(name):
     prog = program(name)
     block = 64
@@ -269,7 +269,10 @@ def test_timing_model_runs_the_new_constructs(name):
             "warp": [np.arange(128, dtype=np.int32), np.ones(128, np.int32),
                      np.zeros(7 * 128, np.int32), np.zeros(4, np.int32), 16],
             "spaces": [np.arange(128, dtype=np.float32), np.zeros(128, np.float32),
-                       bytes(16), 128, 1]}[name]
+                       bytes(16), 128, 1],
+            "math": [np.ones((128, 4), np.float32), np.zeros((128, 4), np.float32),
+                     np.zeros((128, 4), np.float32), np.zeros(384, np.float32),
+                     np.ones((128, 2)), 100]}[name]
     functional = launch(prog, args, block, 2, dynamic_shared=4 * block)
     memory = GlobalMemory({f"arg{i}": a for i, a in enumerate(args) if isinstance(a, np.ndarray)})
     params = pack(prog, args, memory)

@@ -6,6 +6,9 @@ import re
 import numpy as np
 import pytest
 
+from gpurf.sim.passes.compression.compile_pass import compression_pass
+from gpurf.sim.passes.greener.power_pass import power_pass, sleep_reg_pass
+from gpurf.sim.passes.regless.regions import regless_pass
 from gpurf.sim.ptx import PtxError, parse_ptx
 from gpurf.sim.ptx.cfg import EXIT, build_cfg, dominator_tree
 from gpurf.sim.ptx.liveness import liveness
@@ -445,3 +448,13 @@ def test_lineinfo_keeps_each_instruction_on_its_own_line():
         for ins in kernel.instructions:
             if "$c" not in str(ins) and ins.base != "bra":
                 assert ins.base in lines[ins.line - 1], (path.name, ins.line, ins.opcode)
+
+
+@pytest.mark.parametrize("name", ["atomics", "bits", "math", "spaces", "warp"])
+def test_the_passes_take_the_new_constructs(name):
+    kernel = next(iter(parse_ptx((DATA / f"{name}.ptx").read_text(), name).kernels.values()))
+    regless = regless_pass(kernel)
+    assert sum(r.instructions for r in regless.regions) == len(kernel.instructions)
+    power_pass(kernel)
+    sleep_reg_pass(kernel)
+    compression_pass(kernel)
