@@ -533,6 +533,8 @@ def _parts(w, space: str, addresses, mask, frame: int):
         return [(w.local, None, _local(w, mask, addresses, frame))]
     if space == "const":
         return [(w.statics, None, addresses)]
+    if space == "global" and (not addresses.size or addresses.min() >= np.uint64(GLOBAL_BASE)):
+        return [(w.memory, None, addresses)]
     kind = (addresses < np.uint64(GLOBAL_BASE)).astype(np.int8)
     if space == "generic":
         for code, base in ((2, SHARED_WINDOW), (3, LOCAL_WINDOW)):
