@@ -297,7 +297,7 @@ GENERIC = HEADER + """\
 \tadd.u32 %r7, %r5, %r4;
 \tst.u32 [%rd10+128], %r7;
 \tcvta.to.shared.u64 %rd11, %rd7;
-\tld.shared.u32 %r7, [%rd11];
+\tld.volatile.shared.u32 %r7, [%rd11];
 \tst.u32 [%rd10+256], %r7;
 \tret;
 }

@@ -656,7 +656,9 @@ def _check_operand(file, ins, op, symbols, regs, labels):
 
 
 def _respace(ins: Instruction, space: str) -> Instruction:
-    mods = (space, *ins.mods[1:]) if ins.mods and ins.mods[0] in SPACES else (space, *ins.mods)
+    """``ins`` (a ``ld``/``st``) in state space ``space`` instead of its own."""
+    mods = tuple(m for m in ins.mods if m not in SPACES)
+    mods = (*mods[:1], space, *mods[1:]) if mods[:1] == ("volatile",) else (space, *mods)
     return replace(ins, opcode=".".join((ins.base, *mods)), mods=mods)
 
 
