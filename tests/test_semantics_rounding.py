@@ -106,3 +106,27 @@ def test_expf_fast_path_floor_runs(seed):
         want = [_directed(*t, mode) for t in np.broadcast(p, q, r)]
         assert np.array_equal(out[:, col].view(np.uint32), np.array(want, np.float32)
                               .view(np.uint32)), col
+
+
+def test_cvt_sat_clamps_floats_to_the_unit_interval():
+    text = """.version 9.0
+.target sm_80
+.address_size 64
+.visible .entry c(.param .u64 c_param_0)
+{
+\t.reg .f32 %f<3>;
+\t.reg .b32 %r<2>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [c_param_0];
+\tmov.u32 %r1, %tid.x;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tld.global.f32 %f1, [%rd3];
+\tcvt.sat.f32.f32 %f2, %f1;
+\tst.global.f32 [%rd3], %f2;
+\tret;
+}
+"""
+    values = np.array([-2, -0.0, 0.25, 1, 7, np.inf, -np.inf, np.nan], np.float32)
+    out = launch(program_of(text, "c.ptx"), [values], 8)[0]
+    assert out.tolist() == [0, 0, 0.25, 1, 1, 1, 0, 0]

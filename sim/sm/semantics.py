@@ -497,6 +497,12 @@ def _cvt(ins: Instruction, ctx: Context):
 
             def convert(x):
                 return ftz(inner(ftz(np.asarray(x)) if src_t == "f32" else x))
+        if "sat" in ins.mods:
+            unsaturated = convert
+
+            def convert(x):
+                y = unsaturated(x)
+                return np.where(np.isnan(y), 0, np.clip(y, 0, 1)).astype(dd)
     else:
         if rounding is not None:
             raise _UnsupportedError("integer-to-integer cvt with a rounding modifier")
