@@ -528,3 +528,55 @@ def test_accesses_outside_their_memory_fault(access, message):
                      + "\n\tret;\n}\n")
     with pytest.raises(ExecutionError, match=r"^f\.ptx:13: " + message + r" \(block "):
         launch(program_of(text, "f.ptx"), [np.zeros(4, np.uint32)], 32)
+
+
+def test_lop3_computes_any_table(seed):
+    rng = np.random.default_rng(seed)
+    luts = [*rng.integers(0, 256, 6).tolist(), 0x00, 0xFF]
+    lines = [f"\tlop3.b32 %r{5 + i}, %r2, %r3, %r4, {lut};" for i, lut in enumerate(luts)]
+    stores = [f"\tst.global.u32 [%rd3+{4 * (64 + 32 * i)}], %r{5 + i};" for i in range(len(luts))]
+    text = HEADER + (".visible .entry l(.param .u64 l_param_0)\n{\n\t.reg .b32 %r<16>;\n"
+                     "\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd1, [l_param_0];\n"
+                     "\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd2, %r1, 4;\n"
+                     "\tadd.s64 %rd3, %rd1, %rd2;\n\tld.global.u32 %r2, [%rd3];\n"
+                     "\tld.global.u32 %r3, [%rd3+128];\n\tmov.u32 %r4, %r1;\n"
+                     + "\n".join(lines + stores) + "\n\tret;\n}\n")
+    words = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    buffer = np.concatenate([words, np.zeros(32 * len(luts), np.uint32)])
+    out = launch(program_of(text, "l.ptx"), [buffer], 32)[0]
+    for i, lut in enumerate(luts):
+        got = out[64 + 32 * i:96 + 32 * i]
+        for lane in range(32):
+            a, b, c = int(words[lane]), int(words[32 + lane]), lane
+            want = sum(((lut >> ((a >> k & 1) << 2 | (b >> k & 1) << 1 | (c >> k & 1))) & 1) << k
+                       for k in range(32))
+            assert int(got[lane]) == want, (lut, lane)
+
+
+def test_ld_st_cvt_take_registers_of_another_width_others_do_not():
+    text = HEADER + """\
+.visible .entry w(.param .u64 w_param_0)
+{
+\t.reg .b16 %rs<2>;
+\t.reg .b32 %r<3>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [w_param_0];
+\tld.global.u64 %rd2, [%rd1];
+\tst.global.u32 [%rd1+8], %rd2;
+\tld.global.s8 %r1, [%rd1+1];
+\tst.global.u32 [%rd1+12], %r1;
+\tld.global.u8 %rs1, [%rd1+1];
+\tcvt.u32.u16 %r2, %rs1;
+\tst.global.u32 [%rd1+16], %r2;
+\tret;
+}
+"""
+    memory = np.zeros(5, np.uint32)
+    memory[0:2] = [0x1234_80FF, 0xDEAD_BEEF]
+    out = launch(program_of(text, "w.ptx"), [memory], 1)[0]
+    assert out[2:].tolist() == [0x1234_80FF, 0xFFFF_FF80, 0x80]
+    for bad in ("mov.b32 %r1, %rd1;", "add.u32 %r1, %rd1, 1;", "shl.b32 %r1, %rd1, 2;"):
+        broken = text.replace("\tret;", f"\t{bad}\n\tret;")
+        with pytest.raises(PtxError, match=r"^w\.ptx:18: unsupported: register %rd1 of 64 bits "
+                                           r"used as a \.[bu]32 source \(ptxas rejects it"):
+            program_of(broken, "w.ptx")
