@@ -9,7 +9,7 @@ import pytest
 from gpurf.sim.passes.compression.compile_pass import compression_pass
 from gpurf.sim.passes.greener.power_pass import power_pass, sleep_reg_pass
 from gpurf.sim.passes.regless.regions import regless_pass
-from gpurf.sim.ptx import PtxError, parse_ptx
+from gpurf.sim.ptx import PtxError, parse_ptx, parser
 from gpurf.sim.ptx.cfg import EXIT, build_cfg, dominator_tree
 from gpurf.sim.ptx.liveness import liveness
 from gpurf.sim.ptx.regalloc import allocate_registers, interference
@@ -580,3 +580,16 @@ def test_ld_st_cvt_take_registers_of_another_width_others_do_not():
         with pytest.raises(PtxError, match=r"^w\.ptx:18: unsupported: register %rd1 of 64 bits "
                                            r"used as a \.[bu]32 source \(ptxas rejects it"):
             program_of(broken, "w.ptx")
+
+
+def test_calls_that_nest_and_repeat_are_bounded(monkeypatch):
+    funcs = [".func f0()\n{\n\tret;\n}\n"]
+    for i in range(1, 12):
+        funcs.append(f".func f{i}()\n{{\n\tcall.uni f{i - 1};\n\tcall.uni f{i - 1};\n\tret;\n}}\n")
+    text = HEADER + "".join(funcs) + ".visible .entry k()\n{\n\tcall.uni f11;\n\tret;\n}\n"
+    kernel = parse_ptx(text, "n.ptx").kernels["k"]
+    assert sum(ins.base == "bra" for ins in kernel.instructions) == 2 ** 12 - 1
+    monkeypatch.setattr(parser, "MAX_INLINED", 1000)
+    with pytest.raises(PtxError, match=r"^n\.ptx:\d+: inlining the calls of 'f\d+' takes more "
+                                       r"than 1,000 instructions$"):
+        parse_ptx(text, "n.ptx")

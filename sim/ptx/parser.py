@@ -48,8 +48,8 @@ from .ir import (
     type_width,
 )
 
-__all__ = ["MAX_PTX_BYTES", "MAX_REGISTERS", "MAX_SHARED_BYTES", "MAX_STATIC_BYTES", "PtxError",
-           "load_ptx", "parse_ptx"]
+__all__ = ["MAX_INLINED", "MAX_PTX_BYTES", "MAX_REGISTERS", "MAX_SHARED_BYTES",
+           "MAX_STATIC_BYTES", "PtxError", "load_ptx", "parse_ptx"]
 
 
 MAX_PTX_BYTES = 16 << 20
@@ -102,6 +102,9 @@ def _tokens(text: str, file: str):
 
 _PERFORMANCE = (".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxclusterrank",
                 ".noreturn")
+MAX_INLINED = 1 << 20
+"""The most instructions a function may reach once its calls are inlined (calls that nest
+and repeat grow exponentially)."""
 MAX_STATIC_BYTES = 16 << 20
 """The most bytes of module-scope ``.global``/``.const`` variables a module may declare."""
 
@@ -727,6 +730,9 @@ def _expand(body: _Body, funcs, stack, counter):
         local.extend((n + suffix, size, align) for n, size, align in inner_local)
         out.extend(_renamed(s, frame) for s in inner)
         out.append((frame.end, st.line))
+        if len(out) > MAX_INLINED:
+            raise PtxError(file, st.line, f"inlining the calls of '{body.name}' takes more than "
+                           f"{MAX_INLINED:,} instructions")
     return out, regs, local
 
 
