@@ -593,3 +593,33 @@ def test_calls_that_nest_and_repeat_are_bounded(monkeypatch):
     with pytest.raises(PtxError, match=r"^n\.ptx:\d+: inlining the calls of 'f\d+' takes more "
                                        r"than 1,000 instructions$"):
         parse_ptx(text, "n.ptx")
+
+
+def test_negated_predicate_sources():
+    text = HEADER + """\
+.visible .entry n(.param .u64 n_param_0)
+{
+\t.reg .pred %p<5>;
+\t.reg .b32 %r<5>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [n_param_0];
+\tmov.u32 %r1, %laneid;
+\tsetp.lt.u32 %p1, %r1, 8;
+\tsetp.ge.and.u32 %p2, %r1, 4, !%p1;
+\tvote.sync.any.pred %p3, !%p1, -1;
+\tvote.sync.ballot.b32 %r2, !%p2, -1;
+\tselp.u32 %r3, 1, 0, %p2;
+\tselp.u32 %r4, 2, 0, %p3;
+\tadd.u32 %r3, %r3, %r4;
+\tmul.wide.u32 %rd2, %r1, 8;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tst.global.v2.u32 [%rd3], {%r3, %r2};
+\tret;
+}
+"""
+    kernel = parse_ptx(text, "n.ptx").kernels["n"]
+    assert kernel.instructions[3].sources == ("%r1", "%p1")
+    out = launch(program_of(text, "n.ptx"), [np.zeros(64, np.uint32)], 32)[0].reshape(32, 2)
+    lane = np.arange(32)
+    assert np.array_equal(out[:, 0], (lane >= 8) + 2)
+    assert np.array_equal(out[:, 1], np.full(32, 0xFF))

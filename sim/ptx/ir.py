@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "CARRY", "SPACES", "Addr", "Imm", "Instruction", "Kernel", "Label", "LocalVar", "Module",
-    "Pair", "Param", "Reg", "RegDecl", "SharedVar", "Special", "StaticVar", "Sym", "Vec",
+    "Not", "Pair", "Param", "Reg", "RegDecl", "SharedVar", "Special", "StaticVar", "Sym", "Vec",
     "type_width",
 ]
 
@@ -128,7 +128,17 @@ class Pair:
         return f"{self.first}|{self.second}"
 
 
-Operand = Reg | Special | Imm | Sym | Addr | Label | Vec | Pair
+@dataclass(frozen=True, slots=True)
+class Not:
+    """A negated predicate source ``!%p`` (of ``setp``'s combining operand, ``vote``)."""
+
+    reg: Reg
+
+    def __str__(self):
+        return f"!{self.reg}"
+
+
+Operand = Reg | Special | Imm | Sym | Addr | Label | Vec | Pair | Not
 
 NO_DEST = frozenset({"st", "red", "bra", "bar", "ret", "exit"})
 READS_CARRY = frozenset({"addc", "subc", "madc"})
@@ -138,6 +148,8 @@ def _registers(op) -> list[str]:
     """Register names an operand names (a vector's or pair's elements, an address's base)."""
     if isinstance(op, Reg):
         return [op.name]
+    if isinstance(op, Not):
+        return [op.reg.name]
     if isinstance(op, Vec):
         return [item.name for item in op.items if isinstance(item, Reg)]
     if isinstance(op, Pair):

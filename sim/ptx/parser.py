@@ -36,6 +36,7 @@ from .ir import (
     Label,
     LocalVar,
     Module,
+    Not,
     Pair,
     Param,
     Reg,
@@ -615,6 +616,10 @@ class _Body:
             if not all(isinstance(item, Reg | Imm) for item in items):
                 raise p.error(f"a vector operand holds registers or immediates in '{opcode}'")
             return Vec(tuple(items))
+        if value == "!":
+            p.next()
+            name = p.expect_kind("ident", "a predicate register", f"after '!' in '{opcode}'")
+            return Not(Reg(self.resolve(name)))
         if kind == "float":
             p.next()
             return Imm(int(value[2:], 16), 32 if value[1] in "fF" else 64)
@@ -673,7 +678,8 @@ class _Body:
 
 def _check_operand(file, ins, op, symbols, regs, labels):
     for item in (op.items if isinstance(op, Vec) else
-                 (op.first, op.second) if isinstance(op, Pair) else (op,)):
+                 (op.first, op.second) if isinstance(op, Pair) else
+                 (op.reg,) if isinstance(op, Not) else (op,)):
         if isinstance(item, Addr):
             item = item.base
         if isinstance(item, Reg) and item.name not in regs:
@@ -767,6 +773,8 @@ def _rename_operand(op, frame: _Frame):
         return Vec(tuple(_rename_operand(item, frame) for item in op.items))
     if isinstance(op, Pair):
         return Pair(_rename_operand(op.first, frame), _rename_operand(op.second, frame))
+    if isinstance(op, Not):
+        return Not(_rename_operand(op.reg, frame))
     return op
 
 

@@ -24,7 +24,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurf.sim.kernels.fp import fma_f32, fma_f64, ftz
-from gpurf.sim.ptx.ir import CARRY, Addr, Imm, Instruction, Pair, Reg, Special, Sym, Vec, type_width
+from gpurf.sim.ptx.ir import (
+    CARRY,
+    Addr,
+    Imm,
+    Instruction,
+    Not,
+    Pair,
+    Reg,
+    Special,
+    Sym,
+    Vec,
+    type_width,
+)
 from gpurf.sim.ptx.parser import PtxError
 
 from .memory import (
@@ -108,6 +120,11 @@ def _reader(op, t: str, ctx: Context, relaxed: bool = False):
     immediates). A register must have the type's width, as ptxas demands, except where
     ``relaxed`` (``ld``/``st``/``cvt`` may use a wider register, chopped)."""
     dt = NUMPY_TYPES[t]
+    if isinstance(op, Not):
+        if t != "pred":
+            raise _UnsupportedError(f"negated operand {op} used as .{t}")
+        inner = _reader(op.reg, t, ctx)
+        return lambda w: ~inner(w)
     if isinstance(op, Reg):
         i, rw = ctx.index[op.name], ctx.width[op.name]
         if (t == "pred") != (rw == 1):
