@@ -4,6 +4,8 @@ Each kernel of ``tests/data/ptx`` is nvcc's PTX (``-lineinfo``, so ``.loc``/``.f
 the ``.cu`` beside it; the references here are written from the CUDA and PTX documentation,
 not from the model. Randomized inputs come from the session seed (``--seed``)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -353,3 +355,51 @@ def test_timing_model_runs_the_new_constructs(name):
     for i, value in enumerate(functional):
         if isinstance(value, np.ndarray) and name != "atomics":
             assert np.array_equal(memory.read(f"arg{i}"), value)
+
+
+# -- the CUDA math library -----------------------------------------------------------------
+_erf = np.vectorize(math.erf)
+_LIBM_F32 = [
+    lambda a, b, u: np.power(a, b), lambda a, b, u: np.arctan2(a, b), lambda a, b, u: np.log(a),
+    lambda a, b, u: np.log1p(a), lambda a, b, u: np.tanh(u), lambda a, b, u: _erf(u),
+    lambda a, b, u: np.floor(u), lambda a, b, u: np.ceil(u),
+    lambda a, b, u: np.trunc(u + np.copysign(0.5, u)), lambda a, b, u: np.trunc(u),
+    lambda a, b, u: np.fmod(a, b), lambda a, b, u: np.cbrt(u), lambda a, b, u: np.hypot(a, b),
+    lambda a, b, u: np.expm1(u), lambda a, b, u: np.arcsin(u), lambda a, b, u: np.arccos(u),
+    lambda a, b, u: np.arctan(a), lambda a, b, u: np.sinh(u), lambda a, b, u: np.log10(a),
+    lambda a, b, u: np.copysign(a, u), lambda a, b, u: np.maximum(a - b, 0),
+    lambda a, b, u: np.rint(np.float32(u) * np.float32(4)),
+    lambda a, b, u: np.sin(np.float64(np.float32(a) * np.float32(100))),
+    lambda a, b, u: np.cos(np.float64(np.float32(b) * np.float32(1000)))]
+
+
+def test_cuda_math_library_within_its_documented_error(seed):
+    """Each function of ``libm.cu`` within 4 float32 (2 float64) ulp of the exact value
+    (the CUDA Programming Guide's bounds are 1-4 ulp for these), so the library's PTX
+    (range reductions with carries, local frames, copysign, sad) runs right."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.1, 10, 32).astype(np.float32)
+    b = rng.uniform(0.5, 3, 32).astype(np.float32)
+    u = rng.uniform(-0.99, 0.99, 32).astype(np.float32)
+    d = rng.uniform(0.1, 50, 32)
+    _, y, _, e, k = launch(program("libm"), [np.concatenate([a, b, u]),
+                                             np.zeros(24 * 32, np.float32), d, np.zeros(8 * 32),
+                                             np.zeros(128, np.int32)], 32)
+    y, e, k = y.reshape(32, 24), e.reshape(32, 8), k.reshape(32, 4)
+    a64, b64, u64 = (v.astype(np.float64) for v in (a, b, u))
+    for i, func in enumerate(_LIBM_F32):
+        exact = func(a64, b64, u64)
+        ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+        assert (np.abs(y[:, i] - exact) <= 4 * np.maximum(ulp, 2.0 ** -149)).all(), i
+    exact64 = [np.exp(d), np.log(d), np.sin(d), np.cos(d), d ** 1.5, np.tanh(d),
+               np.arctan2(d, 2.0), 1 / np.sqrt(d)]
+    for i, exact in enumerate(exact64):
+        assert (np.abs(e[:, i] - exact) <= 2 * np.spacing(np.abs(exact))).all(), i
+    t = np.arange(32, dtype=np.int64)
+    assert k[:, 0].tolist() == ((t - 16) * 1000).tolist()
+    assert k[:, 1].view(np.uint32).tolist() == [
+        ((int(v) * 123456789 & 0xFFFFFFFF) * 987654321) >> 32 for v in t]
+    assert k[:, 2].tolist() == (np.abs(t - 17) + 5).tolist()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u_over = u64 / (t - 7.0)
+    assert k[:, 3].tolist() == (np.isfinite(u_over) + 2 * (u < 0)).tolist()

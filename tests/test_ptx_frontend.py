@@ -623,3 +623,49 @@ def test_negated_predicate_sources():
     lane = np.arange(32)
     assert np.array_equal(out[:, 0], (lane >= 8) + 2)
     assert np.array_equal(out[:, 1], np.full(32, 0xFF))
+
+
+def test_testp_mul24_mad24_sad_copysign():
+    text = HEADER + """\
+.visible .entry t(.param .u64 t_param_0)
+{
+\t.reg .pred %p<3>;
+\t.reg .b32 %r<9>;
+\t.reg .f32 %f<4>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [t_param_0];
+\tmov.u32 %r1, %laneid;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tld.global.f32 %f1, [%rd3];
+\ttestp.finite.f32 %p1, %f1;
+\ttestp.subnormal.f32 %p2, %f1;
+\tselp.u32 %r2, 1, 0, %p1;
+\tselp.u32 %r3, 2, 0, %p2;
+\tadd.u32 %r2, %r2, %r3;
+\tst.global.u32 [%rd3+128], %r2;
+\tadd.s32 %r4, %r1, -16;
+\tmul24.lo.s32 %r5, %r4, 16777215;
+\tst.global.u32 [%rd3+256], %r5;
+\tmad24.hi.u32 %r6, %r1, 16777215, 7;
+\tst.global.u32 [%rd3+384], %r6;
+\tsad.s32 %r7, %r4, 3, 100;
+\tst.global.u32 [%rd3+512], %r7;
+\tcopysign.f32 %f2, %f1, 0f40000000;
+\tst.global.f32 [%rd3+640], %f2;
+\tret;
+}
+"""
+    values = np.array([1.0, -1.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 0.0] * 4, np.float32)
+    buffer = np.zeros(192, np.uint32)
+    buffer[:32] = values.view(np.uint32)
+    out = launch(program_of(text, "t.ptx"), [buffer], 32)[0]
+    lane = np.arange(32, dtype=np.int64)
+    assert out[32:64].tolist() == (np.isfinite(values) + 2 * ((values != 0) & (np.abs(values)
+                                   < np.finfo(np.float32).tiny))).tolist()
+    # -1 in 24 bits times 16777215 (= -1 as s24): the product of the sign-extended fields
+    assert out[64:96].view(np.int32).tolist() == ((lane - 16) * -1 & 0xFFFFFFFF).astype(
+        np.uint32).view(np.int32).tolist()
+    assert out[96:128].tolist() == ((lane * 16777215 >> 16) + 7).tolist()
+    assert out[128:160].view(np.int32).tolist() == (np.abs(lane - 19) + 100).tolist()
+    assert np.array_equal(out[160:].view(np.float32), np.copysign(np.float32(2), values))

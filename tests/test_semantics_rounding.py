@@ -6,7 +6,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gpurf.sim.sm.semantics import fma_directed_f32
+from gpurf.sim.sm.semantics import fma_directed_f32, fma_exact_f64
 
 from .ptx_launch import launch, program_of
 
@@ -183,3 +183,25 @@ def test_sfu_functions_at_special_values():
     with np.errstate(all="ignore"):
         assert np.array_equal(f64[:, 1], np.sqrt(x64), equal_nan=True)
         assert np.allclose(f64[:, 0], 1 / np.sqrt(x64), equal_nan=True, rtol=2.0 ** -50)
+
+
+def test_fma_f64_is_fused_and_correctly_rounded(seed):
+    rng = np.random.default_rng(seed)
+    n = 400
+    a = rng.standard_normal(n) * 2.0 ** rng.integers(-40, 40, n)
+    b = rng.standard_normal(n) * 2.0 ** rng.integers(-40, 40, n)
+    c = rng.standard_normal(n) * 2.0 ** rng.integers(-80, 80, n)
+    c[: n // 4] = -(a[: n // 4] * b[: n // 4])
+    c[n // 4: n // 2] = -(a[n // 4: n // 2] * b[n // 4: n // 2]) * (1 + 2.0 ** -52)
+    a[-8:] = [2.0 ** 1000, 3.0, 1e-300, 1e-170, 2.0 ** 1023, 1.5, -2.0 ** 600, 1 + 2.0 ** -52]
+    b[-8:] = [2.0 ** 20, 2.0 ** 1022, 1e-20, 1e-170, 2.0, 1.0, 2.0 ** 500, 1 - 2.0 ** -52]
+    c[-8:] = [-1.0, -1.0, 1e-320, 0.0, -2.0 ** 1023, 2.0 ** -60, 1.0, -1.0]
+    with np.errstate(all="ignore"):
+        got = fma_exact_f64(a, b, c)
+    for x, y, z, g in zip(a, b, c, got, strict=True):
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        try:
+            want = float(exact)
+        except OverflowError:
+            want = float("inf") if exact > 0 else float("-inf")
+        assert g == want or (np.isnan(g) and np.isnan(want)), (x, y, z, g, want)

@@ -12,7 +12,8 @@ instruction's type says how to read them. Integer arithmetic wraps; ``div``/``re
 truncate towards zero (division by zero gives 0, a documented choice: PTX leaves it
 undefined); shifts saturate (``shl.b32`` by 32 or more gives 0, ``shr.s32`` the sign);
 float-to-integer ``cvt`` saturates and maps NaN to 0; ``fma.rn.f32`` and ``mad.f32`` are
-fused (:func:`gpurf.sim.kernels.fp.fma_f32`, shared with the numpy references);
+fused (:func:`gpurf.sim.kernels.fp.fma_f32`, shared with the numpy references), and so
+are ``fma.rn.f64``/``mad.rn.f64`` (:func:`fma_exact_f64`);
 ``div.approx``/``div.full`` are computed correctly rounded.
 
 Instruction/type combinations the model does not implement raise
@@ -20,10 +21,11 @@ Instruction/type combinations the model does not implement raise
 """
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
-from gpurf.sim.kernels.fp import fma_f32, fma_f64, ftz
+from gpurf.sim.kernels.fp import fma_f32, ftz
 from gpurf.sim.ptx.ir import (
     CARRY,
     Addr,
@@ -232,7 +234,7 @@ def _arith(ins: Instruction, ctx: Context):
         if directed is not None:
             func = _directed_op(base, directed, t)
         elif base in ("mad", "fma"):
-            func = fma_f32 if t == "f32" else fma_f64
+            func = fma_f32 if t == "f32" else fma_exact_f64
         else:
             func = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                     "div": np.divide, "min": np.fmin, "max": np.fmax}[base]
@@ -262,6 +264,73 @@ def _arith(ins: Instruction, ctx: Context):
         def run(w, mask):
             write(w, np.asarray(func(ra(w), rb(w), rc(w))).astype(dt, copy=False), mask)
     return run
+
+
+_SPLIT = np.float64(134217729.0)
+"""2^27 + 1: Veltkamp's constant, splitting a float64 into two 26-bit halves."""
+_SAFE_HIGH, _SAFE_LOW = 2.0 ** 995, 2.0 ** -960
+
+
+def _two_sum(a, b):
+    """``(s, e)`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth)."""
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+def _two_product(a, b):
+    """``(p, e)`` with ``p = fl(a * b)`` and ``a * b = p + e`` exactly (Dekker; needs no
+    overflow in the split and no underflow of ``e``)."""
+    p = a * b
+    ah = _SPLIT * a
+    ah = ah - (ah - a)
+    bh = _SPLIT * b
+    bh = bh - (bh - b)
+    al, bl = a - ah, b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _add_to_odd(a, b):
+    """``a + b`` rounded to odd: the nearest float64, moved one ulp towards the exact sum
+    where that is inexact and its last bit is even."""
+    s, e = _two_sum(a, b)
+    bits = np.atleast_1d(s).view(np.uint64)
+    even_inexact = (np.atleast_1d(e) != 0) & ((bits & np.uint64(1)) == 0)
+    away = (np.atleast_1d(e) > 0) == (np.atleast_1d(s) > 0)
+    step = np.where(away, np.uint64(1), np.uint64(0xFFFF_FFFF_FFFF_FFFF))
+    return np.where(even_inexact, bits + step, bits).view(np.float64).reshape(np.shape(s))
+
+
+def fma_exact_f64(a, b, c) -> np.ndarray:
+    """``a * b + c`` rounded once to float64 (``fma.rn.f64``): Boldo and Melquiond's
+    emulation (IEEE TC 2008, the rounding-to-odd FMA): ``a * b = uh + ul`` exactly,
+    ``c + uh = th + tl`` exactly, then ``RN(th + RO(tl + ul))``. Operands near overflow or
+    underflow, where the exact splits fail, are computed with exact rationals."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (a, b, c)))
+    uh, ul = _two_product(a, b)
+    th, tl = _two_sum(c, uh)
+    result = np.asarray(th + _add_to_odd(tl, ul), np.float64)
+    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+    risky = finite & ((np.abs(a) > _SAFE_HIGH) | (np.abs(b) > _SAFE_HIGH)
+                      | (np.abs(c) > _SAFE_HIGH) | ((uh != 0) & (np.abs(uh) < _SAFE_LOW))
+                      | ~np.isfinite(result))
+    if risky.any():
+        result = result.copy()
+        for index in zip(*np.nonzero(risky), strict=True):
+            exact = Fraction(float(a[index])) * Fraction(float(b[index])) \
+                + Fraction(float(c[index]))
+            result[index] = _rational_to_f64(exact)
+    special = ~finite
+    if special.any():
+        result = np.where(special, a * b + c, result)
+    return result
+
+
+def _rational_to_f64(exact: Fraction) -> float:
+    try:
+        return float(exact)
+    except OverflowError:
+        return float("inf") if exact > 0 else float("-inf")
 
 
 _F32_MAX = np.finfo(np.float32).max
@@ -1098,6 +1167,71 @@ def _carry(ins: Instruction, ctx: Context):
     return run
 
 
+def _copysign(ins: Instruction, ctx: Context):
+    """``copysign.t d, a, b``: the magnitude of ``b`` with the sign of ``a``."""
+    t = ins.mods[-1]
+    ra, rb = (_reader(op, t, ctx) for op in ins.operands[1:])
+    write = _writer(ins.operands[0], t, ctx)
+    dt = NUMPY_TYPES[t]
+    return lambda w, mask: write(w, np.copysign(np.asarray(rb(w), dt), np.asarray(ra(w), dt)),
+                                 mask)
+
+
+_PROPERTIES = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
+               "notanumber": np.isnan}
+
+
+def _testp(ins: Instruction, ctx: Context):
+    """``testp.property.t p, a``: whether ``a`` is finite, infinite, a number, NaN, normal or
+    subnormal."""
+    prop, t = ins.mods[0], ins.mods[-1]
+    tiny = np.finfo(NUMPY_TYPES[t]).tiny
+    tests = {**_PROPERTIES, "normal": lambda x: np.isfinite(x) & (np.abs(x) >= tiny),
+             "subnormal": lambda x: (x != 0) & (np.abs(x) < tiny)}
+    test = tests[prop]
+    read, write = _reader(ins.operands[1], t, ctx), _writer(ins.operands[0], "pred", ctx)
+    return lambda w, mask: write(w, test(np.asarray(read(w))), mask)
+
+
+def _sad(ins: Instruction, ctx: Context):
+    """``sad.t d, a, b, c``: ``c + |a - b|`` (wrapping)."""
+    t = ins.mods[-1]
+    dt = NUMPY_TYPES[t]
+    ra, rb, rc = (_reader(op, t, ctx) for op in ins.operands[1:])
+    write = _writer(ins.operands[0], t, ctx)
+    unsigned = _UINT[type_width(t)]
+
+    def run(w, mask):
+        a, b = np.asarray(ra(w), dt), np.asarray(rb(w), dt)
+        difference = np.where(a >= b, a.view(unsigned) - b.view(unsigned),
+                              b.view(unsigned) - a.view(unsigned))
+        write(w, (np.asarray(rc(w), dt).view(unsigned) + difference).view(dt), mask)
+    return run
+
+
+def _mul24(ins: Instruction, ctx: Context):
+    """``mul24``/``mad24`` ``.lo``/``.hi``: the 48-bit product of the low 24 bits of each
+    operand (sign-extended for ``.s32``), its low 32 bits or bits 16-47, plus ``c``."""
+    mode, t = ins.mods[0], ins.mods[-1]
+    if "sat" in ins.mods:
+        raise _UnsupportedError("mad24.sat")
+    reads = [_reader(op, t, ctx) for op in ins.operands[1:]]
+    write = _writer(ins.operands[0], t, ctx)
+    signed = _signed(t)
+
+    def low24(x):
+        x = np.asarray(x).astype(np.int64) & 0xFFFFFF
+        return np.where(signed & (x >= 1 << 23), x - (1 << 24), x)
+
+    def run(w, mask):
+        product = low24(reads[0](w)) * low24(reads[1](w))
+        value = product if mode == "lo" else product >> 16
+        if len(reads) == 3:
+            value = value + np.asarray(reads[2](w)).astype(np.int64)
+        write(w, (value & 0xFFFFFFFF).astype(np.uint32).view(NUMPY_TYPES[t]), mask)
+    return run
+
+
 _FACTORIES = {
     "add": _arith, "sub": _arith, "mul": _arith, "mad": _arith, "fma": _arith,
     "div": _arith, "rem": _arith, "min": _arith, "max": _arith,
@@ -1111,6 +1245,7 @@ _FACTORIES = {
     "cos": _math, "tanh": _math,
     "popc": _bits, "clz": _bits, "brev": _bits, "bfe": _bfe, "bfi": _bfi, "prmt": _prmt,
     "lop3": _lop3, "shf": _shf, "addc": _carry, "subc": _carry, "madc": _carry,
+    "copysign": _copysign, "testp": _testp, "sad": _sad, "mul24": _mul24, "mad24": _mul24,
 }
 
 CONTROL = frozenset({"bra", "ret", "exit", "bar"})
