@@ -9,9 +9,12 @@ branch's block (:meth:`gpurf.sim.ptx.cfg.CFG.reconvergence_pc`).
 
 from functools import cached_property
 
+import numpy as np
+
 from gpurf.sim.ptx.cfg import build_cfg
 from gpurf.sim.ptx.ir import Kernel
 
+from .memory import STATIC_BASE, Memory
 from .semantics import Context, compile_instruction
 
 __all__ = ["ALU", "BAR", "BRA", "EXIT", "Program"]
@@ -30,13 +33,21 @@ class Program:
         names = sorted(kernel.regs, key=lambda n: (kernel.regs[n].width, n))
         self.slots = {name: i for i, name in enumerate(names)}
         self.widths = {name: kernel.regs[name].width for name in names}
-        ctx = Context(kernel.file, self.slots, self.widths,
-                      {v.name: v.offset for v in kernel.shared},
-                      {p.name: (p.offset, p.type) for p in kernel.params})
+        shared = {v.name: v.offset for v in kernel.shared}
+        if kernel.dynamic_shared:
+            shared[kernel.dynamic_shared] = kernel.shared_bytes
+        ctx = Context(kernel.file, self.slots, self.widths, shared,
+                      {p.name: (p.offset, p.type) for p in kernel.params},
+                      {v.name: v.offset for v in kernel.local},
+                      {v.name: STATIC_BASE + v.offset for v in kernel.statics},
+                      kernel.local_bytes)
+        self.statics = _static_image(kernel)
+        """The module's ``.global``/``.const`` variables, initialized from the PTX; like a
+        CUDA module's, they keep their values from one launch of this program to the next."""
         code = kernel.instructions
         self.code = code
         self.ops = [compile_instruction(ins, ctx) for ins in code]
-        self.kinds = [_kind(ins.base) for ins in code]
+        self.kinds = [_kind(ins) for ins in code]
         self.guards = [None if ins.guard is None else self.slots[ins.guard] for ins in code]
         self.targets = [kernel.labels[ins.operands[0].name] if ins.is_branch else None
                         for ins in code]
@@ -44,11 +55,34 @@ class Program:
                            for i, ins in enumerate(code)]
         self.end = len(code)
 
+    def write_static(self, name: str, values) -> None:
+        """Set the module variable ``name`` (``.const`` or ``.global``) to the bytes of
+        ``values``, as ``cudaMemcpyToSymbol`` does; raises ``ValueError`` for an unknown name
+        or more bytes than it declares."""
+        var = next((v for v in self.kernel.statics if v.name == name), None)
+        if var is None:
+            known = ", ".join(v.name for v in self.kernel.statics) or "none"
+            raise ValueError(f"no module variable '{name}' (the module declares: {known})")
+        raw = np.ascontiguousarray(values).view(np.uint8).ravel()
+        if raw.size > len(var.data):
+            raise ValueError(f"{raw.size} bytes for '{name}', which has {len(var.data)}")
+        self.statics.data[var.offset:var.offset + raw.size] = raw
+
     @cached_property
     def register_widths(self) -> list[int]:
         """Width in bits of the register in each slot."""
         return [self.widths[name] for name in self.slots]
 
 
-def _kind(base: str) -> int:
-    return {"bra": BRA, "ret": EXIT, "exit": EXIT, "bar": BAR}.get(base, ALU)
+def _kind(ins) -> int:
+    if ins.base == "bar" and ins.mods[0] == "warp":
+        return ALU
+    return {"bra": BRA, "ret": EXIT, "exit": EXIT, "bar": BAR}.get(ins.base, ALU)
+
+
+def _static_image(kernel: Kernel) -> Memory:
+    size = max((v.offset + len(v.data) for v in kernel.statics), default=0)
+    memory = Memory(size, base=STATIC_BASE, space="global")
+    for v in kernel.statics:
+        memory.data[v.offset:v.offset + len(v.data)] = bytearray(v.data)
+    return memory
