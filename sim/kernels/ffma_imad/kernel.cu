@@ -1,17 +1,20 @@
 // Mixed FFMA / IMAD throughput kernel: four float and four integer multiply-add chains per
 // thread, interleaved and each reading a neighbour chain, so every cycle has independent
 // three-operand instructions whose sources sit in different registers: the register file's
-// banks (two per Volta sub-core) are read as hard as the issue rate allows.
-extern "C" __global__ void ffma_imad(float *__restrict__ fout, int *__restrict__ iout,
-                                     const float *__restrict__ fin, const int *__restrict__ iin,
-                                     int n, int iters, float a, int b)
+// banks (two per Volta sub-core) are read as hard as the issue rate allows. The integers are
+// unsigned so that their products wrap (no undefined overflow).
+extern "C" __global__ void ffma_imad(float *__restrict__ fout,
+                                     unsigned int *__restrict__ iout,
+                                     const float *__restrict__ fin,
+                                     const unsigned int *__restrict__ iin, int n, int iters,
+                                     float a, unsigned int b)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     float f0 = fin[i], f1 = __fadd_rn(f0, 1.0f), f2 = __fadd_rn(f0, 2.0f),
           f3 = __fadd_rn(f0, 3.0f);
-    int k0 = iin[i], k1 = k0 ^ 0x5555, k2 = k0 + 7, k3 = k0 * 3;
+    unsigned int k0 = iin[i], k1 = k0 ^ 0x5555, k2 = k0 + 7, k3 = k0 * 3;
     for (int it = 0; it < iters; it++) {
         f0 = __fmaf_rn(f0, a, f1);
         k0 = k0 * b + k1;

@@ -1,7 +1,8 @@
 // Needleman-Wunsch alignment (after Rodinia's nw): the (n + 1) x (n + 1) score matrix is cut
-// into 16 x 16 tiles; one launch computes the tiles of one anti-diagonal of tiles (the host
-// loops over them), and a block of 16 threads fills its tile in shared memory along the
-// tile's own anti-diagonals, a barrier after each:
+// into 16 x 16 tiles; launch `diagonal` computes the tiles of that anti-diagonal of tiles
+// (the host loops over them, launching one block per tile: block b takes tile column
+// b + max(0, diagonal - tiles + 1)), and a block of 16 threads fills its tile in shared
+// memory along the tile's own anti-diagonals, a barrier after each:
 //   s[i][j] = max(s[i-1][j-1] + ref[i][j], s[i-1][j] - penalty, s[i][j-1] - penalty).
 #define BS 16
 
@@ -11,7 +12,7 @@ extern "C" __global__ void nw(int *score, const int *__restrict__ reference, int
     __shared__ int s[BS + 1][BS + 1];
     __shared__ int ref[BS][BS];
     int tiles = n / BS;
-    int bx = blockIdx.x;
+    int bx = blockIdx.x + max(0, diagonal - tiles + 1);
     int by = diagonal - bx;
     if (by < 0 || by >= tiles)
         return;
