@@ -116,6 +116,24 @@ class Launch:
         """Every launch (one for a launch without a loop)."""
         return self.loop.iterations if self.loop else (Iteration(self.grid, self.params),)
 
+    @property
+    def max_grid(self) -> tuple[int, int, int]:
+        """The largest grid of any launch, per dimension (what a static analysis may assume
+        of ``%nctaid`` and ``%ctaid``)."""
+        return tuple(max(dims) for dims in zip(*(it.grid for it in self.iterations),
+                                                               strict=True))
+
+    @property
+    def fixed_params(self) -> list[tuple[str, str, object]]:
+        """The parameters, with ``None`` as the value of any scalar that changes between the
+        launches of a host loop (a static analysis must not assume one value for it)."""
+        fixed = []
+        for column in zip(*(it.params for it in self.iterations), strict=True):
+            name, ptype, value = column[0]
+            varies = any(v != value for _, _, v in column)
+            fixed.append((name, ptype, None if varies else value))
+        return fixed
+
 
 class LaunchSpec:
     """A parsed, validated ``launch.toml``."""
