@@ -42,6 +42,24 @@ def test_workload_set_covers_the_issue():
     assert {"fma_subcore/balanced", "fma_subcore/unbalanced"} <= set(workload_names())
 
 
+SUITE = {"backprop_forward", "backprop_adjust", "bfs", "gaussian", "kmeans", "lud", "nw",
+         "pathfinder", "srad", "spmv", "histogram", "scan", "imgvf", "ffma_imad"}
+"""The register-bound suite of issue 15 item 4 (docs/kernels.md)."""
+
+
+def test_suite_covers_the_papers_benchmark_shapes():
+    assert set(kernel_names()) >= SUITE
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+def test_imgvf_is_register_bound_near_50_registers():
+    """Issue 18 asks for an IMGVF-like kernel near 50 registers per thread (ptxas -v)."""
+    run = subprocess.run(["ptxas", "-v", "-arch=sm_80", str(kernel_dir("imgvf") / "kernel.ptx"),
+                          "-o", "/dev/null"], capture_output=True, text=True, check=True)
+    registers = int(re.search(r"Used (\d+) registers", run.stderr).group(1))
+    assert 45 <= registers <= 60
+
+
 def _strip_header(text: str) -> str:
     """PTX without its leading ``//`` comment block (compiler build and version)."""
     lines = text.splitlines()
