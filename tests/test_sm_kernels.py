@@ -16,6 +16,7 @@ from gpurf.sim.sm.launch import LaunchError, load_launch
 from gpurf.sim.sm.memory import GlobalMemory
 from gpurf.sim.sm.program import Program
 from gpurf.sim.sm.run import UnknownKernelError, check_params
+from gpurf.sim.sm.suite import SUITE, suite_table
 
 NVCC = shutil.which("nvcc")
 
@@ -42,13 +43,11 @@ def test_workload_set_covers_the_issue():
     assert {"fma_subcore/balanced", "fma_subcore/unbalanced"} <= set(workload_names())
 
 
-SUITE = {"backprop_forward", "backprop_adjust", "bfs", "gaussian", "kmeans", "lud", "nw",
-         "pathfinder", "srad", "spmv", "histogram", "scan", "imgvf", "ffma_imad"}
-"""The register-bound suite of issue 15 item 4 (docs/kernels.md)."""
-
-
 def test_suite_covers_the_papers_benchmark_shapes():
-    assert set(kernel_names()) >= SUITE
+    assert set(kernel_names()) >= set(SUITE) and len(SUITE) >= 12
+    table = suite_table(["pathfinder"], timing=False).splitlines()
+    assert table[0].startswith("| kernel | launches | blocks | warp instructions |")
+    assert table[2] == "| pathfinder | 7 | 14 | 2,464 | equal |"
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
