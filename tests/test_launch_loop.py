@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from gpurf.sim.cli import main
 from gpurf.sim.kernels import kernel_dir, reference
 from gpurf.sim.sm import load_config, run_kernel
 from gpurf.sim.sm.launch import MAX_ITERATIONS, LaunchError, load_launch
@@ -354,3 +355,14 @@ def test_unknown_inputs_function_is_an_error(tmp_path):
     with pytest.raises(LaunchError, match=r"launch\.toml:\d+: no function 'spmv_inputs' in "
                                           r"reference\.py$"):
         run_kernel(str(folder))
+
+
+def test_cli_reports_an_unfinished_loop_in_one_line_exit_2(tmp_path, capsys):
+    folder = _countdown(tmp_path, COUNTDOWN_TOML.replace('max = "high + 1"', "max = 2"))
+    with pytest.raises(SystemExit) as done:
+        main(["sm", "run", str(folder), "--no-timing"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err == (f"gpurf: {folder}/launch.toml:{_line(COUNTDOWN_TOML, 'max =')}: the loop "
+                   f"still asks for a launch after max = 2 launches (flag buffer 'flag' is not "
+                   f"all zeros)\n")
