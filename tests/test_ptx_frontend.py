@@ -123,26 +123,28 @@ BODY = ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n"
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("\tatom.global.add.u32 %r1, [%r2], 1;\n",
-     r"^bad\.ptx:9: unsupported instruction 'atom\.global\.add\.u32'$"),
+    ("\tmma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r1, %r2}, {%r3}, {%r1}, {%r2};\n",
+     r"^bad\.ptx:9: unsupported instruction 'mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.f16"
+     r"\.f16\.f32'$"),
+    ("\tshfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31;\n",
+     r"^bad\.ptx:9: expected 5 operands, found 4 in 'shfl\.sync\.bfly\.b32'$"),
     ("\tadd.rz.f32 %r1, %r2, %r3;\n",
      r"^bad\.ptx:9: expected a type \(u16, s16, .*\) after 'add', found '\.rz' in "
      r"'add\.rz\.f32'$"),
     ("\tadd.s32 %r1, %r2;\n", r"^bad\.ptx:9: expected 3 operands, found 2 in 'add\.s32'$"),
     ("\tadd.s32 %r1, %r2, %r3\n\tret;\n",
      r"^bad\.ptx:9: expected ',' or ';' after the operands of 'add\.s32', found 'ret'$"),
-    ("\t.local .b8 buf[16];\n", r"^bad\.ptx:9: unsupported directive '\.local' in a kernel body$"),
+    ("\t.surfref s;\n", r"^bad\.ptx:9: unsupported directive '\.surfref' in a function body$"),
     ("\tadd.s32 %r1, %r9, 1;\n", r"^bad\.ptx:9: undeclared register '%r9' in 'add\.s32'$"),
     ("\tbra $NOWHERE;\n", r"^bad\.ptx:9: unknown label '\$NOWHERE' in 'bra'$"),
-    ("\tld.global.v4.f32 {%r1, %r2}, [%r3];\n",
-     r"^bad\.ptx:9: unsupported vector operand in 'ld\.global\.v4\.f32'$"),
-    ("\tld.global.v4.f32 %r1, [%r3];\n",
-     r"^bad\.ptx:9: expected a type \(.*\) after 'ld', found '\.v4' in 'ld\.global\.v4\.f32'$"),
+    ("\tld.global.v8.f32 %r1, [%r3];\n",
+     r"^bad\.ptx:9: expected a type \(.*\) after 'ld', found '\.v8' in 'ld\.global\.v8\.f32'$"),
     ("\tbar.sync.aligned 0;\n", r"^bad\.ptx:9: unsupported modifier '\.aligned' in "
      r"'bar\.sync\.aligned'$"),
-    ("\tmov.u32 %r1, {%r2};\n", r"^bad\.ptx:9: unsupported vector operand in 'mov\.u32'$"),
-    ("\tsetp.lt.and.s32 %p1, %r1, %r2, %p0;\n",
-     r"^bad\.ptx:9: expected a type \(.*\) after 'setp', found '\.and' in 'setp\.lt\.and\.s32'$"),
+    ("\tmov.u32 %r1, {%r2, [%r3]};\n",
+     r"^bad\.ptx:9: a vector operand holds registers or immediates in 'mov\.u32'$"),
+    ("\tsetp.lt.and.s32 %p1, %r1, %r2, %p0, %p1;\n",
+     r"^bad\.ptx:9: expected 3 or 4 operands, found 5 in 'setp\.lt\.and\.s32'$"),
     ("\t.reg .b32 %big<200000000>;\n", r"^bad\.ptx:9: \.reg range %big<200000000>: a kernel "
      r"declares between 1 and 65,536 registers of a name$"),
     ("\t.reg .b32 %none<0>;\n", r"^bad\.ptx:9: \.reg range %none<0>: "),
@@ -158,8 +160,9 @@ def test_malformed_ptx_names_file_line_and_instruction(body, message):
 @pytest.mark.parametrize(("text", "message"), [
     (".version 9.0\n.target sm_80\n.address_size 32\n",
      r"^bad\.ptx:3: expected \.address_size 64, found 32$"),
-    (HEADER + ".global .b32 counter;\n",
-     r"^bad\.ptx:5: unsupported module-level directive '\.global' \(expected '\.entry'\)$"),
+    (HEADER + ".surfref s;\n",
+     r"^bad\.ptx:5: unsupported module-level directive '\.surfref' \(expected '\.entry', "
+     r"'\.func', '\.global', '\.const', '\.shared', '\.file' or '\.section'\)$"),
     (HEADER + BODY, r"^bad\.ptx:9: expected '}' to close kernel 'k', found end of file$"),
     (".target sm_80\n", r"^bad\.ptx:1: expected '\.version', found '\.target'$"),
 ])
@@ -176,6 +179,17 @@ def test_malformed_module_structure(text, message):
      r"^bad\.ptx:9: unsupported: register %p1 of 1 bits used as \.f32 in 'add\.f32'$"),
     ("\tmul.s32 %r1, %r2, %r3;\n",
      r"^bad\.ptx:9: unsupported: integer mul without \.lo, \.hi or \.wide in 'mul\.s32'$"),
+    ("\tld.global.v4.f32 {%r1, %r2}, [%r3];\n",
+     r"^bad\.ptx:9: unsupported: 2 data operands for 4 vector elements in 'ld\.global\.v4\.f32'$"),
+    ("\tsetp.lt.and.s32 %p1, %r1, %r2;\n",
+     r"^bad\.ptx:9: unsupported: a fourth \(predicate\) operand goes with \.and, \.or or \.xor "
+     r"in 'setp\.lt\.and\.s32'$"),
+    ("\t.reg .b64 %rd<2>;\n\t.reg .f32 %f<2>;\n\tadd.f32 %f1, %rd1, %f1;\n",
+     r"^bad\.ptx:11: unsupported: register %rd1 of 64 bits used as a \.f32 source \(ptxas "
+     r"rejects it: only ld, st and cvt take a register of another width\) in 'add\.f32'$"),
+    ("\tatom.global.inc.s32 %r1, [%r2], 1;\n",
+     r"^bad\.ptx:9: unsupported: atomic \.inc on \.s32 \(PTX has it on \.u32\) in "
+     r"'atom\.global\.inc\.s32'$"),
 ])
 def test_instructions_the_model_cannot_run_are_errors_at_compile(body, message):
     kernel = parse_ptx(HEADER + BODY + body + "\tret;\n}\n", "bad.ptx").kernels["k"]
