@@ -170,10 +170,11 @@ def backprop_adjust(buf, p):
 
 
 def csr_rows(rows: int, entries: int, rng) -> np.ndarray:
-    """Row starts of a CSR structure of ``entries`` entries over ``rows`` rows, cut at random
-    (rows of every length, empty ones included)."""
-    cuts = np.sort(rng.integers(0, entries, rows - 1, endpoint=True))
-    return np.concatenate([[0], cuts, [entries]]).astype(np.int32)
+    """Row starts of a CSR structure of ``entries`` (>= ``rows``) entries over ``rows`` rows:
+    every row has one entry, the rest fall on rows uniformly at random (lengths vary,
+    binomially)."""
+    lengths = 1 + rng.multinomial(entries - rows, np.full(rows, 1 / rows))
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
 
 
 def bfs_inputs(buf, p, rng):
