@@ -157,7 +157,7 @@ def test_out_of_bounds_store_names_file_and_line():
 
 def test_unknown_workload_lists_the_known_ones():
     with pytest.raises(UnknownKernelError,
-                       match=r"^unknown kernel 'nope'; known: bankconflict, divergent, "):
+                       match=r"^unknown kernel 'nope'; known: backprop_adjust, "):
         run_kernel("nope")
     with pytest.raises(UnknownKernelError, match=r"^unknown variant 'x' of fma_subcore; known: "
                                                  r"balanced, unbalanced, baseline$"):
