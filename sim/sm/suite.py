@@ -1,5 +1,6 @@
 """The kernel suite's figures: per kernel, its launches, blocks, warp instructions and
-whether it equals its reference, functionally and on the timing model.
+whether it equals its reference, functionally and on the timing model (cycles, IPC, how busy
+the register-file banks are, bank conflicts).
 
 ``python -m gpurf.sim.sm.suite [--size test|paper] [--no-timing] [KERNEL ...]`` prints the
 markdown table of docs/kernels.md (default: the register-bound suite at size ``test``, with
@@ -13,7 +14,7 @@ import click
 from .config import SMConfig
 from .run import run_kernel
 
-__all__ = ["SUITE", "suite_table"]
+__all__ = ["SUITE", "bank_utilisation", "suite_table"]
 
 SUITE = ("backprop_forward", "backprop_adjust", "bfs", "gaussian", "kmeans", "lud", "nw",
          "pathfinder", "srad", "spmv", "histogram", "scan", "imgvf", "ffma_imad")
@@ -29,8 +30,15 @@ def suite_row(name: str, size: str, timing: bool) -> str:
     if timing:
         timed = run_kernel(name, size, timing=SMConfig())
         stats = timed.stats["timing"]
-        cells += [f"{stats.cycles:,}", f"{stats.ipc:.2f}", _verdict(timed)]
+        cells += [f"{stats.cycles:,}", f"{stats.ipc:.2f}", f"{bank_utilisation(stats):.2f}",
+                  f"{stats.bank_conflicts:,}", _verdict(timed)]
     return "| " + " | ".join(cells) + " |"
+
+
+def bank_utilisation(stats) -> float:
+    """Register-file bank reads per bank and cycle (1.0: every bank read every cycle)."""
+    banks = stats.config["subcores"] * stats.config["banks"]
+    return stats.register_reads / max(1, stats.cycles * banks)
 
 
 def _verdict(run) -> str:
@@ -42,7 +50,8 @@ def suite_table(names=SUITE, size: str = "test", timing: bool = True) -> str:
     """The markdown table of ``names`` at ``size``."""
     head = ["kernel", "launches", "blocks", "warp instructions", "functional vs numpy"]
     if timing:
-        head += ["cycles (V100 preset)", "IPC", "timing vs numpy"]
+        head += ["cycles (V100 preset)", "IPC", "bank reads / bank-cycle", "bank conflicts",
+                 "timing vs numpy"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += [suite_row(name, size, timing) for name in names]
     return "\n".join(lines)
