@@ -50,6 +50,21 @@ def test_suite_covers_the_papers_benchmark_shapes():
     assert table[2] == "| pathfinder | 7 | 14 | 2,464 | equal |"
 
 
+@pytest.mark.parametrize("name", SUITE)
+def test_suite_kernel_equals_its_reference_for_the_session_seed(name, seed, tmp_path):
+    """Each suite kernel copied to a folder whose launch file takes the session's seed
+    (``--seed`` / ``GPURF_SEED``, printed in the header): new random inputs, same exactness."""
+    folder = tmp_path / name
+    shutil.copytree(kernel_dir(name), folder)
+    launch = folder / "launch.toml"
+    text, count = re.subn(r"^seed = \d+$", f"seed = {seed}", launch.read_text(), flags=re.M)
+    assert count == 1
+    launch.write_text(text)
+    (folder / "reference.py").write_text("from gpurf.sim.kernels.reference import *\n")
+    run = run_kernel(str(folder))
+    assert run.mismatches() == dict.fromkeys(run.expected, 0), f"seed {seed}"
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
 def test_imgvf_is_register_bound_near_50_registers():
     """Issue 18 asks for an IMGVF-like kernel near 50 registers per thread (ptxas -v)."""
