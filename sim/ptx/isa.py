@@ -9,9 +9,16 @@ instructions ``mma``/``wmma``, ...) is outside the subset and rejected, never sk
 ``call`` is parsed by the front end itself (and inlined), never executed.
 """
 
-__all__ = ["OPCODES", "UNSUPPORTED", "check"]
+__all__ = ["HALF", "OPCODES", "OUTSIDE", "UNSUPPORTED", "check"]
 
 UNSUPPORTED = "unsupported instruction"
+OUTSIDE = {"mma": "tensor", "wmma": "tensor", "ldmatrix": "tensor", "stmatrix": "tensor",
+           "wgmma": "tensor", "tex": "texture", "tld4": "texture", "txq": "texture",
+           "suld": "surface", "sust": "surface", "sured": "surface", "suq": "surface"}
+"""Instruction families deliberately outside the subset, named in their error."""
+HALF = frozenset({"f16", "f16x2", "bf16", "bf16x2", "e4m3x2", "e5m2x2", "tf32"})
+"""Half- and narrower-precision float types: outside the subset (except as ``ld``/``st``
+data, moved as bits)."""
 
 INT = ("u16", "s16", "u32", "s32", "u64", "s64")
 BITS = ("b16", "b32", "b64")

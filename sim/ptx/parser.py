@@ -496,8 +496,14 @@ class _Body:
             if guard is not None:
                 raise PtxError(p.file, line, f"unsupported: a guarded '{opcode}'")
             return self.call(opcode, tuple(mods), line)
+        if base in isa.OUTSIDE:
+            raise PtxError(p.file, line, f"unsupported instruction '{opcode}' ({isa.OUTSIDE[base]} "
+                           "instructions are outside gpurf's PTX subset)")
         if base not in isa.OPCODES:
             raise PtxError(p.file, line, f"unsupported instruction '{opcode}'")
+        if base not in ("ld", "st", "cvt", "mov") and isa.HALF.intersection(mods):
+            raise PtxError(p.file, line, f"unsupported instruction '{opcode}' (f16/bf16 "
+                           "arithmetic is outside gpurf's PTX subset)")
         operands = []
         if not p.peek(";"):
             operands.append(self.operand(opcode))
@@ -534,6 +540,9 @@ class _Body:
         if rets:
             p.expect(",", f"after the return values of '{opcode}'")
         func = p.expect_kind("ident", "a function name", f"in '{opcode}'")
+        if func.startswith("%"):
+            raise PtxError(p.file, line, f"unsupported: an indirect call ('{opcode}' through "
+                           f"{func})")
         args = ()
         if p.accept(","):
             if not p.peek("("):

@@ -729,20 +729,26 @@ def _shfl(ins: Instruction, ctx: Context):
         a = np.broadcast_to(ra(w), mask.shape)
         b = np.broadcast_to(np.asarray(rb(w), np.int64) & 31, mask.shape)
         c = np.broadcast_to(np.asarray(rc(w), np.int64), mask.shape)
-        segment, clamp = (c >> 8) & 31, c & 31
-        top = (_LANE & segment) | (clamp & ~segment)
-        if mode == "up":
-            source = _LANE - b
-            valid = source >= top
-        else:
-            source = {"down": _LANE + b, "bfly": _LANE ^ b,
-                      "idx": (_LANE & segment) | (b & ~segment)}[mode]
-            valid = source <= top
-        source = np.where(valid, source, _LANE)
+        source, valid = _shfl_source(mode, b, c)
         write(w, np.take_along_axis(a, source, axis=-1), mask)
         if in_range is not None:
             in_range(w, valid, mask)
     return run
+
+
+def _shfl_source(mode: str, b, c):
+    """The lane each lane reads in a ``shfl.sync`` of ``mode`` and whether it is in range
+    (the PTX ISA's pseudocode; out of range, a lane reads itself)."""
+    segment, clamp = (c >> 8) & 31, c & 31
+    top = (_LANE & segment) | (clamp & ~segment)
+    if mode == "up":
+        source = _LANE - b
+        valid = source >= top
+    else:
+        source = {"down": _LANE + b, "bfly": _LANE ^ b,
+                  "idx": (_LANE & segment) | (b & ~segment)}[mode]
+        valid = source <= top
+    return np.where(valid, source, _LANE), valid
 
 
 def _vote(ins: Instruction, ctx: Context):
@@ -829,13 +835,39 @@ def _bits(ins: Instruction, ctx: Context):
     t = ins.mods[-1]
     dt = NUMPY_TYPES[t]
     width = type_width(t)
-    funcs = {"popc": lambda x: np.bitwise_count(x).astype(np.uint32),
-             "clz": lambda x: (width - np.bitwise_count(_smear(x))).astype(np.uint32),
-             "brev": _brev}
-    func = funcs[ins.base]
     read = _reader(ins.operands[1], t, ctx)
     write = _writer(ins.operands[0], t if ins.base == "brev" else "u32", ctx)
-    return lambda w, mask: write(w, func(np.atleast_1d(np.asarray(read(w), dt))), mask)
+    base = ins.base
+
+    def run(w, mask):
+        x = np.atleast_1d(np.asarray(read(w), dt))
+        if base == "popc":
+            value = _popc(x)
+        elif base == "clz":
+            value = np.uint32(width) - _popc(_smear(x))
+        else:
+            value = _brev(x)
+        write(w, value, mask)
+    return run
+
+
+def _popc(x):
+    """Set bits of each element, as ``uint32``."""
+    return np.bitwise_count(x).astype(np.uint32)
+
+
+_U64 = np.uint64
+
+
+def _low_bits(count):
+    """``uint64`` masks of the ``count`` (0..255, as ``uint64``) lowest bits."""
+    return np.where(count >= _U64(64), ~_U64(0), (_U64(1) << np.minimum(count, _U64(63)))
+                    - _U64(1))
+
+
+def _shifted_left(x, count):
+    """``x << count`` in ``uint64``, 0 where ``count`` is 64 or more."""
+    return np.where(count >= _U64(64), _U64(0), x << np.minimum(count, _U64(63)))
 
 
 def _bfe(ins: Instruction, ctx: Context):
@@ -843,33 +875,24 @@ def _bfe(ins: Instruction, ctx: Context):
     sign-extended for signed types from the field's last bit inside ``a``."""
     t = ins.mods[-1]
     width = type_width(t)
-    unsigned = _UINT[width]
     ra = _reader(ins.operands[1], t, ctx)
     rpos, rlen = (_reader(op, "u32", ctx) for op in ins.operands[2:])
     write = _writer(ins.operands[0], t, ctx)
+    top = _U64(width - 1)
+    full = _low_bits(_U64(width))
 
     def run(w, mask):
-        a = np.asarray(ra(w)).view(unsigned).astype(object)
-        pos = np.asarray(rpos(w)).astype(object) & 0xFF
-        length = np.asarray(rlen(w)).astype(object) & 0xFF
-        field = _bfe_values(a, pos, length, width, _signed(t))
-        write(w, np.asarray(field, unsigned).view(NUMPY_TYPES[t]), mask)
+        a = np.asarray(ra(w)).view(_UINT[width]).astype(_U64)
+        pos = np.asarray(rpos(w)).astype(_U64) & _U64(0xFF)
+        length = np.asarray(rlen(w)).astype(_U64) & _U64(0xFF)
+        inside = np.where(pos > top, _U64(0), np.minimum(length, _U64(width) - pos))
+        value = (a >> np.minimum(pos, top)) & _low_bits(inside)
+        if _signed(t):
+            last = np.minimum(pos + length - _U64(1), top)
+            sign = ((a >> last) & _U64(1)).astype(bool) & (length != 0)
+            value = np.where(sign, value | (full & ~_low_bits(inside)), value)
+        write(w, (value & full).astype(_UINT[width]).view(NUMPY_TYPES[t]), mask)
     return run
-
-
-def _bfe_values(a, pos, length, width, signed):
-    a, pos, length = np.broadcast_arrays(a, pos, length)
-    out = np.empty(a.shape, object)
-    for index in np.ndindex(a.shape):
-        x, p, n = int(a[index]), int(pos[index]), int(length[index])
-        taken = min(n, max(width - p, 0))
-        value = (x >> p) & ((1 << taken) - 1) if taken else 0
-        if signed and n:
-            sign = (x >> min(p + n - 1, width - 1)) & 1
-            if sign:
-                value |= ((1 << width) - 1) ^ ((1 << taken) - 1)
-        out[index] = value
-    return out
 
 
 def _bfi(ins: Instruction, ctx: Context):
@@ -877,21 +900,18 @@ def _bfi(ins: Instruction, ctx: Context):
     bits of ``f`` (``pos``, ``len`` mod 256; bits past the top are dropped)."""
     t = ins.mods[-1]
     width = type_width(t)
-    dt = NUMPY_TYPES[t]
     rf, rb = (_reader(op, t, ctx) for op in ins.operands[1:3])
     rpos, rlen = (_reader(op, "u32", ctx) for op in ins.operands[3:])
     write = _writer(ins.operands[0], t, ctx)
-    full = (1 << width) - 1
+    full = _low_bits(_U64(width))
 
     def run(w, mask):
-        f, b, pos, length = np.broadcast_arrays(*(np.asarray(x).astype(object) for x in (
-            rf(w), rb(w), rpos(w), rlen(w))))
-        out = np.empty(f.shape, object)
-        for index in np.ndindex(f.shape):
-            p, n = int(pos[index]) & 0xFF, int(length[index]) & 0xFF
-            field = ((1 << n) - 1) << p & full
-            out[index] = (int(b[index]) & ~field | (int(f[index]) << p) & field) & full
-        write(w, np.asarray(out, dt), mask)
+        f, b = (np.asarray(r(w)).view(_UINT[width]).astype(_U64) for r in (rf, rb))
+        pos = np.asarray(rpos(w)).astype(_U64) & _U64(0xFF)
+        length = np.asarray(rlen(w)).astype(_U64) & _U64(0xFF)
+        field = _shifted_left(_low_bits(length), pos) & full
+        value = (b & ~field) | (_shifted_left(f, pos) & field)
+        write(w, value.astype(_UINT[width]).view(NUMPY_TYPES[t]), mask)
     return run
 
 
