@@ -151,15 +151,16 @@ def _bit(x, i):
     return (x >> i) & 1
 
 
-def _bfe(x, pos, length, signed):
-    sbit = 0 if not signed or length == 0 else _bit(x, min(pos + length - 1, 31))
-    return sum((_bit(x, pos + i) if i < length and pos + i <= 31 else sbit) << i
-               for i in range(32))
+def _bfe(x, pos, length, signed, width=32):
+    msb = width - 1
+    sbit = 0 if not signed or length == 0 else _bit(x, min(pos + length - 1, msb))
+    return sum((_bit(x, pos + i) if i < length and pos + i <= msb else sbit) << i
+               for i in range(width))
 
 
-def _bfi(f, b, pos, length):
+def _bfi(f, b, pos, length, width=32):
     for i in range(length):
-        if pos + i <= 31:
+        if pos + i <= width - 1:
             b = b & ~(1 << (pos + i)) | _bit(f, i) << (pos + i)
     return b
 
@@ -219,6 +220,56 @@ def _bits_mismatches(seed) -> list[int]:
 
 def test_bit_carry_and_setp_pair_match_python_integers(seed):
     assert _bits_mismatches(seed) == []
+
+
+_PRMT_TABLE = {"b4e": lambda c, i: (c - i) % 8, "rc8": lambda c, i: c,
+               "ecl": lambda c, i: max(i, c), "ecr": lambda c, i: min(i, c),
+               "rc16": lambda c, i: 2 * (c & 1) + (i & 1)}
+"""Byte ``i`` of ``prmt.b32.mode`` is byte ``f(c & 3, i)`` of ``{b, a}`` (the PTX ISA's table)."""
+
+
+def _lop3(lut, a, b, c):
+    return sum(((lut >> (_bit(a, i) << 2 | _bit(b, i) << 1 | _bit(c, i))) & 1) << i
+               for i in range(32))
+
+
+def _bits64_reference(x, y, z):
+    """One thread's 24 ``uint64`` results of ``bits64.ptx``."""
+    m32, m64 = (1 << 32) - 1, (1 << 64) - 1
+    lo, hi, w = x & m32, x >> 32, y & m32
+    carry = (x + y) >> 64
+    borrow = int(x < y)
+    borrow2 = int(y < x + borrow)
+    high = (x * y) >> 64
+    carry_mad = (high + x) >> 64
+    funnel = hi << 32 | lo
+    prmt = [sum((funnel >> 8 * _PRMT_TABLE[mode](z & 3, i) & 0xFF) << 8 * i for i in range(4))
+            for mode in ("b4e", "rc8", "ecl", "ecr", "rc16")]
+    below = lo < hi
+    combined = (below ^ bool(z & 1), (not below) ^ bool(z & 1))
+    return [_bfe(x, z & 0x7F, z >> 8 & 0x7F, False, 64), _bfe(x, z & 0x7F, z >> 8 & 0x7F, True, 64),
+            _bfi(x, y, z & 0xFF, z >> 24, 64), (x + y) & m64, (x + carry) & m64,
+            -borrow2 & m64, (x * y + y + carry_mad) & m64, *prmt,
+            (lo & hi) | (~lo & w) & m32, _lop3(0x1B, lo, hi, w), 0,
+            (funnel << min(z & 63, 32)) >> 32 & m32, funnel >> (z & 31) & m32,
+            combined[0] + 2 * combined[1],
+            int(_signed32(lo) >= _signed32(hi) or bool(z & 2)), int(x > y and bool(z & 4)),
+            (lo >> 16 | lo << 16) & m32, (x >> 32 | x << 32) & m64,
+            bin(x).count("1") + 100 * (64 - x.bit_length()), int(f"{x:064b}"[::-1], 2)]
+
+
+def test_64_bit_fields_carries_prmt_modes_lop3_and_setp_combinations(seed):
+    rng = np.random.default_rng(seed)
+    n, block = 60, 64
+    words = [_edgy_u32(rng, block) for _ in range(4)]
+    x = words[0].astype(np.uint64) << np.uint64(32) | words[1]
+    y = words[2].astype(np.uint64) << np.uint64(32) | words[3]
+    y[:8] = x[:8]
+    z = _edgy_u32(rng, block)
+    out = launch(program("bits64"), [x, y, z, np.zeros(24 * block, np.uint64), n], block)[3]
+    out = out.reshape(block, 24)
+    for t in range(n):
+        assert out[t].tolist() == _bits64_reference(int(x[t]), int(y[t]), int(z[t])), t
 
 
 def test_a_wrong_popc_is_caught(seed, monkeypatch):

@@ -140,9 +140,9 @@ BODY = ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n"
      r"are outside gpurf's PTX subset\)$"),
     ("\tshfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31;\n",
      r"^bad\.ptx:9: expected 5 operands, found 4 in 'shfl\.sync\.bfly\.b32'$"),
-    ("\tadd.rz.f32 %r1, %r2, %r3;\n",
-     r"^bad\.ptx:9: expected a type \(u16, s16, .*\) after 'add', found '\.rz' in "
-     r"'add\.rz\.f32'$"),
+    ("\tadd.rna.f32 %r1, %r2, %r3;\n",
+     r"^bad\.ptx:9: expected a type \(u16, s16, .*\) after 'add', found '\.rna' in "
+     r"'add\.rna\.f32'$"),
     ("\tadd.s32 %r1, %r2;\n", r"^bad\.ptx:9: expected 3 operands, found 2 in 'add\.s32'$"),
     ("\tadd.s32 %r1, %r2, %r3\n\tret;\n",
      r"^bad\.ptx:9: expected ',' or ';' after the operands of 'add\.s32', found 'ret'$"),
@@ -297,7 +297,7 @@ GENERIC = HEADER + """\
 \tadd.u32 %r7, %r5, %r4;
 \tst.u32 [%rd10+128], %r7;
 \tcvta.to.shared.u64 %rd11, %rd7;
-\tld.shared.u32 %r7, [%rd11];
+\tld.volatile.shared.u32 %r7, [%rd11];
 \tst.u32 [%rd10+256], %r7;
 \tret;
 }

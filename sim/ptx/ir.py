@@ -213,7 +213,7 @@ class Instruction:
         """The state space of a ``ld``/``st``/``atom``/``red`` (``"global"``, ``"shared"``,
         ``"param"``, ``"local"``, ``"const"``, or ``"generic"`` when it names none)."""
         if self.base in ("ld", "st", "atom", "red"):
-            return self.mods[0] if self.mods and self.mods[0] in SPACES else "generic"
+            return next((m for m in self.mods if m in SPACES), "generic")
         return None
 
     def __str__(self):

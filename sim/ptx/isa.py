@@ -38,7 +38,7 @@ def _req(what, *choices):
     return (what, choices, True)
 
 
-_ARITH = (_opt("carry", "cc"), _opt("rounding", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+_ARITH = (_opt("carry", "cc"), _opt("rounding", *ROUND), _opt("ftz", "ftz"), _opt("sat", "sat"),
           _req("type", *INT, *FLOAT))
 SPACE = ("param", "global", "shared", "local", "const")
 _SEM = _opt("memory order", "relaxed", "acquire", "release", "acq_rel")
@@ -94,12 +94,13 @@ OPCODES: dict[str, tuple[int | tuple, tuple]] = {
                 _req("destination type", *DATA), _req("source type", *DATA))),
     "add": (3, _ARITH),
     "sub": (3, _ARITH),
-    "mul": (3, (_opt("mode", "lo", "hi", "wide", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+    "mul": (3, (_opt("mode", "lo", "hi", "wide", *ROUND), _opt("ftz", "ftz"), _opt("sat", "sat"),
                 _req("type", *INT, *FLOAT))),
-    "mad": (4, (_opt("mode", "lo", "hi", "wide", "rn"), _opt("carry", "cc"), _opt("ftz", "ftz"),
+    "mad": (4, (_opt("mode", "lo", "hi", "wide", *ROUND), _opt("carry", "cc"),
+                _opt("ftz", "ftz"),
                 _opt("sat", "sat"),
                 _req("type", *INT, *FLOAT))),
-    "fma": (4, (_req("rounding", "rn"), _opt("ftz", "ftz"), _opt("sat", "sat"),
+    "fma": (4, (_req("rounding", *ROUND), _opt("ftz", "ftz"), _opt("sat", "sat"),
                 _req("type", *FLOAT))),
     "div": (3, (_opt("rounding", "rn", "full", "approx"), _opt("ftz", "ftz"),
                 _req("type", *INT, *FLOAT))),

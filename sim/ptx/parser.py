@@ -400,6 +400,9 @@ class _Body:
         self.statements: list = []
         """Instructions and ``(label, line)`` tuples, in order."""
         self.labels: set = set()
+        self.scopes: list[dict] = [{}]
+        """Per open ``{ }`` scope, its ``.reg`` names -> the register they name (a name
+        declared again in an inner scope, as inline assembly does, is renamed apart)."""
 
     def parse(self):
         depth = 1
@@ -411,8 +414,10 @@ class _Body:
                               "file")
             if p.accept("{"):
                 depth += 1
+                self.scopes.append({})
             elif p.accept("}"):
                 depth -= 1
+                self.scopes.pop()
             elif value == ".reg":
                 self.reg_decl()
             elif value == ".shared":
@@ -458,13 +463,32 @@ class _Body:
             else:
                 names = [name]
             for reg in names:
-                if reg in self.regs and self.regs[reg].type != rtype:
-                    raise p.error(f"register '{reg}' declared as .{self.regs[reg].type} "
-                                  f"and .{rtype}")
-                self.regs[reg] = RegDecl(reg, rtype)
+                self.declare(reg, rtype)
             if not p.accept(","):
                 break
         p.expect(";", "after .reg")
+
+    def declare(self, reg, rtype):
+        p = self.p
+        inner = len(self.scopes) > 1
+        unique = reg
+        if reg in self.regs:
+            if not inner:
+                if self.regs[reg].type != rtype:
+                    raise p.error(f"register '{reg}' declared as .{self.regs[reg].type} "
+                                  f"and .{rtype}")
+                return
+            unique = f"{reg}$s{len(self.regs)}"
+        self.regs[unique] = RegDecl(unique, rtype)
+        if inner:
+            self.scopes[-1][reg] = unique
+
+    def resolve(self, name: str) -> str:
+        """The register ``name`` means here (the innermost scope's declaration)."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return name
 
     def frame_decl(self):
         """A ``.local`` variable, or a call sequence's ``.param`` (a per-thread variable of
@@ -489,7 +513,7 @@ class _Body:
         guard, negated = None, False
         if p.accept("@"):
             negated = p.accept("!")
-            guard = p.expect_kind("ident", "a predicate register", "after '@'")
+            guard = self.resolve(p.expect_kind("ident", "a predicate register", "after '@'"))
         opcode = p.expect_kind("ident", "an instruction", "")
         base, *mods = opcode.split(".")
         if base == "call":
@@ -601,12 +625,13 @@ class _Body:
         op = self.name_operand(value, opcode)
         if isinstance(op, Reg) and p.accept("|"):
             second = p.expect_kind("ident", "a predicate register", f"after '|' in '{opcode}'")
-            return Pair(op, Reg(second))
+            return Pair(op, Reg(self.resolve(second)))
         return op
 
     def name_operand(self, name, opcode):
         """A register (``%r1``, or a declared name without ``%``) or a symbol (a call
         sequence's ``.param`` by its latest declaration)."""
+        name = self.resolve(name)
         if name.startswith("%") or name in self.regs:
             return Reg(name)
         return Sym(self.param_names.get(name, name))
@@ -656,7 +681,9 @@ def _check_operand(file, ins, op, symbols, regs, labels):
 
 
 def _respace(ins: Instruction, space: str) -> Instruction:
-    mods = (space, *ins.mods[1:]) if ins.mods and ins.mods[0] in SPACES else (space, *ins.mods)
+    """``ins`` (a ``ld``/``st``) in state space ``space`` instead of its own."""
+    mods = tuple(m for m in ins.mods if m not in SPACES)
+    mods = (*mods[:1], space, *mods[1:]) if mods[:1] == ("volatile",) else (space, *mods)
     return replace(ins, opcode=".".join((ins.base, *mods)), mods=mods)
 
 

@@ -211,7 +211,10 @@ def _arith(ins: Instruction, ctx: Context):
     if _float(t):
         if mode is not None:
             raise _UnsupportedError(f".{mode} on a float type")
-        if base in ("mad", "fma"):
+        directed = next((m for m in mods if m in ("rz", "rm", "rp")), None)
+        if directed is not None:
+            func = _directed_op(base, directed, t)
+        elif base in ("mad", "fma"):
             func = fma_f32 if t == "f32" else fma_f64
         else:
             func = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
@@ -220,7 +223,7 @@ def _arith(ins: Instruction, ctx: Context):
         reads = [_reader(op, t, ctx) for op in ops[1:]]
         write = _writer(ops[0], t, ctx)
     else:
-        if "rn" in mods or "ftz" in mods or ("sat" in mods and t != "s32"):
+        if {"rn", "rz", "rm", "rp", "ftz"} & set(mods) or ("sat" in mods and t != "s32"):
             raise _UnsupportedError("a float modifier on an integer type")
         if base in ("mul", "mad") and mode is None:
             raise _UnsupportedError(f"integer {base} without .lo, .hi or .wide")
@@ -242,6 +245,48 @@ def _arith(ins: Instruction, ctx: Context):
         def run(w, mask):
             write(w, np.asarray(func(ra(w), rb(w), rc(w))).astype(dt, copy=False), mask)
     return run
+
+
+_F32_MAX = np.finfo(np.float32).max
+
+
+def fma_directed_f32(a, b, c, mode: str) -> np.ndarray:
+    """``a * b + c`` rounded once to float32 towards zero (``rz``), minus (``rm``) or plus
+    (``rp``) infinity: the nearest float32 (:func:`fma_f32`) moved one step where it lies on
+    the wrong side of the exact value. The exact value is ``s + err`` (float64 sum and its
+    TwoSum error; the product of two float32 is exact in float64), and ``s - nearest`` is
+    exact (Sterbenz), so the side is the sign of ``s - nearest``, or of ``err`` where that
+    is 0. An exactly zero sum of terms not both +0 is -0 under ``rm`` (IEEE 754)."""
+    a, b, c = (np.asarray(x, np.float32) for x in (a, b, c))
+    nearest = np.asarray(fma_f32(a, b, c), np.float32)
+    p = a.astype(np.float64) * b
+    c64 = c.astype(np.float64)
+    s = p + c64
+    v = s - p
+    err = (p - (s - v)) + (c64 - v)
+    diff = s - nearest.astype(np.float64)
+    above = np.where(diff != 0, diff < 0, err < 0)
+    below = np.where(diff != 0, diff > 0, err > 0)
+    down = {"rm": above, "rp": np.zeros_like(above), "rz": above & (nearest > 0)}[mode]
+    up = {"rm": np.zeros_like(below), "rp": below, "rz": below & (nearest < 0)}[mode]
+    result = np.where(down, np.nextafter(nearest, np.float32(-np.inf)), nearest)
+    result = np.where(up, np.nextafter(nearest, np.float32(np.inf)), result)
+    if mode == "rm":
+        cancelled = (s == 0) & (err == 0) & (np.signbit(p) | np.signbit(c64))
+        result = np.where(cancelled, np.float32(-0.0), result)
+    return result.astype(np.float32)
+
+
+def _directed_op(base: str, mode: str, t: str):
+    """``add``/``sub``/``mul``/``fma``/``mad`` of float32 with a directed rounding."""
+    if t != "f32" or base not in ("add", "sub", "mul", "fma", "mad"):
+        raise _UnsupportedError(f"directed rounding .{mode} of {base}.{t}")
+    one, zero = np.float32(1), np.float32(0)
+    return {"add": lambda a, b: fma_directed_f32(a, one, b, mode),
+            "sub": lambda a, b: fma_directed_f32(a, one, -np.asarray(b, np.float32), mode),
+            "mul": lambda a, b: fma_directed_f32(a, b, zero, mode),
+            "fma": lambda a, b, c: fma_directed_f32(a, b, c, mode),
+            "mad": lambda a, b, c: fma_directed_f32(a, b, c, mode)}[base]
 
 
 def _int_func(base, mode, t, sat):
@@ -452,6 +497,12 @@ def _cvt(ins: Instruction, ctx: Context):
 
             def convert(x):
                 return ftz(inner(ftz(np.asarray(x)) if src_t == "f32" else x))
+        if "sat" in ins.mods:
+            unsaturated = convert
+
+            def convert(x):
+                y = unsaturated(x)
+                return np.where(np.isnan(y), 0, np.clip(y, 0, 1)).astype(dd)
     else:
         if rounding is not None:
             raise _UnsupportedError("integer-to-integer cvt with a rounding modifier")
@@ -533,6 +584,8 @@ def _parts(w, space: str, addresses, mask, frame: int):
         return [(w.local, None, _local(w, mask, addresses, frame))]
     if space == "const":
         return [(w.statics, None, addresses)]
+    if space == "global" and (not addresses.size or addresses.min() >= np.uint64(GLOBAL_BASE)):
+        return [(w.memory, None, addresses)]
     kind = (addresses < np.uint64(GLOBAL_BASE)).astype(np.int8)
     if space == "generic":
         for code, base in ((2, SHARED_WINDOW), (3, LOCAL_WINDOW)):
