@@ -294,7 +294,7 @@ def _srad_coefficient(j, q0sqr):
     q = np.sqrt(np.maximum(num / (den * den), f32(0)))
     x = (q * q - f32(q0sqr)) / (f32(q0sqr) * (f32(1) + f32(q0sqr)))
     c = np.exp(-x.astype(np.float64)).astype(f32)
-    return np.minimum(c, f32(1)), (dn, ds, dw, de)
+    return np.clip(c, f32(0), f32(1)), (dn, ds, dw, de)
 
 
 def srad(buf, p):

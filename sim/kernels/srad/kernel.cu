@@ -2,13 +2,10 @@
 // diffusion coefficient comes from the instantaneous coefficient of variation
 //   q = sqrt((G2 / 2 - L^2 / 16) / (1 + L / 4)^2),
 // G2 = |grad J|^2 / J^2 and L = laplacian(J) / J over the four neighbours (clamped at the
-// border), as c(q) = exp(-(q^2 - q0^2) / (q0^2 (1 + q0^2))) capped at 1 (Yu and Acton's
-// exponential form; Rodinia clamps c to [0, 1], and an exponential is never negative); the
-// update J + lambda / 4 * (cN dN + cS dS + cW dW + cE dE) takes the
-// south and east coefficients of the neighbours, recomputed here instead of a second
-// launch. Everything but the exponential is correctly rounded (intrinsics: no contraction).
-// The exponential is __expf (ex2.approx of x log2(e)): expf compiles to a sequence with
-// fma.rm.f32, a rounding mode gpurf's PTX subset does not take yet.
+// border), as c(q) = exp(-(q^2 - q0^2) / (q0^2 (1 + q0^2))) clamped to [0, 1] (Yu and Acton's
+// exponential form, Rodinia's clamp); the update J + lambda / 4 (cN dN + cS dS + cW dW +
+// cE dE) takes the south and east coefficients of the neighbours, recomputed here instead of
+// a second launch. Everything but expf is correctly rounded (intrinsics: no contraction).
 __device__ float coefficient(const float *__restrict__ j, int r, int c, int rows, int cols,
                              float q0sqr)
 {
@@ -26,7 +23,7 @@ __device__ float coefficient(const float *__restrict__ j, int r, int c, int rows
     float q = sqrtf(fmaxf(__fdiv_rn(num, __fmul_rn(den, den)), 0.0f));
     float x = __fdiv_rn(__fsub_rn(__fmul_rn(q, q), q0sqr),
                         __fmul_rn(q0sqr, __fadd_rn(1.0f, q0sqr)));
-    return fminf(__expf(-x), 1.0f);
+    return fminf(fmaxf(expf(-x), 0.0f), 1.0f);
 }
 
 extern "C" __global__ void srad(float *__restrict__ out, const float *__restrict__ j, int rows,
