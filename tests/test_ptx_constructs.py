@@ -279,8 +279,11 @@ def test_a_wrong_popc_is_caught(seed, monkeypatch):
 
 
 # -- state spaces, struct parameters, calls --------------------------------------------------
+@pytest.mark.parametrize("build", ["spaces", "spaces_debug"])
 @pytest.mark.parametrize("use_shared", [0, 1], ids=["global", "shared"])
-def test_local_const_generic_dynamic_shared_struct_and_calls(seed, use_shared):
+def test_local_const_generic_dynamic_shared_struct_and_calls(seed, use_shared, build):
+    """``spaces.cu`` as built with ``-lineinfo`` and as a ``-G`` debug build (every variable
+    in the local frame, generic accesses, no contraction)."""
     rng = np.random.default_rng(seed)
     block, grid = 64, 2
     n = block * grid
@@ -288,7 +291,7 @@ def test_local_const_generic_dynamic_shared_struct_and_calls(seed, use_shared):
     scale, offset, bias = np.float32(rng.uniform(-2, 2)), int(rng.integers(-9, 9)), \
         rng.uniform(-1, 1)
     struct = np.float32(scale).tobytes() + np.int32(offset).tobytes() + np.float64(bias).tobytes()
-    out = launch(program("spaces"), [values, np.zeros(n, np.float32), struct, n, use_shared],
+    out = launch(program(build), [values, np.zeros(n, np.float32), struct, n, use_shared],
                  block, grid, dynamic_shared=4 * block)[1]
     t = np.arange(n)
     table = np.arange(1, 9, dtype=np.float32)

@@ -458,3 +458,56 @@ def test_the_passes_take_the_new_constructs(name):
     power_pass(kernel)
     sleep_reg_pass(kernel)
     compression_pass(kernel)
+
+
+REDUCTIONS = HEADER + """\
+.visible .entry r(.param .u64 r_param_0, .param .u64 r_param_1)
+{
+\t.shared .align 8 .b64 top[1];
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<6>;
+\t.reg .f32 %f<2>;
+\t.reg .b64 %rd<9>;
+\t.reg .f64 %fd<3>;
+\tld.param.u64 %rd1, [r_param_0];
+\tld.param.u64 %rd2, [r_param_1];
+\tmov.u32 %r1, %tid.x;
+\tsetp.eq.u32 %p1, %r1, 0;
+\t@%p1 st.shared.u64 [top], 0;
+\tbar.sync 0;
+\tcvt.u64.u32 %rd3, %r1;
+\tmul.lo.u64 %rd4, %rd3, 3000000000;
+\tred.shared.max.u64 [top], %rd4;
+\tred.global.add.u32 [%rd1], %r1;
+\tcvt.rn.f32.u32 %f1, %r1;
+\tred.global.add.f32 [%rd1+4], %f1;
+\tand.b32 %r2, %r1, 3;
+\tmul.wide.u32 %rd5, %r2, 8;
+\tadd.s64 %rd6, %rd2, %rd5;
+\tcvt.rn.f64.u32 %fd1, %r1;
+\tatom.global.add.f64 %fd2, [%rd6], %fd1;
+\tatom.global.min.s64 %rd7, [%rd1+8], %rd4;
+\tatom.global.cas.b32 %r3, [%rd1+16], %r1, 100;
+\tbar.sync 0;
+\t@%p1 ld.shared.u64 %rd8, [top];
+\t@%p1 st.global.u64 [%rd1+24], %rd8;
+\tret;
+}
+"""
+
+
+@pytest.mark.parametrize("warp_by_warp", [False, True])
+def test_reductions_and_contended_atomics(warp_by_warp):
+    counters = np.zeros(8, np.uint32)
+    counters[2:4] = np.array([-1], np.int64).view(np.uint32) >> 1
+    counters[4] = 0
+    kernel = parse_ptx(REDUCTIONS, "red.ptx").kernels["r"]
+    assert [ins.dests for ins in kernel.instructions if ins.base == "red"] == [()] * 3
+    out, sums = launch(program_of(REDUCTIONS, "red.ptx"), [counters, np.zeros(4)], 64,
+                       warp_by_warp=warp_by_warp)
+    tid = np.arange(64)
+    assert out[0] == tid.sum() and out[1].view(np.float32) == np.float32(tid.sum())
+    assert out[2:4].view(np.int64)[0] == 0
+    assert out[4] == 100
+    assert out[6:8].view(np.uint64)[0] == np.uint64(63 * 3000000000)
+    assert sums.tolist() == [tid[tid % 4 == k].sum() for k in range(4)]

@@ -169,6 +169,8 @@ class _Parser:
             _, value, line = self.next()
             if directive == ".version" and re.fullmatch(r"\.[0-9]+", self.tok[1]):
                 value += self.next()[1]
+            while directive == ".target" and self.accept(","):
+                self.expect_kind("ident", "a target option", "after ',' in .target")
             header[directive] = value
         if header[".address_size"] != "64":
             raise self.error(f"expected .address_size 64, found {header['.address_size']}", line)

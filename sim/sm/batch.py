@@ -8,14 +8,18 @@ cohort by their next instruction and executes a group at once:
   one numpy call: the cohort's register file holds each register slot of all its blocks as
   one ``(blocks x warps, 32)`` array (every block's :attr:`ThreadBlock.regfile` rows are
   views of it), so the group's registers are ``(k, 32)`` slices of it;
-- a shared-memory instruction or an atomic runs once per block (each block has its own
-  shared memory; atomics stay in launch order per block);
+- a shared-memory, local-memory or generic instruction, or an atomic, runs once per block
+  (each block has its own shared and local memory; atomics stay in launch order per block);
 - a branch or an exit runs for the group when every warp takes it uniformly, and warp by
   warp otherwise (a divergent branch pushes SIMT stack entries); a barrier warp by warp.
 
-Blocks share nothing but global memory and the kernels do not communicate through it, and
-any interleaving of a block's warps between barriers is a legal schedule for these
-kernels, so the results equal a block-by-block, warp-by-warp run's.
+Blocks share nothing but global memory, any interleaving of a block's warps between
+barriers is a legal schedule, and blocks communicate through global memory only by atomics
+(each warp's lanes in lane order; an integer atomic's final value does not depend on the
+order), so a kernel's integer results equal a block-by-block, warp-by-warp run's; the old
+values atomics return, and float atomic sums, follow this run's order. A kernel that waits
+for another block (a spin lock on a flag) is outside this model: the block it waits for may
+not have run yet.
 
 With ``traces`` (one :class:`WarpTrace` per warp) the run records what a timing model
 needs to replay each warp: its dynamic instruction sequence and, per global or shared

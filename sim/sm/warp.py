@@ -58,9 +58,11 @@ class Step:
         (for a branch, all active lanes: each evaluates the branch; the lanes that took
         it are the mask of the next instruction executed).
     space : str or None
-        ``"global"``, ``"shared"`` or ``"param"`` for memory instructions.
+        The instruction's state space for memory instructions (``"global"``, ``"shared"``,
+        ``"local"``, ``"const"``, ``"param"`` or ``"generic"``).
     addresses : numpy.ndarray or None
-        Byte addresses of the executing lanes, in lane order, for global/shared accesses.
+        Byte addresses of the executing lanes, in lane order, for accesses other than
+        ``.param`` (``(lanes, elements)`` for a ``.v2``/``.v4`` access).
     """
 
     warp: int

@@ -1,6 +1,7 @@
 // Local memory, a __constant__ table, generic pointers, dynamic shared memory, a struct
 // parameter and __noinline__ functions (calls the front end inlines).
 // nvcc -arch=sm_80 -ptx -lineinfo -fmad=false spaces.cu -o spaces.ptx
+// nvcc -arch=sm_80 -ptx -G spaces.cu -o spaces_debug.ptx   (a debug build)
 struct Params { float scale; int offset; double bias; };
 __constant__ float table[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 extern __shared__ float dyn[];
