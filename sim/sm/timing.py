@@ -58,6 +58,7 @@ from .batch import COHORT, new_traces, run_blocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
+from .values import value_check
 from .warp import ExecutionError
 
 __all__ = ["UNITS", "TimingSM"]
@@ -119,13 +120,14 @@ class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
     __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
-                 "requests", "rpos", "slot", "sub", "wake")
+                 "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
         self.index = index
         self.pcs = trace.pcs
         self.requests = trace.requests
+        self.values = trace.values
         self.pos = 0
         self.rpos = 0
         self.pending = {}
@@ -237,6 +239,7 @@ class _SubCore:
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.unit_of = sm.info.unit
+        self.values = sm.values
         self.issue_regs = sm.issue_regs
         self.cu_warp: list = [None] * config.cus
         self.unit_free = [0] * len(UNITS)
@@ -321,6 +324,8 @@ class _SubCore:
         if self.lag:
             self.catch_up()
         grants, offer = oc.grants(), oc.offer()
+        if grants and self.values is not None:
+            self.values.read(self, grants, now)
         if grants:
             granted = len(grants)
             self.reads += granted
@@ -346,9 +351,11 @@ class _SubCore:
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             self.cu_warp[offer] = None
-            self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            if self.values is not None:
+                self.values.dispatch(*dispatched, now, done)
         if chosen is not None:
-            self.cu_warp[allocated] = (chosen, pc)
+            self.cu_warp[allocated] = (chosen, pc, chosen.pos)
             self._issued(chosen, pc)
         else:
             if ready is None:
@@ -436,16 +443,20 @@ class TimingSM:
     cohort : int
         Blocks run functionally together (:func:`gpurf.sim.sm.batch.run_blocks`) when the next
         block to admit has not run yet.
+    values : bool or RegisterStorage
+        Carry register values through timing and check every register access
+        (:mod:`gpurf.sim.sm.values`; ``True``: a plain register file).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT):
+                 cohort: int = COHORT, values=False):
         self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
+        self.values = value_check(program, values, self.issue_regs)
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
@@ -551,7 +562,7 @@ class TimingSM:
         recording their traces, and queue them for admission."""
         blocks = [self.make_block(b) for b in itertools.islice(run.blocks, self.cohort)]
         traces = [new_traces(block) for block in blocks]
-        run_blocks(blocks, traces)
+        run_blocks(blocks, traces, values=self.values is not None)
         run.ready.extend(zip(blocks, traces, strict=True))
 
     def _retire(self, record: _Block) -> None:
@@ -563,8 +574,9 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> None:
-        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> int:
+        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; returns the
+        cycle it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
@@ -582,6 +594,7 @@ class TimingSM:
         if warp.done_at is not None and warp.pending:
             self._retire_warp(warp)
         warp.update_wake(info.needs)
+        return done
 
     def _memory(self, warp: _Warp, pc: int, now: int) -> int:
         space = self.info.space[pc]
@@ -699,4 +712,5 @@ class TimingSM:
             dispatch_stalls=sum(s.dispatch_stalls for s in subs), stalls=stalls,
             l1_requests=self.l1.requests, l1_hits=self.l1.hits, l1_misses=self.l1.misses,
             l1_queue_cycles=self.l1.wait, seconds=seconds,
+            values=self.values.stats() if self.values is not None else {},
             config={k: v for k, v in vars(self.config).items()})
