@@ -380,8 +380,9 @@ class ValueCheck:
         self._flush(now)
         units = sub.oc.units
         for cu, index in grants.values():
-            warp, pc, pos = sub.cu_warp[cu]
-            reg = units[cu].operands[index].reg
+            unit = units[cu]
+            warp, pc, pos = unit.tag
+            reg = unit.operands[index].reg
             state = self._state(warp)
             for i, word in enumerate(self.layout.sources[pc]):
                 if word.reg == reg:
