@@ -145,7 +145,7 @@ class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
     __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
-                 "requests", "rpos", "slot", "sub", "values", "wake")
+                 "reading", "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
@@ -157,6 +157,8 @@ class _Warp:
         self.rpos = 0
         self.pending = {}
         """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        self.reading = {}
+        """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
         """Cycle a branch or barrier in flight releases the warp (INF: not yet known)."""
         self.wake = 0
@@ -180,6 +182,17 @@ class _Warp:
 
 def _slot_of(warp: _Warp) -> int:
     return warp.slot
+
+
+def _unread(warp: _Warp, regs) -> None:
+    """Reads of ``regs`` by ``warp`` are made (:meth:`_SubCore._ready`)."""
+    reading = warp.reading
+    for reg in regs:
+        left = reading[reg] - 1
+        if left:
+            reading[reg] = left
+        else:
+            del reading[reg]
 
 
 class _Block:
@@ -341,7 +354,7 @@ class _SubCore:
         oc = self.oc
         ready = None
         if not oc.order and oc.buffer is None:
-            ready = [w.slot for w in self.live if w.wake <= now]
+            ready = self._ready(now)
             if not ready:
                 self.writes.pop(now, None)
                 self.lag += 1
@@ -355,6 +368,7 @@ class _SubCore:
         if grants and self.values is not None:
             self.values.read(self, grants, now)
         if grants:
+            self._read(grants)
             granted = len(grants)
             self.reads += granted
             self.conflicts += oc.queued - granted
@@ -367,7 +381,7 @@ class _SubCore:
         scores = self._scores(oc.queue_lengths()) if self.scorer is not None else None
         accepts = oc.accepts(dispatched is not None)
         if accepts and ready is None:
-            ready = [w.slot for w in self.live if w.wake <= now]
+            ready = self._ready(now)
         if accepts and ready:
             if self.picks:
                 chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
@@ -382,16 +396,33 @@ class _SubCore:
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             done = self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
                 self.values.dispatch(*dispatched, now, done)
         if chosen is not None:
             self._issued(chosen, pc)
         else:
             if ready is None:
-                ready = any(w.wake <= now for w in self.live)
+                ready = bool(self._ready(now))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
+
+    def _ready(self, now: int) -> list[int]:
+        """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
+        register the next instruction writes still to be read by an older instruction of
+        the warp (the collector may dispatch a younger instruction first, so its write
+        could overtake the older read: write-after-read)."""
+        writes = self.sm.info.writes
+        return [w.slot for w in self.live if w.wake <= now
+                and not (w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]]))]
+
+    def _read(self, grants) -> None:
+        """The reads granted this cycle are made (see :meth:`_ready`)."""
+        units = self.oc.units
+        for cu, index in grants.values():
+            unit = units[cu]
+            _unread(unit.tag[0], (unit.operands[index].reg,))
 
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
@@ -422,6 +453,9 @@ class _SubCore:
 
     def _issued(self, warp: _Warp, pc: int) -> None:
         info = self.sm.info
+        reading = warp.reading
+        for reg in info.reads[pc]:
+            reading[reg] = reading.get(reg, 0) + 1
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
@@ -502,6 +536,11 @@ class TimingSM:
         self.info = static_info(program)
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
+        self.uncollected = [tuple(r for r in reads if r not in regs.values())
+                            for reads, regs in zip(self.info.reads, self.issue_regs,
+                                                   strict=True)]
+        """Per instruction, the registers it reads beyond the collector's operands (made at
+        dispatch)."""
         self.values = value_check(program, values, self.issue_regs)
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
