@@ -367,3 +367,54 @@ def test_a_narrowed_result_is_compared_through_the_mechanisms_round_trip():
 
 def test_warp_ids_name_block_and_warp():
     assert str(WarpId((1, 0, 0), 3, 2, 5)) == "block (1, 0, 0), warp 3"
+
+
+def test_write_after_read_hazard_is_held_back(monkeypatch):
+    """Regression (found by this check on the calibrated collector): in reduction,
+    ``setp.ge.u32 %p1, %r4, %r9`` waits for its reads while the younger ``mov.f32 %f8, 0``
+    (no operands; the allocator gives ``%f8`` ``%r9``'s register, dead after the ``setp``)
+    dispatches first and overwrote the register before the ``setp`` read it. Issue now
+    waits for such reads; without that rule the check stops the run there."""
+    from gpurf.sim.sm import timing
+
+    def ignoring_reads(self, now):
+        return [w.slot for w in self.live if w.wake <= now]
+
+    assert _run("reduction", True).passed
+    monkeypatch.setattr(timing._SubCore, "_ready", ignoring_reads)
+    with pytest.raises(ValueMismatchError) as caught:
+        _run("reduction", True)
+    _, program, _ = load_workload("reduction")
+    error = caught.value
+    assert program.code[error.pc].opcode == "setp.ge.u32"
+    assert "read of R" in str(error) and "(%r9)" in str(error)
+
+
+def test_memory_requests_follow_the_instruction_not_the_dispatch_order(monkeypatch):
+    """Regression (found with the hazard above disabled): the collector may dispatch a
+    younger memory access of a warp before an older one; each must take its own L1
+    requests (gtx980 matmul took the other's and crashed). Every access here gets the
+    requests of its own dynamic position, and some dispatch out of order (49 in v100
+    matmul at test size)."""
+    from gpurf.sim.sm import timing
+
+    seen = []
+    memory = timing.TimingSM._memory
+
+    def spying(self, warp, pc, now, pos):
+        if self.info.space[pc] == "param":
+            return memory(self, warp, pc, now, pos)
+        index = warp.claims[pos]
+        mine = sum(1 for p in warp.pcs[:pos]
+                   if self.info.unit[p] == timing.MEM and self.info.space[p] != "param")
+        seen.append((id(warp), pos, index == mine))
+        return memory(self, warp, pc, now, pos)
+
+    monkeypatch.setattr(timing.TimingSM, "_memory", spying)
+    run = run_kernel("matmul", "test", timing=CONFIG, values=True)
+    assert run.passed and seen and all(own for _, _, own in seen)
+    last, overtaken = {}, 0
+    for warp, pos, _ in seen:
+        overtaken += pos < last.get(warp, -1)
+        last[warp] = max(pos, last.get(warp, -1))
+    assert overtaken

@@ -144,8 +144,8 @@ def static_info(program: Program) -> StaticInfo:
 class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
-    __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
-                 "reading", "requests", "rpos", "slot", "sub", "values", "wake")
+    __slots__ = ("at_bar", "block", "claims", "done_at", "hold", "index", "pcs", "pending",
+                 "pos", "reading", "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
@@ -155,6 +155,9 @@ class _Warp:
         self.values = trace.values
         self.pos = 0
         self.rpos = 0
+        self.claims = {}
+        """Dynamic position -> index in ``requests`` of a memory access issued and not yet
+        dispatched (the collector may dispatch a younger access of the warp first)."""
         self.pending = {}
         """Register slot -> cycle its pending write completes (INF: not yet known)."""
         self.reading = {}
@@ -395,7 +398,7 @@ class _SubCore:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now, dispatched[2])
             _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
                 self.values.dispatch(*dispatched, now, done)
@@ -456,6 +459,9 @@ class _SubCore:
         reading = warp.reading
         for reg in info.reads[pc]:
             reading[reg] = reading.get(reg, 0) + 1
+        if info.unit[pc] == MEM and info.space[pc] != "param":
+            warp.claims[warp.pos] = warp.rpos
+            warp.rpos += 1
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
@@ -659,14 +665,14 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> int:
-        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; returns the
-        cycle it completes."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int, pos: int) -> int:
+        """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` leaves the collector in
+        cycle ``now``; returns the cycle it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
-        done = self._memory(warp, pc, now) if unit == MEM else now + self.latency[unit]
+        done = self._memory(warp, pc, now, pos) if unit == MEM else now + self.latency[unit]
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done
@@ -682,12 +688,11 @@ class TimingSM:
         warp.update_wake(info.needs)
         return done
 
-    def _memory(self, warp: _Warp, pc: int, now: int) -> int:
+    def _memory(self, warp: _Warp, pc: int, now: int, pos: int) -> int:
         space = self.info.space[pc]
         if space == "param":
             return now + self.const_after
-        requests = warp.requests[warp.rpos]
-        warp.rpos += 1
+        requests = warp.requests[warp.claims.pop(pos)]
         l1 = self.l1
         if space == "shared":
             done = now
