@@ -418,3 +418,12 @@ def test_memory_requests_follow_the_instruction_not_the_dispatch_order(monkeypat
         overtaken += pos < last.get(warp, -1)
         last[warp] = max(pos, last.get(warp, -1))
     assert overtaken
+
+
+@pytest.mark.parametrize("name", ["saxpy", "sobel", "reduction"])
+def test_values_do_not_change_timing(name):
+    def figures(values):
+        stats = run_kernel(name, "test", timing=CONFIG, values=values).stats["timing"]
+        return {k: v for k, v in stats.as_dict().items() if k not in ("seconds", "values")}
+
+    assert figures(False) == figures(True)
