@@ -391,32 +391,30 @@ def test_write_after_read_hazard_is_held_back(monkeypatch):
 
 
 def test_memory_requests_follow_the_instruction_not_the_dispatch_order(monkeypatch):
-    """Regression (found with the hazard above disabled): the collector may dispatch a
-    younger memory access of a warp before an older one; each must take its own L1
-    requests (gtx980 matmul took the other's and crashed). Every access here gets the
-    requests of its own dynamic position, and some dispatch out of order (49 in v100
-    matmul at test size)."""
+    """Regression (found with the hazard above disabled; fixed in the timing model as
+    well): the collector may dispatch a younger memory access of a warp before an older
+    one, and each must take its own L1 request record (gtx980 matmul gave a shared access
+    a global access's lines and crashed). Here some accesses dispatch out of order (49 in
+    v100 matmul at test size), and each takes a record of its own space."""
     from gpurf.sim.sm import timing
 
     seen = []
     memory = timing.TimingSM._memory
 
-    def spying(self, warp, pc, now, pos):
-        if self.info.space[pc] == "param":
-            return memory(self, warp, pc, now, pos)
-        index = warp.claims[pos]
-        mine = sum(1 for p in warp.pcs[:pos]
-                   if self.info.unit[p] == timing.MEM and self.info.space[p] != "param")
-        seen.append((id(warp), pos, index == mine))
-        return memory(self, warp, pc, now, pos)
+    def spying(self, warp, pc, request, now):
+        space = self.info.space[pc]
+        if space != "param":
+            kind = tuple if space == "global" else int
+            seen.append((id(warp), request, isinstance(warp.requests[request], kind)))
+        return memory(self, warp, pc, request, now)
 
     monkeypatch.setattr(timing.TimingSM, "_memory", spying)
     run = run_kernel("matmul", "test", timing=CONFIG, values=True)
     assert run.passed and seen and all(own for _, _, own in seen)
     last, overtaken = {}, 0
-    for warp, pos, _ in seen:
-        overtaken += pos < last.get(warp, -1)
-        last[warp] = max(pos, last.get(warp, -1))
+    for warp, request, _ in seen:
+        overtaken += request < last.get(warp, -1)
+        last[warp] = max(request, last.get(warp, -1))
     assert overtaken
 
 

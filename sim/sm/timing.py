@@ -102,6 +102,8 @@ class StaticInfo:
     registers: int
     writes: tuple = ()
     """Physical 32-bit registers an instruction writes back (predicates excluded)."""
+    records: tuple = ()
+    """The instruction has an L1 request record in a warp's trace (memory, not ``param``)."""
     issue: tuple = ()
     """Per instruction: ``{operand index: register}`` of its reads as the collector takes
     them (capped at the configured operands by :meth:`TimingSM.__init__`)."""
@@ -137,15 +139,17 @@ def static_info(program: Program) -> StaticInfo:
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
         long.append(ins.base == "ld" and ins.space == "global")
+    records = tuple(u == MEM and sp != "param" for u, sp in zip(unit, space, strict=True))
     return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
-                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes))
+                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes),
+                      records)
 
 
 class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
-    __slots__ = ("at_bar", "block", "claims", "done_at", "hold", "index", "pcs", "pending",
-                 "pos", "reading", "requests", "rpos", "slot", "sub", "values", "wake")
+    __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
+                 "reading", "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
@@ -155,9 +159,6 @@ class _Warp:
         self.values = trace.values
         self.pos = 0
         self.rpos = 0
-        self.claims = {}
-        """Dynamic position -> index in ``requests`` of a memory access issued and not yet
-        dispatched (the collector may dispatch a younger access of the warp first)."""
         self.pending = {}
         """Register slot -> cycle its pending write completes (INF: not yet known)."""
         self.reading = {}
@@ -263,6 +264,8 @@ class _SubCore:
         self.rba_greedy = config.rba_greedy
         self.ops_cache: dict[tuple[int, int], list] = {}
         """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
+        self.slot_ops: list = [[(0, 0)] * config.operands] * config.slots
+        """Per slot, the ``(valid, bank)`` operands of its warp's next instruction."""
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
@@ -308,6 +311,7 @@ class _SubCore:
         self.order.append(slot)
         bisect.insort(self.live, warp, key=_slot_of)
         self._ages()
+        self._refresh(slot)
 
     def free(self, warp: _Warp) -> None:
         self.catch_up()
@@ -316,6 +320,7 @@ class _SubCore:
         if warp.slot in self.active:
             self.active.remove(warp.slot)
         self._ages()
+        self._refresh(warp.slot)
 
     def _ages(self):
         """Ages of the occupied slots: rank in assignment order, larger = older."""
@@ -340,8 +345,15 @@ class _SubCore:
             self.ops_cache[key] = ops
         return ops
 
+    def _refresh(self, slot: int) -> None:
+        """Keep :attr:`slot_ops` (the scorer's view of ``slot``) after its warp or the
+        warp's position changed."""
+        if self.scorer is not None:
+            self.slot_ops[slot] = self._operands(self.slots[slot])
+
     def _scores(self, queue_len):
-        return self.scorer.advance([self._operands(w) for w in self.slots], queue_len)
+        # A copy: the scorer keeps the list a cycle (score_latency) while slots change.
+        return self.scorer.advance(list(self.slot_ops), queue_len)
 
     def catch_up(self) -> None:
         """Feed the scorer the idle cycles it missed (zero queues, unchanged slots)."""
@@ -393,15 +405,16 @@ class _SubCore:
                 chosen = self.slots[self._select(ready)]
             pc = chosen.pcs[chosen.pos]
             oc.advance(grants, offer, dispatched is not None,
-                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.pos)))
+                       (chosen.slot, self.issue_regs[pc],
+                        (chosen, pc, chosen.rpos, chosen.pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now, dispatched[2])
+            done = self.sm.dispatch(self, *dispatched[:3], now)
             _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
-                self.values.dispatch(*dispatched, now, done)
+                self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
             self._issued(chosen, pc)
         else:
@@ -459,12 +472,12 @@ class _SubCore:
         reading = warp.reading
         for reg in info.reads[pc]:
             reading[reg] = reading.get(reg, 0) + 1
-        if info.unit[pc] == MEM and info.space[pc] != "param":
-            warp.claims[warp.pos] = warp.rpos
-            warp.rpos += 1
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
+        if info.records[pc]:
+            warp.rpos += 1
+        self._refresh(warp.slot)
         pending = warp.pending
         for d in info.dests[pc]:
             pending[d] = INF
@@ -665,14 +678,17 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int, pos: int) -> int:
-        """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` leaves the collector in
-        cycle ``now``; returns the cycle it completes."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> int:
+        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; a memory
+        instruction's L1 requests are the warp's ``request``-th record (counted at issue:
+        the collector may dispatch a warp's instructions out of order). Returns the cycle
+        it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
-        done = self._memory(warp, pc, now, pos) if unit == MEM else now + self.latency[unit]
+        done = (self._memory(warp, pc, request, now) if unit == MEM
+                else now + self.latency[unit])
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done
@@ -688,11 +704,11 @@ class TimingSM:
         warp.update_wake(info.needs)
         return done
 
-    def _memory(self, warp: _Warp, pc: int, now: int, pos: int) -> int:
+    def _memory(self, warp: _Warp, pc: int, request: int, now: int) -> int:
         space = self.info.space[pc]
         if space == "param":
             return now + self.const_after
-        requests = warp.requests[warp.claims.pop(pos)]
+        requests = warp.requests[request]
         l1 = self.l1
         if space == "shared":
             done = now
