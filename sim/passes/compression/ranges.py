@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpurf.sim.ptx.cfg import CFG, EXIT, build_cfg
-from gpurf.sim.ptx.ir import Imm, Instruction, Kernel, Reg, Special, Sym, type_width
+from gpurf.sim.ptx.ir import Imm, Instruction, Kernel, Reg, Special, Sym, Vec, type_width
 
 __all__ = [
     "IntWidth",
@@ -194,6 +194,8 @@ class _Transfer:
         base, mods, ops = ins.base, ins.mods, ins.operands
         t = mods[-1]
         dest_t = self.kernel.regs[ins.dests[0]].type
+        if isinstance(ops[0], Vec):
+            return domain(dest_t)
         if base == "mov" and isinstance(ops[1], Reg) and \
                 self.kernel.regs[ops[1].name].width == type_width(t):
             return state.get(ops[1].name, domain(t))
