@@ -139,11 +139,12 @@ class LaunchRanges:
     @classmethod
     def from_launch(cls, launch, kernel: Kernel) -> "LaunchRanges":
         """The ranges of ``launch`` (a :class:`gpurf.sim.sm.launch.Launch`: its dims and
-        scalar params) of ``kernel``."""
+        scalar params; a host loop's largest grid, and only the params every launch
+        shares) of ``kernel``."""
         params = {ptx.name: int(value) for (_, ptype, value), ptx
-                  in zip(launch.params, kernel.params, strict=True)
-                  if ptype != "ptr" and ptype[0] in "su"}
-        return cls(tuple(launch.block), tuple(launch.grid), params)
+                  in zip(launch.fixed_params, kernel.params, strict=True)
+                  if ptype != "ptr" and ptype[0] in "su" and value is not None}
+        return cls(tuple(launch.block), tuple(launch.max_grid), params)
 
     def special(self, name: str) -> Interval:
         base, _, axis = name.partition(".")
