@@ -131,10 +131,12 @@ def _physical(kernel, alloc, ins, names) -> tuple:
 def static_info(program: Program) -> StaticInfo:
     kernel, slots = program.kernel, program.slots
     alloc = allocate_registers(kernel)
+    sharers = _sharers(alloc)
     unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
-        needs.append(tuple(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))))
+        names = (*ins.sources, *ins.dests, *(o for d in ins.dests for o in sharers.get(d, ())))
+        needs.append(tuple(slots[n] for n in dict.fromkeys(names)))
         dests.append(tuple(slots[n] for n in ins.dests))
         reads.append(_physical(kernel, alloc, ins, ins.sources))
         writes.append(_physical(kernel, alloc, ins, ins.dests))
@@ -144,6 +146,24 @@ def static_info(program: Program) -> StaticInfo:
     return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
                       tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes),
                       records)
+
+
+def _sharers(alloc) -> dict[str, tuple[str, ...]]:
+    """Virtual register -> the others the allocator placed in one of its physical registers.
+
+    The scoreboard tracks virtual registers; an instruction also waits for the pending
+    writes of its destinations' sharers, or a long-latency write of a dead value (an atomic's
+    unused old value) could land after a younger value's write to the same register."""
+    holders = {}
+    for name, first in alloc.physical.items():
+        units = alloc.units[name]
+        for reg in range(first, first + max(1, units)):
+            holders.setdefault((units == 0, reg), []).append(name)
+    sharers = {}
+    for names in holders.values():
+        for name in names:
+            sharers[name] = sharers.get(name, ()) + tuple(n for n in names if n != name)
+    return {name: tuple(dict.fromkeys(others)) for name, others in sharers.items() if others}
 
 
 class _Warp:
