@@ -459,7 +459,7 @@ def test_a_dead_long_write_does_not_land_on_a_younger_value(tmp_path, monkeypatc
     physical = allocate_registers(program.kernel).physical
     assert physical["%f5"] == physical["%f6"]
     assert _run(str(folder), True).passed
-    monkeypatch.setattr(timing, "_sharers", lambda alloc: {})
+    monkeypatch.setattr(timing, "_register_keys", lambda alloc, names, base: ())
     timing.static_info.cache_clear()
     try:
         with pytest.raises(ValueMismatchError, match=r"mul\.f32: .* read of R\d+ \(%f6\)"):

@@ -93,8 +93,10 @@ class StaticInfo:
     kind: tuple
     space: tuple
     needs: tuple
-    """Register slots that must not be pending to issue (sources, guard, destinations)."""
+    """Scoreboard keys that must not be pending to issue: register slots (sources, guard,
+    destinations) and the destinations' physical registers (:func:`_register_keys`)."""
     dests: tuple
+    """Scoreboard keys an instruction writes (slots and physical registers, as ``needs``)."""
     reads: tuple
     """Physical 32-bit registers read from the register file (a 64-bit source: both of its
     registers; predicates excluded)."""
@@ -130,13 +132,13 @@ def _physical(kernel, alloc, ins, names) -> tuple:
 def static_info(program: Program) -> StaticInfo:
     kernel, slots = program.kernel, program.slots
     alloc = allocate_registers(kernel)
-    sharers = _sharers(alloc)
     unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
-        names = (*ins.sources, *ins.dests, *(o for d in ins.dests for o in sharers.get(d, ())))
-        needs.append(tuple(slots[n] for n in dict.fromkeys(names)))
-        dests.append(tuple(slots[n] for n in ins.dests))
+        physical = _register_keys(alloc, ins.dests, len(slots))
+        needs.append((*(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))),
+                      *physical))
+        dests.append((*(slots[n] for n in ins.dests), *physical))
         reads.append(_physical(kernel, alloc, ins, ins.sources))
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
@@ -147,22 +149,23 @@ def static_info(program: Program) -> StaticInfo:
                       records)
 
 
-def _sharers(alloc) -> dict[str, tuple[str, ...]]:
-    """Virtual register -> the others the allocator placed in one of its physical registers.
+def _register_keys(alloc, names, base: int) -> tuple[int, ...]:
+    """Scoreboard keys of the physical registers of ``names`` (``base`` + register; the
+    predicate file after the 4,096 32-bit registers the allocator may use).
 
-    The scoreboard tracks virtual registers; an instruction also waits for the pending
-    writes of its destinations' sharers, or a long-latency write of a dead value (an atomic's
-    unused old value) could land after a younger value's write to the same register."""
-    holders = {}
-    for name, first in alloc.physical.items():
+    The scoreboard tracks virtual registers, but the allocator puts values whose lives do
+    not overlap in one physical register: an instruction also waits for the pending writes
+    of its destinations' physical registers, or a long-latency write of a value never read
+    (an atomic's unused old value) could land after a younger value's write."""
+    keys = []
+    for name in names:
+        first = alloc.physical.get(name)
+        if first is None:
+            continue
         units = alloc.units[name]
-        for reg in range(first, first + max(1, units)):
-            holders.setdefault((units == 0, reg), []).append(name)
-    sharers = {}
-    for names in holders.values():
-        for name in names:
-            sharers[name] = sharers.get(name, ()) + tuple(n for n in names if n != name)
-    return {name: tuple(dict.fromkeys(others)) for name, others in sharers.items() if others}
+        offset = base + (4096 if units == 0 else 0)
+        keys.extend(offset + r for r in range(first, first + max(1, units)))
+    return tuple(keys)
 
 
 class _Warp:
@@ -180,7 +183,8 @@ class _Warp:
         self.pos = 0
         self.rpos = 0
         self.pending = {}
-        """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        """Scoreboard key (register slot or physical register, :attr:`StaticInfo.needs`) ->
+        cycle its pending write completes (INF: not yet known)."""
         self.reading = {}
         """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
