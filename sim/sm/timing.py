@@ -436,7 +436,8 @@ class _SubCore:
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             done = self.sm.dispatch(self, *dispatched[:3], now)
-            _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
+            if self.sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
                 self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
@@ -462,7 +463,13 @@ class _SubCore:
         units = self.oc.units
         for cu, index in grants.values():
             unit = units[cu]
-            _unread(unit.tag[0], (unit.operands[index].reg,))
+            reading = unit.tag[0].reading
+            reg = unit.operands[index].reg
+            left = reading[reg] - 1
+            if left:
+                reading[reg] = left
+            else:
+                del reading[reg]
 
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
