@@ -13,8 +13,10 @@ Per cycle, per sub-core:
    cycle's bank grants (a bank written back this cycle grants no read: writebacks have the
    bank's port first) and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
-2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
-   pending in the scoreboard, no branch in flight), if the collector's issue register is
+2. The scheduler picks one ready warp (not finished, not at a barrier, its registers --
+   virtual, and its destinations' physical ones -- not pending in the scoreboard, no
+   destination still to be read by an older instruction of the warp in the collector, no
+   branch in flight), if the collector's issue register is
    free after this cycle's dispatch and allocation: GTO and RBA through
    the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
    golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
