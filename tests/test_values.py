@@ -425,3 +425,44 @@ def test_values_do_not_change_timing(name):
         return {k: v for k, v in stats.as_dict().items() if k not in ("seconds", "values")}
 
     assert figures(False) == figures(True)
+
+
+_DEAD_LOAD = """\tld.global.nc.f32 \t%f2, [%rd6];
+\tld.global.nc.f32 \t%f5, [%rd6];
+\tmov.f32 \t%f6, 0f3F800000;
+"""
+
+
+def test_a_dead_long_write_does_not_land_on_a_younger_value(tmp_path, monkeypatch):
+    """Regression (found by this check on the kernel suite: bfs's unused atomic old value):
+    a load whose value is never read (``%f5``) and a younger value (``%f6 = 1.0``, which
+    saxpy's result is then multiplied by) share a physical register; without waiting for
+    the sharer's pending write, the load's write lands after ``%f6``'s and the ``mul``
+    reads the loaded value."""
+    import shutil
+
+    from gpurf.sim.kernels import kernel_dir
+    from gpurf.sim.ptx.regalloc import allocate_registers
+    from gpurf.sim.sm import timing
+
+    folder = tmp_path / "deadload"
+    shutil.copytree(kernel_dir("saxpy"), folder)
+    ptx = (folder / "kernel.ptx").read_text()
+    ptx = ptx.replace(".reg .f32 \t%f<5>;", ".reg .f32 \t%f<7>;")
+    ptx = ptx.replace("\tld.global.nc.f32 \t%f2, [%rd6];\n", _DEAD_LOAD)
+    ptx = ptx.replace("\tst.global.f32", "\tmul.f32 \t%f4, %f4, %f6;\n\tst.global.f32")
+    assert ptx.count("%f6") == 2
+    (folder / "kernel.ptx").write_text(ptx)
+    (folder / "kernel.cu").unlink()
+    (folder / "reference.py").write_text("from gpurf.sim.kernels.reference import saxpy\n")
+    _, program, _ = load_workload(str(folder))
+    physical = allocate_registers(program.kernel).physical
+    assert physical["%f5"] == physical["%f6"]
+    assert _run(str(folder), True).passed
+    monkeypatch.setattr(timing, "_register_keys", lambda alloc, names, base: ())
+    timing.static_info.cache_clear()
+    try:
+        with pytest.raises(ValueMismatchError, match=r"mul\.f32: .* read of R\d+ \(%f6\)"):
+            _run(str(folder), True)
+    finally:
+        timing.static_info.cache_clear()

@@ -13,8 +13,10 @@ Per cycle, per sub-core:
    cycle's bank grants (a bank written back this cycle grants no read: writebacks have the
    bank's port first) and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
-2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
-   pending in the scoreboard, no branch in flight), if the collector's issue register is
+2. The scheduler picks one ready warp (not finished, not at a barrier, its registers --
+   virtual, and its destinations' physical ones -- not pending in the scoreboard, no
+   destination still to be read by an older instruction of the warp in the collector, no
+   branch in flight), if the collector's issue register is
    free after this cycle's dispatch and allocation: GTO and RBA through
    the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
    golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
@@ -94,8 +96,10 @@ class StaticInfo:
     kind: tuple
     space: tuple
     needs: tuple
-    """Register slots that must not be pending to issue (sources, guard, destinations)."""
+    """Scoreboard keys that must not be pending to issue: register slots (sources, guard,
+    destinations) and the destinations' physical registers (:func:`_register_keys`)."""
     dests: tuple
+    """Scoreboard keys an instruction writes (slots and physical registers, as ``needs``)."""
     reads: tuple
     """Physical 32-bit registers read from the register file (a 64-bit source: both of its
     registers; predicates excluded)."""
@@ -131,13 +135,13 @@ def _physical(kernel, alloc, ins, names) -> tuple:
 def static_info(program: Program) -> StaticInfo:
     kernel, slots = program.kernel, program.slots
     alloc = allocate_registers(kernel)
-    sharers = _sharers(alloc)
     unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
-        names = (*ins.sources, *ins.dests, *(o for d in ins.dests for o in sharers.get(d, ())))
-        needs.append(tuple(slots[n] for n in dict.fromkeys(names)))
-        dests.append(tuple(slots[n] for n in ins.dests))
+        physical = _register_keys(alloc, ins.dests, len(slots))
+        needs.append((*(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))),
+                      *physical))
+        dests.append((*(slots[n] for n in ins.dests), *physical))
         reads.append(_physical(kernel, alloc, ins, ins.sources))
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
@@ -148,22 +152,23 @@ def static_info(program: Program) -> StaticInfo:
                       records)
 
 
-def _sharers(alloc) -> dict[str, tuple[str, ...]]:
-    """Virtual register -> the others the allocator placed in one of its physical registers.
+def _register_keys(alloc, names, base: int) -> tuple[int, ...]:
+    """Scoreboard keys of the physical registers of ``names`` (``base`` + register; the
+    predicate file after the 4,096 32-bit registers the allocator may use).
 
-    The scoreboard tracks virtual registers; an instruction also waits for the pending
-    writes of its destinations' sharers, or a long-latency write of a dead value (an atomic's
-    unused old value) could land after a younger value's write to the same register."""
-    holders = {}
-    for name, first in alloc.physical.items():
+    The scoreboard tracks virtual registers, but the allocator puts values whose lives do
+    not overlap in one physical register: an instruction also waits for the pending writes
+    of its destinations' physical registers, or a long-latency write of a value never read
+    (an atomic's unused old value) could land after a younger value's write."""
+    keys = []
+    for name in names:
+        first = alloc.physical.get(name)
+        if first is None:
+            continue
         units = alloc.units[name]
-        for reg in range(first, first + max(1, units)):
-            holders.setdefault((units == 0, reg), []).append(name)
-    sharers = {}
-    for names in holders.values():
-        for name in names:
-            sharers[name] = sharers.get(name, ()) + tuple(n for n in names if n != name)
-    return {name: tuple(dict.fromkeys(others)) for name, others in sharers.items() if others}
+        offset = base + (4096 if units == 0 else 0)
+        keys.extend(offset + r for r in range(first, first + max(1, units)))
+    return tuple(keys)
 
 
 class _Warp:
@@ -181,7 +186,8 @@ class _Warp:
         self.pos = 0
         self.rpos = 0
         self.pending = {}
-        """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        """Scoreboard key (register slot or physical register, :attr:`StaticInfo.needs`) ->
+        cycle its pending write completes (INF: not yet known)."""
         self.reading = {}
         """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
@@ -433,7 +439,8 @@ class _SubCore:
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             done = self.sm.dispatch(self, *dispatched[:3], now)
-            _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
+            if self.sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
                 self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
@@ -459,7 +466,13 @@ class _SubCore:
         units = self.oc.units
         for cu, index in grants.values():
             unit = units[cu]
-            _unread(unit.tag[0], (unit.operands[index].reg,))
+            reading = unit.tag[0].reading
+            reg = unit.operands[index].reg
+            left = reading[reg] - 1
+            if left:
+                reading[reg] = left
+            else:
+                del reading[reg]
 
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
