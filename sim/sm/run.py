@@ -144,7 +144,7 @@ def _blocks(grid):
 
 
 def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
-               timing=None) -> KernelRun:
+               timing=None, values=False) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks of each launch (e.g. a tqdm bar);
@@ -156,6 +156,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     :class:`~gpurf.sim.sm.stats.TimingStats` (summed over a host loop's launches); the
     outputs are the same either way.
     """
+    if values is not False and timing is None:
+        raise ValueError("values through timing need a timing configuration")
     spec, program, variant = load_workload(name)
     launch = spec.make(size, variant)
     inputs = {k: v.copy() for k, v in launch.buffers.items()}
@@ -166,7 +168,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     for iteration in launch.iterations:
         if launch.loop and launch.loop.until:
             _zero(memory, launch.loop.until)
-        timed = _launch(program, launch, iteration, memory, stats, progress, on_step, timing)
+        timed = _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
+                        values)
         if timed is not None:
             stats["timing"] = add_timing_stats(stats.get("timing"), timed)
         for first, second in launch.loop.swaps if launch.loop else ():
@@ -185,7 +188,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
 
 
-def _launch(program, launch, iteration, memory, stats, progress, on_step, timing):
+def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, values):
     """One launch of ``iteration``'s grid; the timing statistics with ``timing``."""
     params = pack_params(launch, program.kernel, memory, iteration.params)
     blocks = _blocks(iteration.grid)
@@ -205,8 +208,8 @@ def _launch(program, launch, iteration, memory, stats, progress, on_step, timing
     if timing is not None:
         from .timing import TimingSM
 
-        return TimingSM(program, timing, make_block).run_blocks(ordered, len(blocks),
-                                                                on_block=count)
+        sm = TimingSM(program, timing, make_block, values=values)
+        return sm.run_blocks(ordered, len(blocks), on_block=count)
     if on_step is None:
         ids = iter(ordered)
         while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:

@@ -13,8 +13,10 @@ Per cycle, per sub-core:
    cycle's bank grants (a bank written back this cycle grants no read: writebacks have the
    bank's port first) and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
-2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
-   pending in the scoreboard, no branch in flight), if the collector's issue register is
+2. The scheduler picks one ready warp (not finished, not at a barrier, its registers --
+   virtual, and its destinations' physical ones -- not pending in the scoreboard, no
+   destination still to be read by an older instruction of the warp in the collector, no
+   branch in flight), if the collector's issue register is
    free after this cycle's dispatch and allocation: GTO and RBA through
    the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
    golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
@@ -64,6 +66,7 @@ from .batch import COHORT, new_traces, run_blocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
+from .values import value_check
 from .warp import ExecutionError
 
 __all__ = ["UNITS", "TimingSM"]
@@ -94,8 +97,10 @@ class StaticInfo:
     kind: tuple
     space: tuple
     needs: tuple
-    """Register slots that must not be pending to issue (sources, guard, destinations)."""
+    """Scoreboard keys that must not be pending to issue: register slots (sources, guard,
+    destinations) and the destinations' physical registers (:func:`_register_keys`)."""
     dests: tuple
+    """Scoreboard keys an instruction writes (slots and physical registers, as ``needs``)."""
     reads: tuple
     """Physical 32-bit registers read from the register file (a 64-bit source: both of its
     registers; predicates excluded)."""
@@ -134,8 +139,10 @@ def static_info(program: Program) -> StaticInfo:
     unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
-        needs.append(tuple(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))))
-        dests.append(tuple(slots[n] for n in ins.dests))
+        physical = _register_keys(alloc, ins.dests, len(slots))
+        needs.append((*(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))),
+                      *physical))
+        dests.append((*(slots[n] for n in ins.dests), *physical))
         reads.append(_physical(kernel, alloc, ins, ins.sources))
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
@@ -146,21 +153,44 @@ def static_info(program: Program) -> StaticInfo:
                       records)
 
 
+def _register_keys(alloc, names, base: int) -> tuple[int, ...]:
+    """Scoreboard keys of the physical registers of ``names`` (``base`` + register; the
+    predicate file after the 4,096 32-bit registers the allocator may use).
+
+    The scoreboard tracks virtual registers, but the allocator puts values whose lives do
+    not overlap in one physical register: an instruction also waits for the pending writes
+    of its destinations' physical registers, or a long-latency write of a value never read
+    (an atomic's unused old value) could land after a younger value's write."""
+    keys = []
+    for name in names:
+        first = alloc.physical.get(name)
+        if first is None:
+            continue
+        units = alloc.units[name]
+        offset = base + (4096 if units == 0 else 0)
+        keys.extend(offset + r for r in range(first, first + max(1, units)))
+    return tuple(keys)
+
+
 class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
     __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
-                 "requests", "rpos", "slot", "sub", "wake")
+                 "reading", "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
         self.index = index
         self.pcs = trace.pcs
         self.requests = trace.requests
+        self.values = trace.values
         self.pos = 0
         self.rpos = 0
         self.pending = {}
-        """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        """Scoreboard key (register slot or physical register, :attr:`StaticInfo.needs`) ->
+        cycle its pending write completes (INF: not yet known)."""
+        self.reading = {}
+        """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
         """Cycle a branch or barrier in flight releases the warp (INF: not yet known)."""
         self.wake = 0
@@ -184,6 +214,17 @@ class _Warp:
 
 def _slot_of(warp: _Warp) -> int:
     return warp.slot
+
+
+def _unread(warp: _Warp, regs) -> None:
+    """Reads of ``regs`` by ``warp`` are made (:meth:`_SubCore._ready`)."""
+    reading = warp.reading
+    for reg in regs:
+        left = reading[reg] - 1
+        if left:
+            reading[reg] = left
+        else:
+            del reading[reg]
 
 
 class _Block:
@@ -271,6 +312,7 @@ class _SubCore:
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.unit_of = sm.info.unit
+        self.values = sm.values
         self.issue_regs = sm.issue_regs
         self.writes: dict[int, int] = {}
         """Cycle -> mask of the banks a writeback uses in it (known at dispatch)."""
@@ -355,7 +397,7 @@ class _SubCore:
         oc = self.oc
         ready = None
         if not oc.order and oc.buffer is None:
-            ready = [w.slot for w in self.live if w.wake <= now]
+            ready = self._ready(now)
             if not ready:
                 self.writes.pop(now, None)
                 self.lag += 1
@@ -366,7 +408,10 @@ class _SubCore:
             self.catch_up()
         grants = oc.grants(self.writes.pop(now, 0) if self.writes else 0)
         offer = oc.offer()
+        if grants and self.values is not None:
+            self.values.read(self, grants, now)
         if grants:
+            self._read(grants)
             granted = len(grants)
             self.reads += granted
             self.conflicts += oc.queued - granted
@@ -379,7 +424,7 @@ class _SubCore:
         scores = self._scores(oc.queue_lengths()) if self.scorer is not None else None
         accepts = oc.accepts(dispatched is not None)
         if accepts and ready is None:
-            ready = [w.slot for w in self.live if w.wake <= now]
+            ready = self._ready(now)
         if accepts and ready:
             if self.picks:
                 chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
@@ -388,20 +433,47 @@ class _SubCore:
                 chosen = self.slots[self._select(ready)]
             pc = chosen.pcs[chosen.pos]
             oc.advance(grants, offer, dispatched is not None,
-                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos)))
+                       (chosen.slot, self.issue_regs[pc],
+                        (chosen, pc, chosen.rpos, chosen.pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            self.sm.dispatch(self, *dispatched, now)
+            done = self.sm.dispatch(self, *dispatched[:3], now)
+            if self.sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
+            if self.values is not None:
+                self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
             self._issued(chosen, pc)
         else:
             if ready is None:
-                ready = any(w.wake <= now for w in self.live)
+                ready = bool(self._ready(now))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
+
+    def _ready(self, now: int) -> list[int]:
+        """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
+        register the next instruction writes still to be read by an older instruction of
+        the warp (the collector may dispatch a younger instruction first, so its write
+        could overtake the older read: write-after-read)."""
+        writes = self.sm.info.writes
+        return [w.slot for w in self.live if w.wake <= now
+                and not (w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]]))]
+
+    def _read(self, grants) -> None:
+        """The reads granted this cycle are made (see :meth:`_ready`)."""
+        units = self.oc.units
+        for cu, index in grants.values():
+            unit = units[cu]
+            reading = unit.tag[0].reading
+            reg = unit.operands[index].reg
+            left = reading[reg] - 1
+            if left:
+                reading[reg] = left
+            else:
+                del reading[reg]
 
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
@@ -432,6 +504,9 @@ class _SubCore:
 
     def _issued(self, warp: _Warp, pc: int) -> None:
         info = self.sm.info
+        reading = warp.reading
+        for reg in info.reads[pc]:
+            reading[reg] = reading.get(reg, 0) + 1
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
@@ -502,16 +577,25 @@ class TimingSM:
     cohort : int
         Blocks run functionally together (:func:`gpurf.sim.sm.batch.run_blocks`) when the next
         block to admit has not run yet.
+    values : bool or RegisterStorage
+        Carry register values through timing and check every register access
+        (:mod:`gpurf.sim.sm.values`; ``True``: a plain register file).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT):
+                 cohort: int = COHORT, values=False):
         self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
+        self.uncollected = [tuple(r for r in reads if r not in regs.values())
+                            for reads, regs in zip(self.info.reads, self.issue_regs,
+                                                   strict=True)]
+        """Per instruction, the registers it reads beyond the collector's operands (made at
+        dispatch)."""
+        self.values = value_check(program, values, self.issue_regs)
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
@@ -617,7 +701,7 @@ class TimingSM:
         recording their traces, and queue them for admission."""
         blocks = [self.make_block(b) for b in itertools.islice(run.blocks, self.cohort)]
         traces = [new_traces(block) for block in blocks]
-        run_blocks(blocks, traces)
+        run_blocks(blocks, traces, values=self.values is not None)
         run.ready.extend(zip(blocks, traces, strict=True))
 
     def _retire(self, record: _Block) -> None:
@@ -629,10 +713,11 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> None:
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> int:
         """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; a memory
         instruction's L1 requests are the warp's ``request``-th record (counted at issue:
-        the collector may dispatch a warp's instructions out of order)."""
+        the collector may dispatch a warp's instructions out of order). Returns the cycle
+        it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
@@ -652,6 +737,7 @@ class TimingSM:
         if warp.done_at is not None and warp.pending:
             self._retire_warp(warp)
         warp.update_wake(info.needs)
+        return done
 
     def _memory(self, warp: _Warp, pc: int, request: int, now: int) -> int:
         space = self.info.space[pc]
@@ -769,4 +855,5 @@ class TimingSM:
             dispatch_stalls=sum(s.dispatch_stalls for s in subs), stalls=stalls,
             l1_requests=self.l1.requests, l1_hits=self.l1.hits, l1_misses=self.l1.misses,
             l1_queue_cycles=self.l1.wait, seconds=seconds,
+            values=self.values.stats() if self.values is not None else {},
             config={k: v for k, v in vars(self.config).items()})
