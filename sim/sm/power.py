@@ -175,7 +175,7 @@ def oracle_sets(pcs, static: _Static, threshold: int) -> list[tuple[dict, dict]]
         out[index] = (src, dst)
         for r in static.dst[pc]:
             following[r] = (index, False)
-        for r in static.src[pc]:
+        for r in static.reads[pc]:
             following[r] = (index, True)
     return out
 
@@ -301,35 +301,38 @@ class _Domain:
 class RegisterPower:
     """Power states of the register file of one :class:`TimingSM` run (module docstring).
 
-    Build it with the program, then hand :meth:`attach` to the SM (``TimingSM(...,
-    power=power.attach)``); after the run, :meth:`finish` with the run's cycles and read
+    Hand it to the SM (``TimingSM(..., power=power)`` or ``run_kernel(..., power=power)``),
+    which calls it with itself; after the run, :meth:`finish` with the run's cycles and read
     :meth:`counters`.
     """
 
-    def __init__(self, program, settings: PowerSettings = PowerSettings()):
+    def __init__(self, settings: PowerSettings = PowerSettings()):
         self.settings = settings
-        self.program = program
-        self.regs = allocate_registers(program.kernel).registers
-        states = settings.states
-        if states is None:
-            states = (sleep_reg_pass(program.kernel) if settings.policy in ("runtime",
-                                                                             "sleep_reg")
-                      else power_pass(program.kernel, settings.threshold))
-        self.static = static_operands(states)
-        if len(self.static.src) != len(program.code):
-            raise ValueError("the power states cover a different program")
         self.domains: list[_Domain] = []
         self.now = 0
         self.wake_at_decode = settings.wake_at == "decode"
         self.oracle: dict[int, list] = {}
         self.in_flight: dict[tuple[int, int], deque] = defaultdict(deque)
-        self.sm = None
+        self.sm = self.program = self.static = None
+        self.regs = 0
         self.wakeup_stalls = 0
 
     # -- hooks --------------------------------------------------------------------------
-    def attach(self, sm) -> "RegisterPower":
-        """Called by the SM at construction: one power domain per sub-core."""
-        self.sm = sm
+    def __call__(self, sm) -> "RegisterPower":
+        """Called by the SM at construction: the program's states, one power domain per
+        sub-core."""
+        if self.sm is not None:
+            raise RuntimeError("a RegisterPower rides on one SM run")
+        self.sm, self.program = sm, sm.program
+        kernel = sm.program.kernel
+        self.regs = allocate_registers(kernel).registers
+        states = self.settings.states
+        if states is None:
+            states = (sleep_reg_pass(kernel) if self.settings.policy in ("runtime", "sleep_reg")
+                      else power_pass(kernel, self.settings.threshold))
+        self.static = static_operands(states)
+        if len(self.static.src) != len(sm.program.code):
+            raise ValueError("the power states cover a different program")
         self.domains = [_Domain(sm.config.slots, self.regs, self.settings)
                         for _ in range(sm.config.subcores)]
         return self

@@ -134,7 +134,7 @@ def _blocks(grid):
 
 
 def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
-               timing=None) -> KernelRun:
+               timing=None, power=None) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step, warp)``
@@ -144,6 +144,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     :class:`~gpurf.sim.sm.config.SMConfig`) the blocks run on the timing model
     (:class:`~gpurf.sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
     :class:`~gpurf.sim.sm.stats.TimingStats`; the outputs are the same either way.
+    ``power(sm)`` (with ``timing``) gives the SM register power states
+    (:class:`~gpurf.sim.sm.power.RegisterPower`).
     """
     spec, program, variant = load_workload(name)
     launch = spec.make(size, variant)
@@ -168,7 +170,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     if timing is not None:
         from .timing import TimingSM
 
-        sm = TimingSM(program, timing, make_block)
+        sm = TimingSM(program, timing, make_block, power=power)
         stats["timing"] = sm.run_blocks(ordered, len(blocks), on_block=count)
     elif on_step is None:
         ids = iter(ordered)

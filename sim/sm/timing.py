@@ -363,6 +363,8 @@ class _SubCore:
         accepts = oc.accepts(dispatched is not None)
         if accepts and ready is None:
             ready = [w.slot for w in self.live if w.wake <= now]
+        if accepts and ready and self.sm.power is not None:
+            ready = self.sm.power.ready(self, ready, now)
         if accepts and ready:
             if self.picks:
                 chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
@@ -379,6 +381,8 @@ class _SubCore:
             self.sm.dispatch(self, dispatched[0], dispatched[1], now)
         if chosen is not None:
             self._issued(chosen, pc)
+            if self.sm.power is not None:
+                self.sm.power.issued(self, chosen, pc, now)
         else:
             if ready is None:
                 ready = any(w.wake <= now for w in self.live)
@@ -482,10 +486,14 @@ class TimingSM:
     cohort : int
         Blocks run functionally together (:func:`gpurf.sim.sm.batch.run_blocks`) when the next
         block to admit has not run yet.
+    power : callable, optional
+        ``power(sm)`` returns the register power states riding on this SM
+        (:class:`gpurf.sim.sm.power.RegisterPower`: consulted at issue, told of issues and
+        dispatches).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT):
+                 cohort: int = COHORT, power=None):
         self.cohort = cohort
         self.program = program
         self.config = config
@@ -508,6 +516,7 @@ class TimingSM:
         self.loads = [ins.base == "ld" for ins in program.code]
         self.used_warps = self.used_blocks = self.used_regs = self.used_shared = 0
         self.now = 0
+        self.power = power(self) if power is not None else None
 
     def _after(self, latency: int) -> int:
         """Cycles a unit adds after dispatch (see :mod:`gpurf.sim.sm.config`)."""
@@ -616,6 +625,8 @@ class TimingSM:
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
         done = self._memory(warp, pc, now) if unit == MEM else now + self.latency[unit]
+        if self.power is not None:
+            done = self.power.dispatched(sub, warp, pc, now, done)
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done
