@@ -240,18 +240,23 @@ class _Domain:
         model.cycle += cycles
 
     def step(self, cycle: int) -> tuple[list, list]:
-        """Take cycle ``cycle``'s edge on the three blocks; returns the source and the
-        destination sets applied, with their new states."""
+        """Take cycle ``cycle``'s edge on the three blocks (a block with idle inputs skips
+        its ``step``: it would change nothing but the controller's counts, which
+        :meth:`idle` makes); returns the source and the destination sets applied, with
+        their correction-table answers."""
         srcs = [self.src_queue.popleft() for _ in range(min(PORTS, len(self.src_queue)))]
         dsts = self.dst_at.pop(cycle, [])
         self.dst_load.pop(cycle, None)
         keep = self._keep(srcs + dsts)
         keep_src, keep_dst = keep & ((1 << len(srcs)) - 1), keep >> len(srcs)
-        inputs = self.ports.inputs(
-            src=[s[:3] for s in srcs], dst=[d[:3] for d in dsts], keep_src=keep_src,
-            keep_dst=keep_dst, heads={w: regs[:HEAD] for w, regs in self.wakes.items()})
-        self.controller.step(inputs)
-        self._step_ext(srcs)
+        if srcs or dsts or self.wakes:
+            self.controller.step(self.ports.inputs(
+                src=[s[:3] for s in srcs], dst=[d[:3] for d in dsts], keep_src=keep_src,
+                keep_dst=keep_dst, heads={w: regs[:HEAD] for w, regs in self.wakes.items()}))
+        else:
+            self.idle(1)
+        if srcs or self.reserve is not None:
+            self._step_ext(srcs)
         self.wakes = {}
         return ([(s, keep_src >> k & 1) for k, s in enumerate(srcs)],
                 [(d, keep_dst >> k & 1) for k, d in enumerate(dsts)])
@@ -260,7 +265,7 @@ class _Domain:
         """The correction table's answers for ``sets`` (one query port each), stepping the
         table with this cycle's insert and remove."""
         table = self.table
-        if table is None:
+        if table is None or not (sets or self.inserts or self.removes or table.clear_left):
             return 0
         ports = table.ports
         queries = [{"valid": 1, "warp": w, "pc": pc, "reg": r} for w, r, _, pc in sets]
