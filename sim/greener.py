@@ -30,7 +30,7 @@ LATENCIES = (1, 2, 3, 4)
 """SLEEP->ON wake-up cycles X (OFF->ON: 2X): 1 is the paper's default, 2-4 Section 5.7."""
 
 
-class OutputMismatch(RuntimeError):
+class OutputMismatchError(RuntimeError):
     """A kernel's outputs differ from numpy under a power policy."""
 
 
@@ -56,7 +56,7 @@ def run_policy(kernel: str, size: str = "test", policy: str | None = None, *,
                latency: int = 1, wake_at: str = "issue", threshold: int = 3,
                config=CONFIG, states=None) -> PolicyRun:
     """Run ``kernel`` with ``policy`` (one of :data:`~gpurf.sim.sm.power.POLICIES`, or
-    ``None`` for the always-ON baseline); raise :class:`OutputMismatch` if its outputs
+    ``None`` for the always-ON baseline); raise :class:`OutputMismatchError` if its outputs
     differ from numpy."""
     power = None
     if policy is not None:
@@ -65,7 +65,7 @@ def run_policy(kernel: str, size: str = "test", policy: str | None = None, *,
     run = run_kernel(kernel, size, timing=config, power=power)
     name = policy or "always_on"
     if not run.passed:
-        raise OutputMismatch(f"{kernel} ({size}, {name}): outputs differ from numpy: "
+        raise OutputMismatchError(f"{kernel} ({size}, {name}): outputs differ from numpy: "
                              f"{run.mismatches()}")
     cycles = run.stats["timing"].cycles
     if power is None:

@@ -169,16 +169,18 @@ def _plots(leak, optimizations, wakeup, papers) -> list[Plot]:
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
-              kernels: list[str] | None = None, latencies=LATENCIES) -> Result:
+              kernels: list[str] | None = None, latencies=None, threshold: int = 3) -> Result:
     """Every kernel (one per kernel file, or ``kernels``): the baseline, every policy at
-    X = 1, GReEneR and Sleep-Reg at the other ``latencies``."""
+    X = 1, GReEneR and Sleep-Reg at the other ``latencies`` (default :data:`LATENCIES`);
+    ``threshold`` is GReEneR's W (and the oracle's)."""
     papers = paper_values("greener")
+    latencies = latencies or LATENCIES
     launch = SIZES[size]
     results = []
     for name in kernels or one_per_kernel():
         say(f"greener: {name} ({launch}): always-ON, {', '.join(POLICIES)}; "
             f"X = {', '.join(map(str, latencies))}")
-        results.append(compare(name, launch, latencies=tuple(latencies)))
+        results.append(compare(name, launch, latencies=tuple(latencies), threshold=threshold))
     leak = _leakage_rows(results)
     optimizations = _optimization_rows(results)
     wakeup = _wakeup_rows(results, latencies)

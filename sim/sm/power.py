@@ -61,8 +61,8 @@ from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .warp import ExecutionError
 
-__all__ = ["POLICIES", "WAKE_AT", "PowerError", "PowerSettings", "RegisterPower",
-           "static_operands"]
+__all__ = ["POLICIES", "WAKE_AT", "InstructionSets", "PowerError", "PowerSettings",
+           "RegisterPower", "oracle_sets", "static_operands"]
 
 POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
 WAKE_AT = ("issue", "decode")
@@ -116,7 +116,7 @@ class PowerSettings:
 
 
 @dataclass(frozen=True)
-class _Static:
+class InstructionSets:
     """Per pc: ``src`` and ``dst`` ``{register: state code}`` to set, ``reads`` the
     registers it reads, ``regs`` every register it names (sources then destinations)."""
 
@@ -131,7 +131,7 @@ def _registers(op) -> list[int]:
     return [int(key[1:]) for key in op.keys if key.startswith("R")]
 
 
-def static_operands(states: PowerPass) -> _Static:
+def static_operands(states: PowerPass) -> InstructionSets:
     """Each instruction's set-state requests from a pass result: the destination's state
     after writeback, else the highest state of its source operands (the pass's rule,
     :meth:`PowerPass.after`); a register the instruction also writes gets no source set."""
@@ -150,10 +150,10 @@ def static_operands(states: PowerPass) -> _Static:
         dst.append(writes)
         reads_of.append(list(reads))
         regs.append(named)
-    return _Static(src, dst, reads_of, regs)
+    return InstructionSets(src, dst, reads_of, regs)
 
 
-def oracle_sets(pcs, static: _Static, threshold: int) -> list[tuple[dict, dict]]:
+def oracle_sets(pcs, static: InstructionSets, threshold: int) -> list[tuple[dict, dict]]:
     """Per dynamic instruction of one warp: its source and destination set-state requests
     by Table 1 on the warp's own future (ON when the next access comes within
     ``threshold`` instructions, else SLEEP when it reads, else OFF)."""
@@ -446,10 +446,9 @@ class RegisterPower:
         leaving = set()
         table = domain.table
         for warp, reg, state, pc in [*domain.landing(now), *list(domain.src_queue)[:PORTS]]:
-            if self.settings.policy == "sleep_reg":
-                leaving.add((warp, reg))
-            elif state != ON and not (table is not None and not table.clear_left
-                                      and keep_on(table.in_flight[warp], pc, reg)):
+            kept = (table is not None and not table.clear_left
+                    and keep_on(table.in_flight[warp], pc, reg))
+            if self.settings.policy == "sleep_reg" or (state != ON and not kept):
                 leaving.add((warp, reg))
         return leaving
 
@@ -496,9 +495,9 @@ class RegisterPower:
         if model.error is not None:
             warp, reg = model.error
             raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
-        for (warp, reg, _, pc), _ in dsts:
+        for (warp, reg, _, _), _ in dsts:
             domain.dropped.discard((warp, reg))
-        for (warp, reg, _, pc), _ in [*srcs, *dsts]:
+        for (warp, reg, _, _), _ in [*srcs, *dsts]:
             if model.state[(warp, reg)] is PowerState.OFF:
                 domain.dropped.add((warp, reg))
         finished = {(w, pc) for (w, _, _, pc), _ in dsts}
