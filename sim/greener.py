@@ -140,3 +140,48 @@ def sm_run_greener(kernel: str, size: str = "test", *, policy: str = "greener",
     lines += ["", f"PASS {kernel} ({size}): outputs equal the numpy reference under "
               "always-ON and " + policy]
     return "\n".join(lines)
+
+
+def record_traces(kernel: str, folder, size: str = "test", *, policy: str = "greener",
+                  subcore: int = 0, latency: int = 1) -> list:
+    """Run ``kernel`` with ``policy`` and record the port traffic of sub-core ``subcore``'s
+    power controller, scoreboard extension and correction table (if the policy has one),
+    every cycle of the run, as traces in ``folder`` (``docs/traces.md``; replay them with
+    ``gpurf replay FOLDER``). Returns the trace paths."""
+    from pathlib import Path
+
+    from gpurf.golden.trace import Recorder, TraceWriter, layout_of
+    from gpurf.hw.registry import get_block
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    writers = []
+
+    def recorder(index):
+        if index != subcore:
+            return None
+
+        def wrap(qualname, params, model):
+            block = get_block(qualname)
+            params = block.resolve(params)
+            path = folder / f"{qualname}-{kernel.replace('/', '_')}-{size}-{policy}.trace"
+            header = {"block": qualname, "params": params, "seed": 0,
+                      "sm": {k: v for k, v in vars(CONFIG).items()}, "unmodeled": [],
+                      "source": {"kind": "kernel", "kernel": kernel, "size": size,
+                                 "policy": policy, "subcore": subcore, "latency": latency}}
+            writer = TraceWriter(path, layout_of(block.build(params)), header)
+            writers.append(writer)
+            return Recorder(model, writer)
+        return wrap
+
+    power = RegisterPower(PowerSettings(policy, "issue", latency, 2 * latency),
+                          record=recorder)
+    try:
+        run = run_kernel(kernel, size, timing=CONFIG, power=power)
+        if not run.passed:
+            raise OutputMismatchError(f"{kernel} ({size}, {policy}): outputs differ from numpy")
+        power.finish(run.stats["timing"].cycles)
+    finally:
+        for writer in writers:
+            writer.close()
+    return [w.path for w in writers]

@@ -183,7 +183,7 @@ def oracle_sets(pcs, static: InstructionSets, threshold: int) -> list[tuple[dict
 class _Domain:
     """One sub-core's golden blocks and the requests waiting for their ports."""
 
-    def __init__(self, slots: int, regs: int, settings: PowerSettings):
+    def __init__(self, slots: int, regs: int, settings: PowerSettings, record=None):
         params = {"warps": max(2, slots), "regs": max(2, regs), "src_ports": PORTS,
                   "dst_ports": PORTS, "sleep_wakeup": settings.sleep_wakeup,
                   "off_wakeup": settings.off_wakeup,
@@ -192,11 +192,22 @@ class _Domain:
         self.ports = Ports(params)
         self.controller = PowerController(**params)
         shape = {"warps": params["warps"], "regs": params["regs"]}
-        self.table = (CorrectionTable(**shape, entries=ENTRIES, entry_regs=PORTS,
-                                      pc_bits=PC_BITS, query_ports=2 * PORTS)
-                      if settings.policy in _TABLE else None)
-        self.ext = ScoreboardExt(**shape, sources=PORTS, dests=PORTS, check_ports=1,
-                                 release_ports=PORTS)
+        table = {**shape, "entries": ENTRIES, "entry_regs": PORTS, "pc_bits": PC_BITS,
+                 "query_ports": 2 * PORTS}
+        ext = {**shape, "sources": PORTS, "dests": PORTS, "check_ports": 1,
+               "release_ports": PORTS}
+        self.table = CorrectionTable(**table) if settings.policy in _TABLE else None
+        self.ext = ScoreboardExt(**ext)
+        self.exact = record is not None
+        """Step every block every cycle (recording traces): no idle fast-forward."""
+        self.step_controller, self.step_ext = self.controller.step, self.ext.step
+        self.step_table = self.table.step if self.table is not None else None
+        if record is not None:
+            self.step_controller = record("greener.power_controller", params,
+                                          self.controller).step
+            self.step_ext = record("greener.scoreboard_ext", ext, self.ext).step
+            if self.table is not None:
+                self.step_table = record("greener.correction_table", table, self.table).step
         self.src_queue: deque = deque()
         """Source sets ``(warp, reg, state, pc)`` waiting for a port (FIFO)."""
         self.dst_at: dict[int, list] = defaultdict(list)
@@ -227,7 +238,7 @@ class _Domain:
         return cycle
 
     def busy(self, cycle: int) -> bool:
-        return bool(self.src_queue or self.inserts or self.removes or self.reserve
+        return bool(self.exact or self.src_queue or self.inserts or self.removes or self.reserve
                     or self.wakes or cycle in self.dst_at
                     or (self.table is not None and self.table.clear_left))
 
@@ -249,13 +260,13 @@ class _Domain:
         self.dst_load.pop(cycle, None)
         keep = self._keep(srcs + dsts)
         keep_src, keep_dst = keep & ((1 << len(srcs)) - 1), keep >> len(srcs)
-        if srcs or dsts or self.wakes:
-            self.controller.step(self.ports.inputs(
+        if srcs or dsts or self.wakes or self.exact:
+            self.step_controller(self.ports.inputs(
                 src=[s[:3] for s in srcs], dst=[d[:3] for d in dsts], keep_src=keep_src,
                 keep_dst=keep_dst, heads={w: regs[:HEAD] for w, regs in self.wakes.items()}))
         else:
             self.idle(1)
-        if srcs or self.reserve is not None:
+        if srcs or self.reserve is not None or self.exact:
             self._step_ext(srcs)
         self.wakes = {}
         return ([(s, keep_src >> k & 1) for k, s in enumerate(srcs)],
@@ -265,7 +276,8 @@ class _Domain:
         """The correction table's answers for ``sets`` (one query port each), stepping the
         table with this cycle's insert and remove."""
         table = self.table
-        if table is None or not (sets or self.inserts or self.removes or table.clear_left):
+        if table is None or not (sets or self.inserts or self.removes or table.clear_left
+                                 or self.exact):
             return 0
         ports = table.ports
         queries = [{"valid": 1, "warp": w, "pc": pc, "reg": r} for w, r, _, pc in sets]
@@ -284,7 +296,7 @@ class _Domain:
         if remove is not None:
             inputs["remove__payload"] = ports["remove__payload"].pack(
                 {"warp": remove[0], "pc": remove[1]})
-        bits = table.step(inputs)["keep_on"]
+        bits = self.step_table(inputs)["keep_on"]
         return bits & ((1 << len(sets)) - 1)
 
     def _step_ext(self, srcs) -> None:
@@ -300,7 +312,7 @@ class _Domain:
                 {"warp": warp, "valid": (1 << len(regs)) - 1,
                  "reg": regs + [0] * (PORTS - len(regs))})
             self.reserve = None
-        self.ext.step(inputs)
+        self.step_ext(inputs)
 
 
 class RegisterPower:
@@ -311,8 +323,11 @@ class RegisterPower:
     :meth:`counters`.
     """
 
-    def __init__(self, settings: PowerSettings = PowerSettings()):
+    def __init__(self, settings: PowerSettings = PowerSettings(), *, record=None):
         self.settings = settings
+        self.record = record
+        """``record(sub_core)`` -> ``None`` or ``recorder(block, params, model)`` returning
+        the model to drive in its place (a :class:`gpurf.golden.trace.Recorder`)."""
         self.domains: list[_Domain] = []
         self.now = 0
         self.wake_at_decode = settings.wake_at == "decode"
@@ -338,8 +353,9 @@ class RegisterPower:
         self.static = static_operands(states)
         if len(self.static.src) != len(sm.program.code):
             raise ValueError("the power states cover a different program")
-        self.domains = [_Domain(sm.config.slots, self.regs, self.settings)
-                        for _ in range(sm.config.subcores)]
+        self.domains = [_Domain(sm.config.slots, self.regs, self.settings,
+                                self.record(index) if self.record else None)
+                        for index in range(sm.config.subcores)]
         return self
 
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
