@@ -10,7 +10,7 @@ import random
 import pytest
 
 from gpurf.hw.greener.layouts import PowerState
-from gpurf.sim.greener import PolicyRun, compare, run_policy, sm_run_greener
+from gpurf.sim.greener import PolicyRun, compare, record_traces, run_policy, sm_run_greener
 from gpurf.sim.passes.greener.power_pass import power_pass
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.power import (
@@ -198,3 +198,19 @@ def test_bad_settings():
         PowerSettings("x")
     with pytest.raises(ValueError, match=r"^wake_at must be one of issue, decode, not 'fetch'$"):
         PowerSettings(wake_at="fetch")
+
+
+def test_kernel_traces_of_the_three_blocks(tmp_path):
+    """One scheduler's blocks recorded every cycle of a kernel: three traces that name their
+    blocks, fit them, and cover the run (``gpurf replay`` replays them on the RTL)."""
+    from gpurf.golden.trace import Trace
+
+    paths = record_traces("saxpy", tmp_path)
+    assert sorted(p.name.split("-")[0] for p in paths) == [
+        "greener.correction_table", "greener.power_controller", "greener.scoreboard_ext"]
+    cycles = run_policy("saxpy", "test", "greener").cycles
+    for path in paths:
+        trace = Trace(path)
+        trace.check_block()
+        assert trace.header["source"]["kernel"] == "saxpy"
+        assert trace.header["cycles"] == cycles
