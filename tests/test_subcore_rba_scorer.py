@@ -54,6 +54,22 @@ def test_golden_latency(latency):
         assert int(score) == 2 * q0 + q1, f"cycle {t}"
 
 
+@pytest.mark.parametrize("latency", [0, 1, 3])
+def test_lazy_scores_equal_eager_ones(seed, latency):
+    """``advance(..., lazy=True)`` (the SM timing model's call) gives every slot the score
+    the eager ``advance`` gives, cycle by cycle, read in any order (seeded)."""
+    rng = random.Random(seed)
+    eager, lazy = (GoldenRbaScorer(slots=6, banks=3, score_latency=latency) for _ in range(2))
+    for _ in range(40):
+        slots = [[(rng.randrange(2), rng.randrange(4)) for _ in range(3)] for _ in range(6)]
+        queues = [rng.randrange(7) for _ in range(3)]
+        expected = eager.advance(slots, queues)
+        scores = lazy.advance(slots, queues, lazy=True)
+        order = rng.sample(range(6), 6)
+        assert [scores[i] for i in order] == [expected[i] for i in order], f"seed {seed}"
+        assert list(scores) == expected and len(scores) == 6
+
+
 def test_golden_stored_score_uses_previous_operands():
     """With a stored score, an instruction change shows one cycle later."""
     model = GoldenRbaScorer(slots=1, score_latency=1)

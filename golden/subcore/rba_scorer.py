@@ -5,7 +5,7 @@ from collections import deque
 from gpurf.golden.model import PortModel
 from gpurf.hw.subcore.configs import RbaScorerConfig
 
-__all__ = ["RbaScorer", "rba_score"]
+__all__ = ["LazyScores", "RbaScorer", "rba_score"]
 
 
 def rba_score(operands, queue_len, *, score_max):
@@ -18,6 +18,40 @@ def rba_score(operands, queue_len, *, score_max):
     total = sum(queue_len[bank] for valid, bank in operands
                 if valid and bank < len(queue_len))
     return min(total, score_max)
+
+
+class LazyScores:
+    """Scores computed when read: ``scores[i]`` is :func:`rba_score` of ``slots[i]``
+    against ``queue_len`` (each once; 0 for every slot when ``slots`` is ``None``). A
+    scheduler reads only its ready slots' scores."""
+
+    __slots__ = ("_cache", "_queue_len", "_score_max", "_size", "_slots")
+
+    def __init__(self, slots, queue_len, score_max: int, size: int):
+        self._slots, self._queue_len, self._score_max = slots, queue_len, score_max
+        self._size = size
+        self._cache = {}
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: int) -> int:
+        cached = self._cache.get(index)
+        if cached is not None:
+            return cached
+        if self._slots is None:
+            score = 0
+        else:
+            queue_len, banks, total = self._queue_len, len(self._queue_len), 0
+            for valid, bank in self._slots[index]:
+                if valid and bank < banks:
+                    total += queue_len[bank]
+            score = total if total < self._score_max else self._score_max
+        self._cache[index] = score
+        return score
+
+    def __iter__(self):
+        return (self[i] for i in range(self._size))
 
 
 class RbaScorer(PortModel, config=RbaScorerConfig):
@@ -35,13 +69,14 @@ class RbaScorer(PortModel, config=RbaScorerConfig):
                              maxlen=config.score_latency)
         self._previous = None
         self._last = None
+        self._score_max = config.score_max
 
     def _scores(self, slots, queue_len):
         """:func:`rba_score` of every slot (inlined: the SM timing model calls this every
         cycle of every sub-core)."""
         if slots is None:
             return [0] * self.config.slots
-        score_max, banks = self.config.score_max, len(queue_len)
+        score_max, banks = self._score_max, len(queue_len)
         scores = []
         for operands in slots:
             total = 0
@@ -56,16 +91,22 @@ class RbaScorer(PortModel, config=RbaScorerConfig):
                               self.ports["queue_len"].unpack(inputs["queue_len"]))
         return {"score": self.ports["score"].pack(scores)}
 
-    def advance(self, slots, queue_len):
+    def advance(self, slots, queue_len, *, lazy: bool = False):
         """This cycle's scores for per-slot ``(valid, bank)`` operand lists ``slots`` (pairs or
         the ``slot`` port's structs) and bank queue lengths ``queue_len`` (plain lists), then
-        the clock edge: the whole behaviour of :meth:`step` without packed ports."""
+        the clock edge: the whole behaviour of :meth:`step` without packed ports. ``lazy``:
+        return :class:`LazyScores` (the same values, each computed when read; ``slots``
+        and ``queue_len`` must not change while it is in use)."""
         if self.config.score_latency == 0:
-            scores = self._scores(slots, queue_len)
+            basis = (slots, queue_len)
         else:
-            scores = self._scores(self._previous, self._queues[0])
+            basis = (self._previous, self._queues[0])
             self._queues.append(queue_len)
             self._previous = slots
+        if lazy:
+            scores = LazyScores(*basis, self._score_max, self.config.slots)
+        else:
+            scores = self._scores(*basis)
         self._last = scores
         return scores
 
@@ -73,4 +114,4 @@ class RbaScorer(PortModel, config=RbaScorerConfig):
         if self._last is None:
             return "rba_scorer: -"
         history = " ".join("/".join(map(str, q)) for q in self._queues)
-        return f"rba_scorer: score={self._last} queues(t-L+1..t)=[{history}]"
+        return f"rba_scorer: score={list(self._last)} queues(t-L+1..t)=[{history}]"

@@ -24,7 +24,8 @@ BLOCKS = (
                        {"lanes": 1, "data_width": 8, "cus": 3, "banks": 3, "read_latency": 3,
                         "bank_map": "modulo", "slots": 5, "reg_bits": 4},
                        {"lanes": 2, "data_width": 4, "cus": 1, "banks": 1, "operands": 2}),
-          summary="collector units, per-bank read arbitration and dispatch"),
+          summary="issue register, collector units, per-bank read arbitration (writes first), "
+                  "dispatch"),
     Block("subcore", "subcore_assigner", SubcoreAssigner,
           test_params=({"depth": 16}, {"subcores": 3}, {"subcores": 8, "depth": 8}),
           summary="round-robin or hashed-table sub-core choice for each new warp"),

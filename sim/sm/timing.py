@@ -101,6 +101,8 @@ class StaticInfo:
     registers: int
     writes: tuple = ()
     """Physical 32-bit registers an instruction writes back (predicates excluded)."""
+    records: tuple = ()
+    """The instruction has an L1 request record in a warp's trace (memory, not ``param``)."""
     issue: tuple = ()
     """Per instruction: ``{operand index: register}`` of its reads as the collector takes
     them (capped at the configured operands by :meth:`TimingSM.__init__`)."""
@@ -136,8 +138,10 @@ def static_info(program: Program) -> StaticInfo:
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
         long.append(ins.base == "ld" and ins.space == "global")
+    records = tuple(u == MEM and sp != "param" for u, sp in zip(unit, space, strict=True))
     return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
-                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes))
+                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes),
+                      records)
 
 
 class _Warp:
@@ -245,6 +249,8 @@ class _SubCore:
         self.rba_greedy = config.rba_greedy
         self.ops_cache: dict[tuple[int, int], list] = {}
         """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
+        self.slot_ops: list = [[(0, 0)] * config.operands] * config.slots
+        """Per slot, the ``(valid, bank)`` operands of its warp's next instruction."""
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
@@ -289,6 +295,7 @@ class _SubCore:
         self.order.append(slot)
         bisect.insort(self.live, warp, key=_slot_of)
         self._ages()
+        self._refresh(slot)
 
     def free(self, warp: _Warp) -> None:
         self.catch_up()
@@ -297,6 +304,7 @@ class _SubCore:
         if warp.slot in self.active:
             self.active.remove(warp.slot)
         self._ages()
+        self._refresh(warp.slot)
 
     def _ages(self):
         """Ages of the occupied slots: rank in assignment order, larger = older."""
@@ -321,8 +329,15 @@ class _SubCore:
             self.ops_cache[key] = ops
         return ops
 
+    def _refresh(self, slot: int) -> None:
+        """Keep :attr:`slot_ops` (the scorer's view of ``slot``) after its warp or the
+        warp's position changed."""
+        if self.scorer is not None:
+            self.slot_ops[slot] = self._operands(self.slots[slot])
+
     def _scores(self, queue_len):
-        return self.scorer.advance([self._operands(w) for w in self.slots], queue_len)
+        # A copy: the scorer keeps the list a cycle (score_latency) while slots change.
+        return self.scorer.advance(list(self.slot_ops), queue_len, lazy=True)
 
     def catch_up(self) -> None:
         """Feed the scorer the idle cycles it missed (zero queues, unchanged slots)."""
@@ -373,12 +388,12 @@ class _SubCore:
                 chosen = self.slots[self._select(ready)]
             pc = chosen.pcs[chosen.pos]
             oc.advance(grants, offer, dispatched is not None,
-                       (chosen.slot, self.issue_regs[pc], (chosen, pc)))
+                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            self.sm.dispatch(self, *dispatched, now)
         if chosen is not None:
             self._issued(chosen, pc)
             if self.sm.power is not None:
@@ -422,6 +437,9 @@ class _SubCore:
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
+        if info.records[pc]:
+            warp.rpos += 1
+        self._refresh(warp.slot)
         pending = warp.pending
         for d in info.dests[pc]:
             pending[d] = INF
@@ -618,13 +636,16 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> None:
-        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> None:
+        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; a memory
+        instruction's L1 requests are the warp's ``request``-th record (counted at issue:
+        the collector may dispatch a warp's instructions out of order)."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
-        done = self._memory(warp, pc, now) if unit == MEM else now + self.latency[unit]
+        done = (self._memory(warp, pc, request, now) if unit == MEM
+                else now + self.latency[unit])
         if self.power is not None:
             done = self.power.dispatched(sub, warp, pc, now, done)
         if kind == ALU:
@@ -641,12 +662,11 @@ class TimingSM:
             self._retire_warp(warp)
         warp.update_wake(info.needs)
 
-    def _memory(self, warp: _Warp, pc: int, now: int) -> int:
+    def _memory(self, warp: _Warp, pc: int, request: int, now: int) -> int:
         space = self.info.space[pc]
         if space == "param":
             return now + self.const_after
-        requests = warp.requests[warp.rpos]
-        warp.rpos += 1
+        requests = warp.requests[request]
         l1 = self.l1
         if space == "shared":
             done = now
