@@ -146,7 +146,7 @@ def _broken(document, edit):
     (lambda d: d.update(size="huge"), "size: expected one of"),
     (lambda d: d["tables"][0]["rows"][0].pop("kernel"), "tables[0].rows[0]: columns"),
     (lambda d: d["tables"][0]["units"].update(kernel=3), "tables[0].units.kernel: expected str"),
-    (lambda d: d["figures"][0]["series"][0]["values"].pop(), "figures[0].series[0]: 1 values"),
+    (lambda d: d["figures"][0]["series"][0]["values"].pop(), "figures[0].series[0]: 2 values"),
     (lambda d: d["comparisons"][0].update(key="nope"), "comparisons[0]: key 'nope'"),
     (lambda d: d["comparisons"][0].update(gpurf=True), "comparisons[0].gpurf: expected int"),
     (lambda d: d["paper"]["values"]["greener_cycles"].pop("ref"), "missing key 'ref'"),
