@@ -166,10 +166,14 @@ def _run_kernel(name, size, as_json, config=None):
 def energy(kernels, size, threshold, as_json, out):
     """Alias of `gpurf reproduce greener`: GReEneR, its parts and Sleep-Reg against always-ON
     on the golden SM (KERNELs: only those)."""
+    from gpurf.sim.sm.run import load_workload
+
     from .reproduce import reproduce_and_write
 
     names = [known_kernel(k) for k in kernels] or None
     with kernel_errors():
+        for name in names or ():
+            load_workload(name)  # a kernel that does not load fails before any run
         reproduce_and_write("greener", size, as_json, out, kernels=names, threshold=threshold)
 
 
