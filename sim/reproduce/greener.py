@@ -157,8 +157,8 @@ def _plots(leak, optimizations, wakeup, papers) -> list[Plot]:
                                          for r in optimizations]) for p in POLICIES],
              lines={"paper: Comp-OPT (Fig. 9)": papers["comp_opt_energy"].value,
                     "paper: Sleep-Reg (Fig. 9)": papers["sleep_reg_energy"].value}),
-        Plot("wakeup", "Wake-up latency X (SLEEP->ON X, OFF->ON 2X): G.Mean slowdown and "
-             "energy reduction at the best end (Figs. 11-12)", "%",
+        Plot("wakeup", "Wake-up latency X (OFF->ON 2X): G.Mean slowdown, best-end "
+             "reduction (Figs. 11-12)", "%",
              [f"X = {r['X (SLEEP->ON; OFF->ON 2X)']}" for r in wakeup],
              [Series(f"{name} slowdown", "gpurf", [r[f"{name} slowdown"] for r in wakeup])
               for name in ("GReEneR", "Sleep-Reg")]
