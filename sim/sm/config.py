@@ -19,7 +19,8 @@ evenly (a collector unit cannot read another scheduler's banks).
 Latencies are dependent-issue latencies as microbenchmarks measure them (Jia et al.,
 "Dissecting the NVIDIA Volta GPU architecture via microbenchmarking", 2018: 4 cycles for
 FP32/INT32, about 28 for an L1 hit, 19 for shared memory, about 200 beyond L1); they include
-the operand collector's minimum ``2 + read_latency`` cycles, so a unit adds
+the operand collector's minimum ``2 + read_latency`` cycles from issue to dispatch (the issue
+register, allocation, the bank read), so a unit adds
 ``max(1, latency - (2 + read_latency))`` cycles after dispatch. ``*_width`` is the lanes of
 a unit in one sub-core: a warp instruction occupies it ``ceil(32 / width)`` cycles.
 
@@ -65,7 +66,9 @@ class SMConfig:
 
     SM: ``max_warps`` (warp slots, split evenly over ``subcores``), ``max_blocks``,
     ``registers`` (32-bit registers per SM), ``shared_bytes``. Sub-core: ``banks``,
-    ``cus``, ``operands`` (source operands a CU holds), ``read_latency``, ``bank_map``
+    ``cus``, ``operands`` (32-bit register reads a CU holds: a 64-bit source takes two;
+    reads beyond them are not modelled, see :mod:`gpurf.sim.sm.timing`), ``read_latency``
+    (a CU turns over every ``1 + read_latency`` cycles without bank conflicts), ``bank_map``
     (``swizzle``: bank = (register + warp slot) % banks; ``modulo``: register % banks).
     Scheduling: ``scheduler`` (gto, lrr, two_level, rba), ``rba_greedy``,
     ``score_latency``, ``score_width``, ``two_level_active`` (active warps per sub-core

@@ -30,8 +30,9 @@ Warps go to sub-cores through the golden
 warps since the kernel's launch. Registers map to banks through the register allocator
 (:mod:`gpurf.sim.ptx.regalloc`): a 64-bit value is two 32-bit registers, read as two
 requests (both queued, both in RBA scores); predicates are not register-file reads. A CU
-holds ``operands`` 32-bit reads (:func:`issue_reads`). A register the allocator did not place
-is an error.
+holds ``operands`` 32-bit reads: an instruction with more (``add.s64`` of two 64-bit
+registers reads 4) is read as its first ``operands`` (ptxas would split it into two 32-bit
+instructions). A register the allocator did not place is an error.
 
 At dispatch an instruction's completion is known: ALU results after the unit's latency,
 memory requests queue for the L1, which serves one request per cycle in order (so their
