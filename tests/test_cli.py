@@ -102,7 +102,6 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
     (["energy", "nokernel"],
      r"^gpurf: unknown kernel 'nokernel'; known: backprop_adjust, .*vecadd "
      r"\(or the path of a kernel folder\)$"),
-    (["energy", "vecadd", "--warps", "65"], r"^gpurf: Invalid value for '--warps'"),
     (["test", "subcore.warp_selector", "--cycles", "0"], r"^gpurf: Invalid value for '--cycles'"),
     (["run", "nomechanism"], r"^gpurf: unknown mechanism 'nomechanism'; known: (\w+, )*wir "
                              r"\(kernels run with `gpurf sm run`\)$"),
@@ -152,12 +151,15 @@ def test_run_kernel_json_has_outputs_and_statistics(capsys):
     assert report["stats"]["warp_instructions"] > 1000
 
 
-def test_energy_compares_the_three_policies(capsys):
-    code, out, _ = run_cli(capsys, "energy", "vecadd", "--warps", "2", "--json")
-    assert code == 0
+def test_energy_is_the_greener_reproduction_of_its_kernels(capsys, tmp_path, monkeypatch):
+    from gpurf.sim.reproduce import greener
+
+    monkeypatch.setattr(greener, "LATENCIES", (1,))
+    code, out, err = run_cli(capsys, "energy", "vecadd", "--json", "--out", str(tmp_path))
+    assert code == 0, err
     result = json.loads(out)
-    assert set(result["runs"]) == {"always_on", "greener", "sleep_reg"}
-    assert result["states"] == "compiler" and result["threshold"] == 3
+    assert result["mechanism"] == "greener"
+    assert [row["kernel"] for row in result["tables"][0]["rows"]] == ["vecadd", "G.Mean"]
 
 
 def test_bench_kernel_reports_warp_instructions_per_second(capsys):
@@ -171,9 +173,6 @@ def test_old_forms_say_what_replaces_them(capsys):
     code, out, err = run_cli(capsys, "run", "vecadd", "--no-timing")
     assert code == 0 and "PASS vecadd (test)" in out
     assert err.strip() == "note: `gpurf run vecadd` is now `gpurf sm run vecadd`"
-    code, _, err = run_cli(capsys, "energy", "vecadd", "--warps", "1", "--json")
-    assert code == 0
-    assert err.strip() == "note: `gpurf energy` is replaced by `gpurf reproduce greener`"
 
 
 def test_version_names_gpurf_and_every_tool(capsys):
@@ -259,7 +258,7 @@ def test_heartbeat_says_a_long_step_is_still_running(capsys):
 
 @pytest.mark.parametrize("argv", [["synth", "subcore.warp_selector", "-p", "slots=4", "--json"],
                                   ["sm", "run", "vecadd", "--no-timing", "--json"],
-                                  ["energy", "vecadd", "--warps", "1", "--json"]])
+                                  ["energy", "saxpy", "--json"]])
 def test_json_results_carry_provenance(capsys, argv):
     code, out, _ = run_cli(capsys, *argv)
     assert code == 0

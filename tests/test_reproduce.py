@@ -41,7 +41,7 @@ def run_cli(capsys, *argv):
 
 @pytest.fixture(scope="module")
 def greener():
-    return reproduce("greener", "test", kernels=SMALL)
+    return reproduce("greener", "test", kernels=SMALL, latencies=(1, 2))
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +115,8 @@ def test_result_json_follows_the_schema(written):
     _, document = written
     assert problems(document) == []
     assert document["provenance"]["versions"]["gpurf"]
-    assert [t["name"] for t in document["tables"]] == ["leakage"]
-    assert [row["kernel"] for row in document["tables"][0]["rows"]] == SMALL
+    assert [t["name"] for t in document["tables"]] == ["leakage", "optimizations", "wakeup"]
+    assert [row["kernel"] for row in document["tables"][0]["rows"]] == [*SMALL, "G.Mean"]
 
 
 def test_files_are_written(written):
@@ -131,7 +131,7 @@ def test_files_are_written(written):
 
 def test_paper_values_stand_beside_gpurf_in_the_figure(written):
     _, document = written
-    (figure,) = document["figures"]
+    figure = document["figures"][0]
     assert {line["value"] for line in figure["lines"]} == {69.04, 60.23}
 
 
@@ -146,7 +146,7 @@ def _broken(document, edit):
     (lambda d: d.update(size="huge"), "size: expected one of"),
     (lambda d: d["tables"][0]["rows"][0].pop("kernel"), "tables[0].rows[0]: columns"),
     (lambda d: d["tables"][0]["units"].update(kernel=3), "tables[0].units.kernel: expected str"),
-    (lambda d: d["figures"][0]["series"][0]["values"].pop(), "figures[0].series[0]: 1 values"),
+    (lambda d: d["figures"][0]["series"][0]["values"].pop(), "figures[0].series[0]: 2 values"),
     (lambda d: d["comparisons"][0].update(key="nope"), "comparisons[0]: key 'nope'"),
     (lambda d: d["comparisons"][0].update(gpurf=True), "comparisons[0].gpurf: expected int"),
     (lambda d: d["paper"]["values"]["greener_cycles"].pop("ref"), "missing key 'ref'"),
@@ -195,13 +195,15 @@ def test_tables_and_plots_refuse_inconsistent_shapes():
 # -- the command -----------------------------------------------------------------------------
 def test_reproduce_command_writes_json_and_figures(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(greener_results, "one_per_kernel", lambda: SMALL)
+    monkeypatch.setattr(greener_results, "LATENCIES", (1, 2))
     code, out, err = run_cli(capsys, "reproduce", "greener", "--json", "--out",
                              str(tmp_path / "r"))
     assert code == 0, err
     document = json.loads(out)
     assert problems(document) == []
-    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
-        "leakage.png", "leakage.svg", "report.md", "result.json"]
+    figures = ("cycles", "leakage", "optimizations", "wakeup")
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(
+        [*(f"{f}.{k}" for f in figures for k in ("png", "svg")), "report.md", "result.json"])
     assert "gpurf: greener: saxpy" in err
 
 

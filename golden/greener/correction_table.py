@@ -29,7 +29,7 @@ class CorrectionTable(PortModel, config=CorrectionTableConfig):
         self.in_flight: list[list[tuple[int, frozenset[int]]]] = [
             [] for _ in range(self.config.warps)]
         self.clear_left = self.config.warps
-        self._trace = ""
+        self._trace = (False, [])
 
     def unpack_insert(self, bits: int) -> tuple[int, int, frozenset[int]]:
         """``(warp, pc, registers)`` of an insert payload (the fields with ``valid`` set)."""
@@ -50,7 +50,7 @@ class CorrectionTable(PortModel, config=CorrectionTableConfig):
     def step(self, inputs: dict) -> dict:
         ready = self.clear_left == 0
         outputs = self._outputs(inputs, ready)
-        self._trace = f"ready={int(ready)} " + self._describe()
+        self._trace = (ready, [list(entries) for entries in self.in_flight])
         if not ready:
             self.clear_left -= 1
             return outputs
@@ -81,10 +81,13 @@ class CorrectionTable(PortModel, config=CorrectionTableConfig):
                 del self.in_flight[warp][index]
                 return
 
-    def _describe(self) -> str:
+    @staticmethod
+    def _describe(in_flight) -> str:
         return " ".join(
             f"w{w}[" + ",".join(f"{pc:#x}:{sorted(regs)}" for pc, regs in entries) + "]"
-            for w, entries in enumerate(self.in_flight) if entries)
+            for w, entries in enumerate(in_flight) if entries)
 
     def line_trace(self) -> str:
-        return f"correction_table: {self._trace}"
+        """The table at the start of the last step (kept raw, formatted only here)."""
+        ready, in_flight = self._trace
+        return f"correction_table: ready={int(ready)} {self._describe(in_flight)}"

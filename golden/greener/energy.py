@@ -19,18 +19,30 @@ Where each number comes from:
   ``leak_on``, and reports results over the spec's ranges :data:`LEAK_SLEEP_RANGE` (0.1-0.5)
   and :data:`LEAK_OFF_RANGE` (0-0.05), e.g. with :func:`leakage_energy_range`.
 
+- ON leakage in joules (:data:`LEAK_ON_RANGE`, per warp register per cycle), so that
+  leakage and Table 4's transitions add into one register leakage energy: the paper prints
+  no number (GPUWattch/CACTI-P computes it). The upper end is the most the register file
+  could leak: the register file's share of GPU power, about 15 % (Leng et al., GPUWattch,
+  ISCA 2013, as the paper's introduction cites it), of the K20X's 235 W board power
+  (NVIDIA's Tesla K20X specification), all of it leakage, over 14 SMs x 2,048 warp
+  registers at 732 MHz (Table 2): 0.15 x 235 W / 28,672 / 732 MHz = 1.68 pJ. The lower end
+  is an assumption, a tenth of that (0.168 pJ: leakage a tenth of the register file's
+  power). With Table 4's 0.0633 nJ a SLEEP<->ON round trip costs as much as 75 (upper end)
+  to 750 (lower end) ON register-cycles of leakage.
+
 Units: ``leak_*`` are the leakage energy of one warp register during one clock cycle in
 one unit of the caller's choice; with the default ``leak_on = 1.0`` the leakage is counted
 in *ON register-cycles*. Transition energies are in joules. :meth:`Energy.total` adds the
-two once the caller gives the joules of one unit (the paper's absolute ON leakage per
-register comes from GPUWattch/CACTI-P and is not printed either).
+two once the caller gives the joules of one unit; :func:`register_energy` does it with
+``leak_on`` in joules (:data:`LEAK_ON_RANGE`).
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["E_OFF_ON", "E_SLEEP_ON", "LEAK_OFF_RANGE", "LEAK_SLEEP_RANGE", "Energy",
-           "always_on_energy", "counters_from_ports", "leakage_energy", "leakage_energy_range"]
+__all__ = ["CLOCK_HZ", "ENDS", "E_OFF_ON", "E_SLEEP_ON", "LEAK_OFF_RANGE", "LEAK_ON_HIGH",
+           "LEAK_ON_RANGE", "LEAK_SLEEP_RANGE", "Energy", "always_on_energy",
+           "counters_from_ports", "leakage_energy", "leakage_energy_range", "register_energy"]
 
 E_SLEEP_ON = 0.0633e-9
 """Joules of one SLEEP<->ON transition of a warp register (paper Table 4)."""
@@ -40,6 +52,17 @@ LEAK_SLEEP_RANGE = (0.1, 0.5)
 """SLEEP leakage relative to ON to report over (spec; the paper gives no number)."""
 LEAK_OFF_RANGE = (0.0, 0.05)
 """OFF leakage relative to ON to report over (spec; the paper gives no number)."""
+CLOCK_HZ = 732e6
+"""Shader clock of the paper's K20X configuration (Table 2)."""
+LEAK_ON_HIGH = 0.15 * 235.0 / (14 * 2048) / CLOCK_HZ
+"""Joules of one ON warp register in one cycle, upper end (module docstring): 1.68 pJ."""
+LEAK_ON_RANGE = (LEAK_ON_HIGH / 10, LEAK_ON_HIGH)
+"""ON leakage per warp register-cycle in joules: (assumed lower end, derived upper end)."""
+ENDS = {"best": (LEAK_ON_RANGE[1], LEAK_SLEEP_RANGE[0], LEAK_OFF_RANGE[0]),
+        "worst": (LEAK_ON_RANGE[0], LEAK_SLEEP_RANGE[1], LEAK_OFF_RANGE[1])}
+"""The two ends results are reported at, as ``(leak_on joules, SLEEP / ON, OFF / ON)``:
+``best`` (high ON leakage, so transitions weigh least; lowest SLEEP and OFF leakage) and
+``worst`` (the opposite)."""
 
 STATES = ("on", "sleep", "off")
 TRANSITIONS = ("sleep_on", "on_sleep", "off_on", "on_off", "sleep_off", "off_sleep")
@@ -136,3 +159,12 @@ def leakage_energy_range(counters: Mapping, **params) -> tuple[Energy, Energy]:
     return tuple(leakage_energy(counters, leak_on=leak_on, leak_sleep=sleep * leak_on,
                                 leak_off=off * leak_on, **params)
                  for sleep, off in zip(LEAK_SLEEP_RANGE, LEAK_OFF_RANGE, strict=True))
+
+
+def register_energy(counters: Mapping, end: str, **params) -> Energy:
+    """Register leakage energy in joules (leakage and transitions) at one of :data:`ENDS`."""
+    if end not in ENDS:
+        raise ValueError(f"end must be one of {', '.join(ENDS)}, not {end!r}")
+    leak_on, sleep, off = ENDS[end]
+    return leakage_energy(counters, leak_on=leak_on, leak_sleep=sleep * leak_on,
+                          leak_off=off * leak_on, **params)

@@ -105,6 +105,8 @@ class PowerController(PortModel, config=PowerControllerConfig):
         self.transitions = dict.fromkeys(TRANSITIONS, 0)
         self.error: tuple[int, int] | None = None
         self._trace = ""
+        self._heads_bits: int | None = None
+        self._heads: list = []
 
     # -- ports ------------------------------------------------------------------------------
 
@@ -119,11 +121,16 @@ class PowerController(PortModel, config=PowerControllerConfig):
                 for k, port in enumerate(ports[name].unpack(inputs[name]))]
 
     def unpack_heads(self, bits: int) -> list[list[int] | None]:
-        """Per warp: the registers its valid head names (in range), or ``None``."""
+        """Per warp: the registers its valid head names (in range), or ``None``. (The last
+        answer is kept: a run holds the same heads for many cycles, mostly none.)"""
+        if bits == self._heads_bits:
+            return self._heads
         regs = self.config.regs
-        return [[op.reg for op in head.operand if op.valid and op.reg < regs]
-                if head.valid else None
-                for head in self.ports["head"].unpack(bits)]
+        self._heads_bits = bits
+        self._heads = [[op.reg for op in head.operand if op.valid and op.reg < regs]
+                       if head.valid else None
+                       for head in self.ports["head"].unpack(bits)]
+        return self._heads
 
     def _exists(self, port: dict) -> bool:
         return port["warp"] < self.config.warps and port["reg"] < self.config.regs

@@ -35,11 +35,18 @@ def cost(mechanism, as_json):
 def reproduce(mechanism, size, as_json, out):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
+    reproduce_and_write(mechanism, size, as_json, out)
+
+
+def reproduce_and_write(mechanism, size, as_json, out, **options):
+    """What ``gpurf reproduce`` does (``options`` go to the mechanism's module, e.g.
+    ``kernels`` for greener: ``gpurf energy``)."""
     from gpurf.sim.reproduce import NoResultsError, default_out, write_results
     from gpurf.sim.reproduce import reproduce as run
 
     with errors_as(NoResultsError), heartbeat(f"reproducing {mechanism}"):
-        result = run(mechanism, size, say=lambda line: click.echo(f"gpurf: {line}", err=True))
+        result = run(mechanism, size, say=lambda line: click.echo(f"gpurf: {line}", err=True),
+                     **options)
     folder = out or default_out(mechanism)
     document = write_results(result, folder)
     if as_json:

@@ -1,5 +1,5 @@
-"""The golden SM's commands: ``sm list``, ``sm run``, ``sm bench``, ``compile``, and the old
-form ``energy``, which says what replaces it."""
+"""The golden SM's commands: ``sm list``, ``sm run``, ``sm bench``, ``compile``, and
+``energy`` (an alias of ``reproduce greener``)."""
 
 import json
 import sys
@@ -156,26 +156,25 @@ def _run_kernel(name, size, as_json, config=None):
 
 
 @cli.command()
-@click.argument("kernel", default="hotspot")
-@click.option("--size", type=click.Choice(["test", "paper"]), default="test", show_default=True)
-@click.option("--warps", type=click.IntRange(1, 64), default=64, show_default=True,
-              help="Warps of the kernel replayed (the first blocks').")
+@click.argument("kernels", nargs=-1, metavar="[KERNEL]...")
+@SIZE
 @click.option("--threshold", type=click.IntRange(1, MAX_THRESHOLD), default=3, show_default=True,
               help="GReEneR's W: an access within W instructions keeps a register ON.")
-@click.option("--states", type=click.Choice(["compiler", "oracle"]), default="compiler",
-              show_default=True, help="GReEneR states from the compiler pass or an oracle.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def energy(kernel, size, warps, threshold, states, as_json):
-    """Old form of `gpurf reproduce greener` (kept for one release): GReEneR vs Sleep-Reg vs
-    always-ON, leakage of KERNEL's register stream through the golden power controller."""
-    from gpurf.sim.greener import compare_policies, energy_table
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results folder [default: gpurf-results/reproduce/greener].")
+def energy(kernels, size, threshold, as_json, out):
+    """Alias of `gpurf reproduce greener`: GReEneR, its parts and Sleep-Reg against always-ON
+    on the golden SM (KERNELs: only those)."""
+    from gpurf.sim.sm.run import load_workload
 
+    from .reproduce import reproduce_and_write
+
+    names = [known_kernel(k) for k in kernels] or None
     with kernel_errors():
-        result = compare_policies(kernel, size, threshold=threshold, warps=warps,
-                                  states=states)
-    click.echo(json.dumps(with_provenance(result), indent=2) if as_json
-               else energy_table(result))
-    click.echo("note: `gpurf energy` is replaced by `gpurf reproduce greener`", err=True)
+        for name in names or ():
+            load_workload(name)  # a kernel that does not load fails before any run
+        reproduce_and_write("greener", size, as_json, out, kernels=names, threshold=threshold)
 
 
 @cli.command("compile")

@@ -7,7 +7,8 @@
 - ``v100`` (default; the sub-core paper, Table II): 64 warps, 4 sub-cores, 2 banks and
   2 collector units per sub-core, GTO, 65,536 registers.
 - ``gtx980`` (RegLess): 64 warps, 4 schedulers, 65,536 registers, 4 banks per sub-core.
-- ``k20x`` (GReEneR): 64 warps, 4 schedulers, 32 banks (8 per scheduler), 65,536 registers.
+- ``k20x`` (GReEneR, Table 2): 64 warps (2,048 threads), at most 16 thread blocks, 4
+  schedulers, LRR, 32 banks (8 per scheduler), 65,536 registers (256 KB).
 - ``fermi`` (WIR, static compression): 48 warps, 2 schedulers, 32,768 registers,
   16 banks (8 per scheduler).
 
@@ -152,7 +153,7 @@ class SMConfig:
 PRESETS = {
     "v100": {},
     "gtx980": {"banks": 4, "cus": 4},
-    "k20x": {"banks": 8, "cus": 4, "l1_bytes": 16384},
+    "k20x": {"banks": 8, "cus": 4, "l1_bytes": 16384, "max_blocks": 16, "scheduler": "lrr"},
     "fermi": {"max_warps": 48, "subcores": 2, "registers": 32768, "shared_bytes": 49152,
               "banks": 8, "cus": 4, "l1_bytes": 16384, "fp32_width": 16, "int_width": 16},
 }

@@ -144,7 +144,7 @@ def _blocks(grid):
 
 
 def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
-               timing=None, values=False) -> KernelRun:
+               timing=None, values=False, power=None) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks of each launch (e.g. a tqdm bar);
@@ -155,6 +155,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     (:class:`~gpurf.sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
     :class:`~gpurf.sim.sm.stats.TimingStats` (summed over a host loop's launches); the
     outputs are the same either way.
+    ``power(sm)`` (with ``timing``) gives each launch's SM its register power states
+    (:class:`~gpurf.sim.sm.power.RegisterPower`).
     """
     if values is not False and timing is None:
         raise ValueError("values through timing need a timing configuration")
@@ -169,7 +171,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
         if launch.loop and launch.loop.until:
             _zero(memory, launch.loop.until)
         timed = _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
-                        values)
+                        values, power)
         if timed is not None:
             stats["timing"] = add_timing_stats(stats.get("timing"), timed)
         for first, second in launch.loop.swaps if launch.loop else ():
@@ -188,7 +190,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
 
 
-def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, values):
+def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, values,
+            power):
     """One launch of ``iteration``'s grid; the timing statistics with ``timing``."""
     params = pack_params(launch, program.kernel, memory, iteration.params)
     blocks = _blocks(iteration.grid)
@@ -208,7 +211,7 @@ def _launch(program, launch, iteration, memory, stats, progress, on_step, timing
     if timing is not None:
         from .timing import TimingSM
 
-        sm = TimingSM(program, timing, make_block, values=values)
+        sm = TimingSM(program, timing, make_block, values=values, power=power)
         return sm.run_blocks(ordered, len(blocks), on_block=count)
     if on_step is None:
         ids = iter(ordered)

@@ -425,6 +425,8 @@ class _SubCore:
         accepts = oc.accepts(dispatched is not None)
         if accepts and ready is None:
             ready = self._ready(now)
+        if accepts and ready and self.sm.power is not None:
+            ready = self.sm.power.ready(self, ready, now)
         if accepts and ready:
             if self.picks:
                 chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
@@ -446,6 +448,8 @@ class _SubCore:
                 self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
             self._issued(chosen, pc)
+            if self.sm.power is not None:
+                self.sm.power.issued(self, chosen, pc, now)
         else:
             if ready is None:
                 ready = bool(self._ready(now))
@@ -580,10 +584,14 @@ class TimingSM:
     values : bool or RegisterStorage
         Carry register values through timing and check every register access
         (:mod:`gpurf.sim.sm.values`; ``True``: a plain register file).
+    power : callable, optional
+        ``power(sm)`` returns the register power states riding on this SM
+        (:class:`gpurf.sim.sm.power.RegisterPower`: consulted at issue, told of issues and
+        dispatches).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT, values=False):
+                 cohort: int = COHORT, values=False, power=None):
         self.cohort = cohort
         self.program = program
         self.config = config
@@ -612,6 +620,7 @@ class TimingSM:
         self.loads = [ins.base == "ld" for ins in program.code]
         self.used_warps = self.used_blocks = self.used_regs = self.used_shared = 0
         self.now = 0
+        self.power = power(self) if power is not None else None
 
     def _after(self, latency: int) -> int:
         """Cycles a unit adds after dispatch (see :mod:`gpurf.sim.sm.config`)."""
@@ -724,6 +733,8 @@ class TimingSM:
         kind = info.kind[pc]
         done = (self._memory(warp, pc, request, now) if unit == MEM
                 else now + self.latency[unit])
+        if self.power is not None:
+            done = self.power.dispatched(sub, warp, pc, now, done)
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done

@@ -1,0 +1,526 @@
+"""Register power states in the golden SM: GReEneR (issue 19) and its baselines, in the loop.
+
+A :class:`RegisterPower` rides on a :class:`~gpurf.sim.sm.timing.TimingSM` (handed to it as
+``power=``): the timing model consults it at issue and tells it of every issue and dispatch.
+Per sub-core (scheduler) it holds one *power domain*, the golden blocks at their ports,
+stepped once per cycle (idle stretches fast-forwarded exactly, :meth:`_Domain.idle`):
+
+- :class:`~gpurf.golden.greener.power_controller.PowerController`: the state of every warp
+  register of the sub-core's warp slots (all OFF at reset), wake-ups and the accounting
+  counters;
+- :class:`~gpurf.golden.greener.correction_table.CorrectionTable` (GReEneR's run-time
+  correction, 3.3): the warp's decoded instructions, inserted at decode (when an
+  instruction reaches the head of its warp, one insert a cycle) and removed at writeback
+  (one a cycle), queried for every register a set-state port sends to SLEEP or OFF;
+- :class:`~gpurf.golden.greener.scoreboard_ext.ScoreboardExt` (3.4, Label 2): an issued
+  instruction's source registers are reserved until their new state is applied; no later
+  instruction of the warp that reads or writes one of them may issue before (RAR/WAR).
+
+Where the paper applies the states (Fig. 5):
+
+- **issue**: a warp may issue only when every register its next instruction names is ON
+  and usable; a warp that is otherwise ready (scoreboard, extension) sends its wake-ups
+  from the issue stage (``wake_at="issue"``, the paper) or as soon as the instruction is
+  decoded, even while the warp waits on its scoreboard (``wake_at="decode"``, the spec's
+  option). A wake-up costs ``sleep_wakeup`` (SLEEP) or ``off_wakeup`` (OFF) cycles.
+- **read operands** (the instruction leaves the collector): the source registers take
+  their state (up to 4 set-state ports a cycle; a register the instruction also writes is
+  left to the writeback), and their reservations are released.
+- **writeback** (the cycle the result is written): the destination registers take their
+  state, up to 4 a cycle per sub-core; an instruction whose destinations wait for a port
+  holds its scoreboard entries until they land (the hook returns that cycle).
+
+A register set OFF loses its value; reading it before it is written again stops the run
+with :class:`PowerError` (warp, pc, register, cycle). The controller's own protocol check
+(a source read while OFF) does the same. Kernel outputs never depend on the power states
+(the functional model runs first), so ``outputs equal numpy`` holds under every policy;
+what changes is cycles and energy.
+
+Policies (:data:`POLICIES`): ``greener`` (the pass's encoded states + the correction table),
+``compiler`` (the states alone, Fig. 9's Comp-OPT), ``runtime`` (every register SLEEP
+after its access + the correction table), ``sleep_reg`` (the controller's Sleep-Reg
+policy: every accessed register SLEEP), ``oracle`` (the Table 1 rule on the warp's own
+dynamic future, + the correction table: a bound on what the static pass leaves). The
+always-ON baseline is a run without a :class:`RegisterPower`.
+"""
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from gpurf.golden.greener.correction_table import CorrectionTable, keep_on
+from gpurf.golden.greener.power_controller import Ports, PowerController
+from gpurf.golden.greener.scoreboard_ext import ScoreboardExt, fits, touches
+from gpurf.hw.greener.layouts import PowerState
+from gpurf.sim.passes.greener.power_pass import (
+    DEFAULT_THRESHOLD,
+    PowerPass,
+    power_pass,
+    sleep_reg_pass,
+)
+from gpurf.sim.ptx.regalloc import allocate_registers
+
+from .warp import ExecutionError
+
+__all__ = ["POLICIES", "WAKE_AT", "InstructionSets", "PowerError", "PowerSettings",
+           "RegisterPower", "oracle_sets", "static_operands"]
+
+POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
+WAKE_AT = ("issue", "decode")
+ON, SLEEP, OFF = PowerState.ON.value, PowerState.SLEEP.value, PowerState.OFF.value
+PORTS = 4
+"""Set-state ports per direction of one domain, and operands a correction entry holds."""
+HEAD = 2 * PORTS
+ENTRIES = 4
+PC_BITS = 16
+_TABLE = {"greener", "runtime", "oracle"}
+
+
+class PowerError(ExecutionError):
+    """A register read after its value was dropped (set OFF), or the controller's error."""
+
+
+@dataclass(frozen=True)
+class PowerSettings:
+    """What a :class:`RegisterPower` does.
+
+    Parameters
+    ----------
+    policy : str
+        One of :data:`POLICIES`.
+    wake_at : str
+        ``"issue"`` (paper Fig. 5) or ``"decode"``.
+    sleep_wakeup, off_wakeup : int
+        Wake-up cycles from SLEEP (1..4) and from OFF (2..8); paper: 1 and 2, Section 5.7
+        sweeps X and 2X for X = 2, 3, 4.
+    threshold : int
+        ``W`` of the compiler pass and of the oracle (default 3, paper Section 4).
+    states : PowerPass, optional
+        Use these per-instruction states instead of the pass's (tests: a deliberately
+        wrong assignment).
+    """
+
+    policy: str = "greener"
+    wake_at: str = "issue"
+    sleep_wakeup: int = 1
+    off_wakeup: int = 2
+    threshold: int = DEFAULT_THRESHOLD
+    states: PowerPass | None = None
+
+    def __post_init__(self):
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, "
+                             f"not {self.policy!r}")
+        if self.wake_at not in WAKE_AT:
+            raise ValueError(f"wake_at must be one of {', '.join(WAKE_AT)}, "
+                             f"not {self.wake_at!r}")
+
+
+@dataclass(frozen=True)
+class InstructionSets:
+    """Per pc: ``src`` and ``dst`` ``{register: state code}`` to set, ``reads`` the
+    registers it reads, ``regs`` every register it names (sources then destinations)."""
+
+    src: list
+    dst: list
+    reads: list
+    regs: list
+
+
+def _registers(op) -> list[int]:
+    """The physical register-file registers of a pass operand (predicates have no domain)."""
+    return [int(key[1:]) for key in op.keys if key.startswith("R")]
+
+
+def static_operands(states: PowerPass) -> InstructionSets:
+    """Each instruction's set-state requests from a pass result: the destination's state
+    after writeback, else the highest state of its source operands (the pass's rule,
+    :meth:`PowerPass.after`); a register the instruction also writes gets no source set."""
+    rank = {OFF: 0, SLEEP: 1, ON: 2}
+    src, dst, reads_of, regs = [], [], [], []
+    for ops in states.operands:
+        reads, writes = {}, {}
+        for op in ops:
+            for reg in _registers(op):
+                if op.role == "dst":
+                    writes[reg] = op.state.value
+                elif rank[op.state.value] > rank[reads.get(reg, OFF)] or reg not in reads:
+                    reads[reg] = op.state.value
+        named = list(dict.fromkeys([*reads, *writes]))
+        src.append({r: s for r, s in reads.items() if r not in writes})
+        dst.append(writes)
+        reads_of.append(list(reads))
+        regs.append(named)
+    return InstructionSets(src, dst, reads_of, regs)
+
+
+def oracle_sets(pcs, static: InstructionSets, threshold: int) -> list[tuple[dict, dict]]:
+    """Per dynamic instruction of one warp: its source and destination set-state requests
+    by Table 1 on the warp's own future (ON when the next access comes within
+    ``threshold`` instructions, else SLEEP when it reads, else OFF)."""
+    following: dict[int, tuple[int, bool]] = {}
+    out = [None] * len(pcs)
+
+    def state(reg, index):
+        nxt = following.get(reg)
+        if nxt is None:
+            return OFF
+        if nxt[0] - index <= threshold:
+            return ON
+        return SLEEP if nxt[1] else OFF
+
+    for index in range(len(pcs) - 1, -1, -1):
+        pc = pcs[index]
+        dst = {r: state(r, index) for r in static.dst[pc]}
+        src = {r: state(r, index) for r in static.src[pc]}
+        out[index] = (src, dst)
+        for r in static.dst[pc]:
+            following[r] = (index, False)
+        for r in static.reads[pc]:
+            following[r] = (index, True)
+    return out
+
+
+class _Domain:
+    """One sub-core's golden blocks and the requests waiting for their ports."""
+
+    def __init__(self, slots: int, regs: int, settings: PowerSettings, record=None):
+        params = {"warps": max(2, slots), "regs": max(2, regs), "src_ports": PORTS,
+                  "dst_ports": PORTS, "sleep_wakeup": settings.sleep_wakeup,
+                  "off_wakeup": settings.off_wakeup,
+                  "policy": "sleep_reg" if settings.policy == "sleep_reg" else "greener",
+                  "counter_width": 48}
+        self.ports = Ports(params)
+        self.controller = PowerController(**params)
+        shape = {"warps": params["warps"], "regs": params["regs"]}
+        table = {**shape, "entries": ENTRIES, "entry_regs": PORTS, "pc_bits": PC_BITS,
+                 "query_ports": 2 * PORTS}
+        ext = {**shape, "sources": PORTS, "dests": PORTS, "check_ports": 1,
+               "release_ports": PORTS}
+        self.table = CorrectionTable(**table) if settings.policy in _TABLE else None
+        self.ext = ScoreboardExt(**ext)
+        self.exact = record is not None
+        """Step every block every cycle (recording traces): no idle fast-forward."""
+        self.step_controller, self.step_ext = self.controller.step, self.ext.step
+        self.step_table = self.table.step if self.table is not None else None
+        if record is not None:
+            self.step_controller = record("greener.power_controller", params,
+                                          self.controller).step
+            self.step_ext = record("greener.scoreboard_ext", ext, self.ext).step
+            if self.table is not None:
+                self.step_table = record("greener.correction_table", table, self.table).step
+        self.src_queue: deque = deque()
+        """Source sets ``(warp, reg, state, pc)`` waiting for a port (FIFO)."""
+        self.dst_at: dict[int, list] = defaultdict(list)
+        """Cycle -> destination sets ``(warp, reg, state, pc)`` landing then."""
+        self.dst_load: dict[int, int] = defaultdict(int)
+        self.inserts: deque = deque()
+        self.removes: deque = deque()
+        self.reserve = None
+        self.wakes: dict[int, list] = {}
+        self.dropped: set = set()
+        """``(slot, reg)`` whose value a set to OFF dropped (not written since)."""
+
+    # -- the cycle's inputs -------------------------------------------------------------
+    def landing(self, cycle: int) -> list:
+        return self.dst_at.get(cycle, ())
+
+    def book_writeback(self, done: int, sets: list) -> int:
+        """The cycle the last of ``sets`` lands, ``PORTS`` a cycle, from ``done`` on."""
+        cycle, left = done, list(sets)
+        while left:
+            room = PORTS - self.dst_load[cycle]
+            if room > 0:
+                self.dst_at[cycle].extend(left[:room])
+                self.dst_load[cycle] += min(room, len(left))
+                left = left[room:]
+            if left:
+                cycle += 1
+        return cycle
+
+    def busy(self, cycle: int) -> bool:
+        return bool(self.exact or self.src_queue or self.inserts or self.removes or self.reserve
+                    or self.wakes or cycle in self.dst_at
+                    or (self.table is not None and self.table.clear_left))
+
+    def idle(self, cycles: int) -> None:
+        """``cycles`` cycles with every port idle: exactly what as many ``step`` calls with
+        idle inputs do (no state changes; register-cycles accrue at the population)."""
+        model = self.controller
+        for state, count in model.population().items():
+            model.cycles[state] += count * cycles
+        model.cycle += cycles
+
+    def step(self, cycle: int) -> tuple[list, list]:
+        """Take cycle ``cycle``'s edge on the three blocks (a block with idle inputs skips
+        its ``step``: it would change nothing but the controller's counts, which
+        :meth:`idle` makes); returns the source and the destination sets applied, with
+        their correction-table answers."""
+        srcs = [self.src_queue.popleft() for _ in range(min(PORTS, len(self.src_queue)))]
+        dsts = self.dst_at.pop(cycle, [])
+        self.dst_load.pop(cycle, None)
+        keep = self._keep(srcs + dsts)
+        keep_src, keep_dst = keep & ((1 << len(srcs)) - 1), keep >> len(srcs)
+        if srcs or dsts or self.wakes or self.exact:
+            self.step_controller(self.ports.inputs(
+                src=[s[:3] for s in srcs], dst=[d[:3] for d in dsts], keep_src=keep_src,
+                keep_dst=keep_dst, heads={w: regs[:HEAD] for w, regs in self.wakes.items()}))
+        else:
+            self.idle(1)
+        if srcs or self.reserve is not None or self.exact:
+            self._step_ext(srcs)
+        self.wakes = {}
+        return ([(s, keep_src >> k & 1) for k, s in enumerate(srcs)],
+                [(d, keep_dst >> k & 1) for k, d in enumerate(dsts)])
+
+    def _keep(self, sets) -> int:
+        """The correction table's answers for ``sets`` (one query port each), stepping the
+        table with this cycle's insert and remove."""
+        table = self.table
+        if table is None or not (sets or self.inserts or self.removes or table.clear_left
+                                 or self.exact):
+            return 0
+        ports = table.ports
+        queries = [{"valid": 1, "warp": w, "pc": pc, "reg": r} for w, r, _, pc in sets]
+        queries += [0] * (2 * PORTS - len(queries))
+        insert = self.inserts.popleft() if self.inserts else None
+        remove = self.removes.popleft() if self.removes else None
+        inputs = {"query": ports["query"].pack(queries),
+                  "insert__valid": int(insert is not None), "insert__payload": 0,
+                  "remove__valid": int(remove is not None), "remove__payload": 0}
+        if insert is not None:
+            warp, pc, regs = insert
+            regs = regs[:PORTS]
+            inputs["insert__payload"] = ports["insert__payload"].pack(
+                {"warp": warp, "pc": pc, "valid": (1 << len(regs)) - 1,
+                 "reg": regs + [regs[0]] * (PORTS - len(regs))})
+        if remove is not None:
+            inputs["remove__payload"] = ports["remove__payload"].pack(
+                {"warp": remove[0], "pc": remove[1]})
+        bits = self.step_table(inputs)["keep_on"]
+        return bits & ((1 << len(sets)) - 1)
+
+    def _step_ext(self, srcs) -> None:
+        ports = self.ext.ports
+        releases = [{"valid": 1, "warp": w, "reg": r} for w, r, _, _ in srcs]
+        releases += [0] * (PORTS - len(releases))
+        inputs = {"release": ports["release"].pack(releases), "check": 0,
+                  "reserve__valid": 0, "reserve__payload": 0}
+        if self.reserve is not None:
+            warp, regs = self.reserve
+            inputs["reserve__valid"] = 1
+            inputs["reserve__payload"] = ports["reserve__payload"].pack(
+                {"warp": warp, "valid": (1 << len(regs)) - 1,
+                 "reg": regs + [0] * (PORTS - len(regs))})
+            self.reserve = None
+        self.step_ext(inputs)
+
+
+class RegisterPower:
+    """Power states of the register file of one :class:`TimingSM` run (module docstring).
+
+    Hand it to the SM (``TimingSM(..., power=power)`` or ``run_kernel(..., power=power)``),
+    which calls it with itself; after the run, :meth:`finish` with the run's cycles and read
+    :meth:`counters`.
+    """
+
+    def __init__(self, settings: PowerSettings = PowerSettings(), *, record=None):
+        self.settings = settings
+        self.record = record
+        """``record(sub_core)`` -> ``None`` or ``recorder(block, params, model)`` returning
+        the model to drive in its place (a :class:`gpurf.golden.trace.Recorder`)."""
+        self.domains: list[_Domain] = []
+        self.now = 0
+        self.wake_at_decode = settings.wake_at == "decode"
+        self.oracle: dict[int, list] = {}
+        self.in_flight: dict[tuple[int, int], deque] = defaultdict(deque)
+        self.sm = self.program = self.static = None
+        self.regs = 0
+        self.wakeup_stalls = 0
+
+    # -- hooks --------------------------------------------------------------------------
+    def __call__(self, sm) -> "RegisterPower":
+        """Called by the SM at construction: the program's states, one power domain per
+        sub-core."""
+        if self.sm is not None:
+            raise RuntimeError("a RegisterPower rides on one SM run")
+        self.sm, self.program = sm, sm.program
+        kernel = sm.program.kernel
+        self.regs = allocate_registers(kernel).registers
+        states = self.settings.states
+        if states is None:
+            states = (sleep_reg_pass(kernel) if self.settings.policy in ("runtime", "sleep_reg")
+                      else power_pass(kernel, self.settings.threshold))
+        self.static = static_operands(states)
+        if len(self.static.src) != len(sm.program.code):
+            raise ValueError("the power states cover a different program")
+        self.domains = [_Domain(sm.config.slots, self.regs, self.settings,
+                                self.record(index) if self.record else None)
+                        for index in range(sm.config.subcores)]
+        return self
+
+    def ready(self, sub, slots: list[int], now: int) -> list[int]:
+        """The slots of ``slots`` (ready by the scoreboard) whose next instruction may
+        issue: no RAR/WAR reservation in its way, every register ON and usable, none of
+        them leaving ON this cycle. The others (wake at issue) ask for their wake-ups."""
+        self._catch_up(now)
+        domain = self.domains[sub.index]
+        controller, reserved = domain.controller, domain.ext.reserved
+        landing = self._landing(domain, now)
+        out = []
+        for slot in slots:
+            warp = sub.slots[slot]
+            pc = warp.pcs[warp.pos]
+            regs = self.static.regs[pc]
+            if touches(reserved[slot], regs) or not fits(
+                    reserved[slot], list(self.static.src[pc])[:PORTS], PORTS):
+                continue
+            asleep = [r for r in regs if not controller.usable(slot, r)
+                      or (slot, r) in landing]
+            if not asleep:
+                out.append(slot)
+                continue
+            self.wakeup_stalls += 1
+            warp.wake = max(warp.wake, now + 1)
+            domain.wakes[slot] = [r for r in asleep if (slot, r) not in landing]
+        return out
+
+    def issued(self, sub, warp, pc: int, now: int) -> None:
+        """``warp`` issued ``pc`` in cycle ``now``: reserve its sources, decode its next
+        instruction into the correction table."""
+        self._catch_up(now)
+        domain = self.domains[sub.index]
+        sources = list(self.static.src[pc])[:PORTS]
+        if sources:
+            domain.reserve = (warp.slot, sources)
+        index = warp.pos - 1
+        if index == 0:
+            self._placed(domain, warp)
+        self.in_flight[(id(warp), pc)].append(index)
+        self._decode(domain, warp)
+
+    def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
+        """``pc`` of ``warp`` left the collector in cycle ``now`` (its sources were read)
+        and writes back in cycle ``done``: queue its set-state requests. Returns the cycle
+        its destinations' states have landed (its scoreboard entries are held till then)."""
+        self._catch_up(now)
+        domain = self.domains[sub.index]
+        slot = warp.slot
+        for reg in self.static.reads[pc]:
+            if (slot, reg) in domain.dropped:
+                raise PowerError(self._where(warp, pc, reg, now, "read after it was set OFF"))
+        src, dst = self._sets(warp, pc)
+        domain.src_queue.extend((slot, r, s, pc) for r, s in src.items())
+        if dst:
+            return domain.book_writeback(done, [(slot, r, s, pc) for r, s in dst.items()])
+        domain.removes.append((slot, pc))
+        return done
+
+    def finish(self, cycles: int) -> None:
+        """Account every domain up to the run's last cycle."""
+        self._catch_up(cycles)
+
+    # -- results ------------------------------------------------------------------------
+    def counters(self) -> dict[str, int]:
+        """The controllers' counters summed over the sub-cores."""
+        total: dict[str, int] = defaultdict(int)
+        for domain in self.domains:
+            for name, value in domain.controller.counters().items():
+                total[name] += value
+        return dict(total)
+
+    @property
+    def warp_registers(self) -> int:
+        """Warp registers in the power domains (warp slots x registers per thread)."""
+        return sum(d.controller.config.registers for d in self.domains)
+
+    # -- internals ----------------------------------------------------------------------
+    def _placed(self, domain: _Domain, warp) -> None:
+        """A new warp in its slot: the registers a previous warp dropped are its own now."""
+        domain.dropped = {k for k in domain.dropped if k[0] != warp.slot}
+        if self.settings.policy == "oracle":
+            self.oracle[id(warp)] = oracle_sets(warp.pcs, self.static,
+                                                self.settings.threshold)
+
+    def _decode(self, domain: _Domain, warp) -> None:
+        if warp.pos < len(warp.pcs):
+            pc = warp.pcs[warp.pos]
+            if domain.table is not None and self.static.regs[pc]:
+                domain.inserts.append((warp.slot, pc, self.static.regs[pc]))
+
+    def _sets(self, warp, pc: int) -> tuple[dict, dict]:
+        queue = self.in_flight[(id(warp), pc)]
+        index = queue.popleft()
+        if not queue:
+            del self.in_flight[(id(warp), pc)]
+        if self.settings.policy == "oracle":
+            return self.oracle[id(warp)][index]
+        return self.static.src[pc], self.static.dst[pc]
+
+    def _landing(self, domain: _Domain, now: int) -> set:
+        """Registers whose set lands this cycle and leaves them not ON (the correction
+        table's answer as it stands at the start of the cycle)."""
+        leaving = set()
+        table = domain.table
+        for warp, reg, state, pc in [*domain.landing(now), *list(domain.src_queue)[:PORTS]]:
+            kept = (table is not None and not table.clear_left
+                    and keep_on(table.in_flight[warp], pc, reg))
+            if self.settings.policy == "sleep_reg" or (state != ON and not kept):
+                leaving.add((warp, reg))
+        return leaving
+
+    def _catch_up(self, now: int) -> None:
+        """Take every domain's edges up to (not including) cycle ``now``."""
+        for index, domain in enumerate(self.domains):
+            cycle = domain.controller.cycle
+            while cycle < now:
+                if self.wake_at_decode:
+                    self._decode_wakes(index, domain, cycle)
+                if not domain.busy(cycle):
+                    stop = min([now, *(c for c in domain.dst_at if c > cycle),
+                                *self._decodes(index, cycle)])
+                    domain.idle(stop - cycle)
+                    cycle = stop
+                    continue
+                self._apply(domain, *domain.step(cycle), cycle)
+                cycle += 1
+        self.now = now
+
+    def _decodes(self, index: int, cycle: int) -> list[int]:
+        """Wake at decode: the cycles after ``cycle`` a held warp decodes its next
+        instruction (an idle stretch ends there)."""
+        if not self.wake_at_decode:
+            return []
+        return [w.hold for w in self.sm.subcores[index].live if cycle < w.hold < float("inf")]
+
+    def _decode_wakes(self, index: int, domain: _Domain, cycle: int) -> None:
+        """Wake at decode: every live warp's decoded next instruction asks for its
+        registers (a warp held by a branch or barrier has not decoded it yet)."""
+        sub = self.sm.subcores[index]
+        controller = domain.controller
+        for warp in sub.live:
+            if warp.hold > cycle or warp.pos >= len(warp.pcs):
+                continue
+            regs = [r for r in self.static.regs[warp.pcs[warp.pos]]
+                    if not controller.usable(warp.slot, r)]
+            if regs:
+                domain.wakes.setdefault(warp.slot, regs)
+
+    def _apply(self, domain: _Domain, srcs, dsts, cycle: int) -> None:
+        """After an edge: track dropped values, free correction entries at writeback."""
+        model = domain.controller
+        if model.error is not None:
+            warp, reg = model.error
+            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
+        for (warp, reg, _, _), _ in dsts:
+            domain.dropped.discard((warp, reg))
+        for (warp, reg, _, _), _ in [*srcs, *dsts]:
+            if model.state[(warp, reg)] is PowerState.OFF:
+                domain.dropped.add((warp, reg))
+        finished = {(w, pc) for (w, _, _, pc), _ in dsts}
+        domain.removes.extend(sorted(finished))
+
+    def _where(self, warp, pc: int, reg: int, cycle: int, what: str) -> str:
+        block = warp.block.id if warp.block is not None else "?"
+        return (f"{self.program.kernel.name}: block {block} warp {warp.index} pc {pc} "
+                f"({self.program.code[pc]}): R{reg} {what} (cycle {cycle}, policy "
+                f"{self.settings.policy})")
