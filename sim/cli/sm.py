@@ -84,8 +84,13 @@ def _timing_options(command):
 @click.argument("kernel", metavar="KERNEL")
 @SIZE
 @_timing_options
+@click.option("--check-values", is_flag=True,
+              help="Carry register values through timing and check every operand read and "
+                   "result against the functional run (docs/sm.md); exit 1 at the first "
+                   "wrong value.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, as_json):
+def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
+           as_json):
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
@@ -94,9 +99,10 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
         overrides = {"preset": preset} if preset is not None else {}
         config = _timing_config(config_file, pairs, assign=assign, scheduler=scheduler,
                                 **overrides)
-    elif any(o for o in (preset, config_file, pairs, assign, scheduler)):
-        raise BadInput("--preset, --config, --param, --assign and --scheduler need --timing")
-    _run_kernel(kernel, size, as_json, config)
+    elif any(o for o in (preset, config_file, pairs, assign, scheduler, check_values)):
+        raise BadInput("--preset, --config, --param, --assign, --scheduler and --check-values "
+                       "need --timing")
+    _run_kernel(kernel, size, as_json, config, values=check_values)
 
 
 @sm.command("bench")
@@ -118,14 +124,19 @@ def _timing_config(config_file, pairs, **overrides):
         raise BadInput(str(error)) from None
 
 
-def _run_kernel(name, size, as_json, config=None):
+def _run_kernel(name, size, as_json, config=None, values=False):
     """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
-    table or JSON; exit 1 on a mismatch."""
+    table or JSON; exit 1 on a mismatch (or, with ``values``, a wrong register value)."""
     from gpurf.sim.sm import run_kernel
+    from gpurf.sim.sm.values import ValueMismatchError
 
-    with kernel_errors():
-        result = run_kernel(name, size, progress=lambda blocks: progress(blocks, name, "block"),
-                            timing=config)
+    try:
+        with kernel_errors():
+            result = run_kernel(name, size, timing=config, values=values,
+                                progress=lambda blocks: progress(blocks, name, "block"))
+    except ValueMismatchError as error:
+        click.echo(f"FAIL {name} ({size}): {error}", err=True)
+        sys.exit(1)
     mismatches = result.mismatches()
     stats = {**result.stats, "warp_instructions_per_second":
              result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}
