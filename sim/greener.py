@@ -58,21 +58,31 @@ def run_policy(kernel: str, size: str = "test", policy: str | None = None, *,
     """Run ``kernel`` with ``policy`` (one of :data:`~gpurf.sim.sm.power.POLICIES`, or
     ``None`` for the always-ON baseline); raise :class:`OutputMismatchError` if its outputs
     differ from numpy."""
-    power = None
+    settings = None
     if policy is not None:
-        power = RegisterPower(PowerSettings(policy, wake_at, latency, 2 * latency, threshold,
-                                            states))
-    run = run_kernel(kernel, size, timing=config, power=power)
+        settings = PowerSettings(policy, wake_at, latency, 2 * latency, threshold, states)
+    launches: list[RegisterPower] = []
+
+    def power(sm) -> RegisterPower:
+        """A fresh power state for each launch of a host loop (each launch is one SM run)."""
+        launches.append(RegisterPower(settings))
+        return launches[-1](sm)
+
+    run = run_kernel(kernel, size, timing=config, power=power if settings else None)
     name = policy or "always_on"
     if not run.passed:
         raise OutputMismatchError(f"{kernel} ({size}, {name}): outputs differ from numpy: "
-                             f"{run.mismatches()}")
+                                  f"{run.mismatches()}")
     cycles = run.stats["timing"].cycles
-    if power is None:
+    if settings is None:
         return PolicyRun(kernel, name, latency, wake_at, cycles)
-    power.finish(cycles)
-    return PolicyRun(kernel, name, latency, wake_at, cycles, power.warp_registers,
-                     power.counters(), power.wakeup_stalls)
+    counters: dict[str, int] = {}
+    for launch in launches:
+        launch.finish(launch.sm.now)
+        for key, value in launch.counters().items():
+            counters[key] = counters.get(key, 0) + value
+    return PolicyRun(kernel, name, latency, wake_at, cycles, launches[0].warp_registers,
+                     counters, sum(launch.wakeup_stalls for launch in launches))
 
 
 def compare(kernel: str, size: str = "test", *, policies=POLICIES, latencies=(1,),

@@ -57,6 +57,13 @@ def test_outputs_equal_numpy_at_every_latency_and_wake_up_point(latency, wake_at
         _accounted(run_policy("vecadd", "test", policy, latency=latency, wake_at=wake_at))
 
 
+@pytest.mark.parametrize("kernel", ["pathfinder", "bfs"])
+def test_host_loops_get_power_states_in_every_launch(kernel):
+    """A host loop is several SM runs: each launch has its own power state, the counters
+    add up over the launches and the register-cycles cover every launch's cycles."""
+    _accounted(run_policy(kernel, "test", "greener"))
+
+
 def test_wake_ups_cost_cycles():
     """Sleep-Reg wakes a register before every access: the first issue of each warp alone
     waits for OFF->ON, so no policy can be faster than always-ON by more than reordering,
