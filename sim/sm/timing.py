@@ -388,9 +388,10 @@ class _SubCore:
                                               greedy=self.greedy, rba_greedy=self.rba_greedy)]
             else:
                 chosen = self.slots[self._select(ready)]
-            pc = chosen.pcs[chosen.pos]
-            oc.advance(grants, offer, dispatched is not None,
-                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.pos)))
+            pc, pos = chosen.pcs[chosen.pos], chosen.pos
+            reused = self.sm.reuses(chosen, pc, now)
+            oc.advance(grants, offer, dispatched is not None, None if reused else
+                       (chosen.slot, self.issue_regs[pc], (chosen, pc, pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
@@ -401,6 +402,8 @@ class _SubCore:
                 self.values.dispatch(*dispatched, now, done)
         if chosen is not None:
             self._issued(chosen, pc)
+            if reused:
+                self.sm.reuse(chosen, pc, pos, now)
         else:
             if ready is None:
                 ready = bool(self._ready(now))
@@ -542,6 +545,8 @@ class TimingSM:
         """Per instruction, the registers it reads beyond the collector's operands (made at
         dispatch)."""
         self.values = value_check(program, values, self.issue_regs)
+        self.reuser = getattr(values, "issue", None)
+        """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
@@ -659,6 +664,29 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
+    def reuses(self, warp: _Warp, pc: int, now: int) -> bool:
+        """Whether instruction ``pc`` of ``warp``, issuing in cycle ``now``, reuses a
+        result (it then skips the collector and the functional units)."""
+        if self.reuser is None:
+            return False
+        self.values.read(warp.sub, {}, now)  # writes due by now reach the rename tables
+        return self.reuser(warp, pc, now)
+
+    def reuse(self, warp: _Warp, pc: int, pos: int, now: int) -> None:
+        """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` issued in cycle ``now``
+        reuses a result: it takes the mechanism's latency, reads and writes no bank."""
+        info = self.info
+        done = self.values.storage.retire_cycle(warp, pos, now)
+        if info.unit[pc] == MEM and info.space[pc] != "param":
+            del warp.requests[warp.rpos + self._undispatched_memory(warp)]
+        for d in info.dests[pc]:
+            warp.pending[d] = done
+        _unread(warp, info.reads[pc])
+        if warp.done_at is not None and warp.pending:
+            self._retire_warp(warp)
+        warp.update_wake(info.needs)
+        self.values.dispatch(warp, pc, pos, now, done)
+
     def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> int:
         """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; returns the
         cycle it completes."""
@@ -681,6 +709,16 @@ class TimingSM:
             self._retire_warp(warp)
         warp.update_wake(info.needs)
         return done
+
+    def _undispatched_memory(self, warp: _Warp) -> int:
+        """Memory instructions (not ``ld.param``) of ``warp`` issued and still in the
+        collector: their requests come before those of an instruction issuing now."""
+        info, oc = self.info, warp.sub.oc
+        tags = [unit.tag for unit in oc.units if unit is not None]
+        if oc.buffer is not None:
+            tags.append(oc.buffer[2])
+        return sum(1 for w, pc, _ in tags
+                   if w is warp and info.unit[pc] == MEM and info.space[pc] != "param")
 
     def _memory(self, warp: _Warp, pc: int, now: int) -> int:
         space = self.info.space[pc]
