@@ -49,7 +49,7 @@ free): tests call it during and after runs.
 """
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -284,6 +284,9 @@ class WirStorage(RegisterStorage):
         self.stores = [_store_space(ins) for ins in program.code]
         self.bars = [ins.base == "bar" for ins in program.code]
         self.regs_per_warp = registers_per_warp
+        self.unit_energy = [unit_energy(ins) for ins in program.code]
+        self.rf_words = [(sum(w.reg is not None for w in s), sum(w.reg is not None for w in d))
+                         for s, d in zip(self.layout.sources, self.layout.dests, strict=True)]
         pregs = config.pregs
         self.values = np.zeros((pregs, LANES), np.uint32)
         self.pool = RegisterPool(pregs=pregs, count_width=config.count_width)
@@ -315,8 +318,9 @@ class WirStorage(RegisterStorage):
             "bypassed", "divergent", "reserved", "results", "hashes", "vsb_hits",
             "verify_reads", "verify_cache_hits", "verify_failures", "allocations", "writes",
             "writes_avoided", "dummy_movs", "reads", "frees", "ref_events", "evictions",
-            "low_register", "rename_reads", "rename_writes", "buffer_writes", "vsb_writes",
-            "in_use_sum", "in_use_samples", "in_use_peak"), 0)
+            "low_register", "rename_reads", "rename_writes", "fills", "vsb_writes",
+            "in_use_sum", "in_use_samples", "in_use_peak", "base_rf_reads", "base_rf_writes",
+            "base_unit_pj", "unit_pj"), 0)
 
     # -- reference counts (the register pool) ------------------------------------------
     def inc(self, preg: int) -> None:
@@ -419,12 +423,25 @@ class WirStorage(RegisterStorage):
         if isinstance(rule, Eligible):
             stats["eligible"] += 1
             plan = self._lookup(warp, key, pc, rule, now)
+        reused = plan is not None and (plan.reused is not None or plan.ticket is not None)
+        self._count_energy(pc, reused)
         if plan is not None:
             self.plans[(key, pc)] = plan
-            if plan.reused is not None or plan.ticket is not None:
+            if reused:
                 return True
         self._hold_sources(key, pc)
         return False
+
+    def _count_energy(self, pc: int, reused: bool) -> None:
+        """Backend energy of instruction ``pc`` in the baseline (always executed) and with
+        WIR (executed unless ``reused``); register-file accesses are counted apart."""
+        unit, rf = self.unit_energy[pc], self.rf_words[pc]
+        stats = self.stats
+        stats["base_unit_pj"] += unit
+        stats["base_rf_reads"] += rf[0]
+        stats["base_rf_writes"] += rf[1]
+        if not reused:
+            stats["unit_pj"] += unit
 
     def _queue_time(self, now: int) -> int:
         self.queue = [t for t in self.queue if t > now]
@@ -486,7 +503,7 @@ class WirStorage(RegisterStorage):
 
     def _probe(self, warp, key, pc, lookup: Lookup, now) -> Plan | None:
         buffer, stats = self.buffer, self.stats
-        tag, fits = buffer.tag(lookup)
+        tag, _ = buffer.tag(lookup)
         index = fold_index(tag, buffer.tags.width, buffer.config.index_bits)
         entry = buffer.entries[index]
         result_saturated = bool(entry is not None and not entry.pending
@@ -506,7 +523,6 @@ class WirStorage(RegisterStorage):
             return self._pending(entry, now)
         if response["reserved"]:
             stats["reserved"] += 1
-            stats["buffer_writes"] += 1
             plan = Plan(fill=Fill(index, _tag_dict(lookup, buffer), 0))
             self.reservers[index] = (warp, pc, plan)
             return plan
@@ -692,6 +708,7 @@ class WirStorage(RegisterStorage):
             buffer = self.buffer
             _, _, incs, decs = buffer.advance(None, plan.fill._replace(result=preg))
             self._events(incs, decs)
+            self.stats["fills"] += 1
             if self.reservers.get(plan.fill.index, (None, None, None))[2] is plan:
                 del self.reservers[plan.fill.index]
         plan.fill, plan.completed = None, True
@@ -800,3 +817,125 @@ def _tag_dict(lookup: Lookup, buffer: ReuseBuffer) -> dict:
     return {"opcode": lookup.opcode, "operand": [v & mask for v in lookup.operand],
             "tbid": lookup.tbid, "barrier": lookup.barrier}
 
+
+
+# -- energy ----------------------------------------------------------------------------
+
+TABLE_III_PJ = {
+    "rename table": 3.50, "reuse buffer": 4.71, "hash generation": 4.85,
+    "value signature buffer": 4.96, "register allocator": 1.35, "reference count": 0.32,
+    "verify cache": 2.93,
+}
+"""Energy per access of WIR's added structures (paper Table III, 45 nm)."""
+
+HOROWITZ_45NM_PJ = {
+    "sram_8kb_64b": 10.0, "int32_add": 0.1, "int32_mult": 3.1, "fp32_add": 0.9,
+    "fp32_mult": 3.7,
+}
+"""Baseline energies per operation at 45 nm, 0.9 V: M. Horowitz, "Computing's energy
+problem (and what we can do about it)", ISSCC 2014, Fig. 1.1.9 (the paper's own energy
+model is 45 nm too). An 8 KB SRAM's 64-bit access stands for a register-bank access and an
+L1 access (the paper's register banks are 2 KB, Fermi's L1 16 KB)."""
+
+LANES_PER_BANK_ACCESS = 2
+"""A 64-bit SRAM access carries two 32-bit lanes: a 1,024-bit warp register is 16."""
+
+WARP_REGISTER_PJ = HOROWITZ_45NM_PJ["sram_8kb_64b"] * LANES // LANES_PER_BANK_ACCESS
+MEMORY_ACCESS_PJ = WARP_REGISTER_PJ
+"""A warp load's L1 or shared-memory access: one 128-byte line (16 x 64-bit)."""
+
+
+def unit_energy(ins) -> float:
+    """Functional-unit (and L1) energy of one warp instruction: 32 lanes of its operation
+    (Horowitz's figures; an FMA is a multiply and an add, a 64-bit or special-function
+    operation counts as an fp32 multiply, moves, conversions and logic as an int32 add)."""
+    e = HOROWITZ_45NM_PJ
+    if ins.base == "ld" or ins.base == "st" or ins.base in ("atom", "red"):
+        return 0.0 if ins.space == "param" else float(MEMORY_ACCESS_PJ)
+    if ins.base in ("bra", "ret", "exit", "bar"):
+        return 0.0
+    floating = any(m.startswith("f") for m in ins.mods)
+    if ins.base in ("fma", "mad"):
+        per_lane = e["fp32_mult"] + e["fp32_add"] if floating else e["int32_mult"] + \
+            e["int32_add"]
+    elif ins.base == "mul":
+        per_lane = e["fp32_mult"] if floating else e["int32_mult"]
+    elif ins.base in ("add", "sub", "min", "max", "setp", "selp", "neg", "abs"):
+        per_lane = e["fp32_add"] if floating else e["int32_add"]
+    elif ins.base in ("div", "rcp", "sqrt", "rsqrt", "sin", "cos", "ex2", "lg2", "rem"):
+        per_lane = e["fp32_mult"]
+    else:
+        per_lane = e["int32_add"]
+    return per_lane * LANES
+
+
+def energy(summary: dict, config: WirConfig) -> dict:
+    """Backend energy (pJ) of a run without and with WIR, and WIR's added structures.
+
+    Baseline: register-file reads and writes (every source and destination word) plus
+    functional units and L1 of every instruction. WIR: the reads the collector made, the
+    writes made (allocations, pinned writes, dummy MOVs) and the verify-reads that missed
+    the verify cache; units of the executed instructions; and the structures of
+    :data:`TABLE_III_PJ` per access counted in the run.
+    """
+    s, t = summary, TABLE_III_PJ
+    added = {
+        "rename table": s["rename_reads"] + s["rename_writes"],
+        "reuse buffer": s["lookups"] + s["reserved"] + s["fills"],
+        "hash generation": s["hashes"],
+        "value signature buffer": s["hashes"] + s["vsb_writes"] + s["evictions"],
+        "register allocator": s["allocations"] + s["frees"],
+        "reference count": s["ref_events"],
+        "verify cache": (s["vsb_hits"] + s["verify_reads"]) if config.verify_cache else 0,
+    }
+    added_pj = {name: count * t[name] for name, count in added.items()}
+    base_rf = (s["base_rf_reads"] + s["base_rf_writes"]) * WARP_REGISTER_PJ
+    wir_rf = (s["reads"] + s["writes"] + s["verify_reads"] + s["dummy_movs"]) * \
+        WARP_REGISTER_PJ
+    base = base_rf + s["base_unit_pj"]
+    total = wir_rf + s["unit_pj"] + sum(added_pj.values())
+    return {"baseline_pj": base, "baseline_rf_pj": base_rf, "wir_pj": total,
+            "wir_rf_pj": wir_rf, "added_pj": sum(added_pj.values()), "added": added_pj,
+            "saving": 1 - total / base if base else 0.0}
+
+
+# -- a run -------------------------------------------------------------------------------
+
+def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int = 0,
+            sm: SMConfig | None = None, baseline: bool = True) -> dict:
+    """Run workload ``kernel`` with WIR configuration ``config`` (a name of
+    :data:`CONFIGS`) on the fermi preset (or ``sm``) with every register access checked;
+    what ``gpurf sm run KERNEL --mechanism wir:CONFIG`` prints.
+
+    Returns the statistics of :meth:`WirStorage.summary`, the energy of :func:`energy`,
+    ``cycles``, ``baseline_cycles`` and ``speedup`` (with ``baseline``), ``passed``
+    (outputs equal numpy). Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
+    false reuse or share and :class:`ProtocolError` on a reference-count error.
+    """
+    from .config import load_config
+    from .run import load_workload, run_kernel
+
+    if config not in CONFIGS:
+        raise KeyError(f"unknown WIR configuration {config!r}; known: {', '.join(CONFIGS)}")
+    wir = replace(CONFIGS[config], seed=seed)
+    sm = sm or load_config(preset="fermi")
+    _, program, _ = load_workload(kernel)
+    storage = WirStorage(program, wir, registers_per_warp=_registers_per_warp(program))
+    run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage)
+    storage.check_references()
+    out = storage.summary()
+    out.update(kernel=kernel, config=config, size=size, seed=seed, passed=run.passed,
+               cycles=run.stats["timing"].cycles, energy=energy(out, wir),
+               warp_instructions=run.stats["warp_instructions"])
+    if baseline:
+        base = run_kernel(kernel, size, timing=sm, values=True)
+        out["baseline_cycles"] = base.stats["timing"].cycles
+        out["speedup"] = out["baseline_cycles"] / out["cycles"]
+        out["passed"] = out["passed"] and base.passed
+    return out
+
+
+def _registers_per_warp(program: Program) -> int:
+    from .timing import static_info
+
+    return static_info(program).registers
