@@ -514,6 +514,7 @@ class WirStorage(RegisterStorage):
             lookup, None, result_saturated=int(result_saturated),
             operand_saturated=int(operand_saturated), low_reg=int(self.low_register()))
         stats["lookups"] += 1
+        stats["evictions"] += bool(self.low_register() and any(d is not None for d in decs))
         self._events(incs, decs)
         if response["hit"]:
             stats["hits"] += 1
@@ -667,8 +668,12 @@ class WirStorage(RegisterStorage):
             stats["verify_failures"] += 1
         preg = self.allocate()
         self._write(preg, values)
-        out = vsb.advance(None, install=Install(signature, preg))
-        stats["vsb_writes"] += 1
+        if self.low_register():
+            out = vsb.advance(None, evict=vsb.config.index(signature))
+            stats["evictions"] += out["dec"] is not None
+        else:
+            out = vsb.advance(None, install=Install(signature, preg))
+            stats["vsb_writes"] += 1
         self._events((out["inc"],), (out["dec"],))
         return preg
 

@@ -1,0 +1,253 @@
+"""WIR in the golden SM (sim/sm/wir.py): kernels run under every configuration with every
+register access checked; false reuse, false sharing and reference leaks are caught.
+
+Randomized choices (H3 matrix seeds, the kernel and configuration) take the session seed
+(``--seed`` / ``GPURF_SEED``) and print it.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from gpurf.golden.wir.register_pool import ProtocolError
+from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.run import load_workload, run_kernel
+from gpurf.sim.sm.values import ValueMismatchError
+from gpurf.sim.sm.wir import (CONFIGS, Eligible, WirConfig, WirStorage, eligibility,
+                              energy, run_wir, wir_sm_config)
+
+FAST_KERNELS = ("vecadd", "reduction", "fma_subcore")
+ALL_KERNELS = ("saxpy", "vecadd", "matmul", "sobel", "hotspot", "reduction", "divergent",
+               "narrow", "bankconflict", "fma_subcore")
+
+
+def _run(kernel, config: WirConfig, storage_class=WirStorage, size="test"):
+    _, program, _ = load_workload(kernel)
+    storage = storage_class(program, config)
+    sm = wir_sm_config(load_config(preset="fermi"), config)
+    run = run_kernel(kernel, size, timing=sm, values=storage)
+    return run, storage
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("kernel", FAST_KERNELS)
+def test_kernels_run_with_reuse_and_equal_numpy(kernel, name):
+    run, storage = _run(kernel, CONFIGS[name])
+    assert run.passed, run.mismatches()
+    storage.check_references()
+    stats = storage.summary()
+    assert stats["results"] > 0 and stats["issued"] == run.stats["warp_instructions"]
+
+
+@pytest.mark.paper_size
+@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
+def test_every_kernel_under_every_configuration(kernel, name):
+    run, storage = _run(kernel, CONFIGS[name])
+    assert run.passed, run.mismatches()
+    storage.check_references()
+
+
+def test_random_hash_matrices_keep_results(seed):
+    rng = random.Random(seed)
+    kernel, name = rng.choice(FAST_KERNELS), rng.choice(list(CONFIGS))
+    matrix_seed = rng.randrange(2**31)
+    print(f"seed {seed}: {kernel} under {name} with H3 seed {matrix_seed}")
+    run, storage = _run(kernel, WirConfig(**{**CONFIGS[name].__dict__, "seed": matrix_seed}))
+    assert run.passed
+    storage.check_references()
+
+
+class _TrustingStorage(WirStorage):
+    """Broken: a constant hash and no verify-read, so every result shares one register."""
+
+    def signature(self, values):
+        return 0
+
+    def verify(self, preg, values):
+        return True
+
+
+class _TaglessStorage(WirStorage):
+    """Broken: the reuse buffer's tag loses the operands, so instructions of one opcode
+    reuse each other's results."""
+
+    def lookup_fields(self, key, rule, mapping, pc):
+        fields = super().lookup_fields(key, rule, mapping, pc)
+        return None if fields is None else [0, 0, 0]
+
+
+class _LeakyStorage(WirStorage):
+    """Broken: a retire forgets to release the old mapping's register."""
+
+    def _retire(self, key, reg, preg, *, pinned):
+        mapping = self.rename.setdefault(key, {})
+        mapping.pop(reg, None)
+        super()._retire(key, reg, preg, pinned=pinned)
+
+
+def test_false_sharing_is_caught():
+    """Caught where the shared register is next read, or where a reuse hit delivers it."""
+    with pytest.raises(ValueMismatchError, match="lane.s. differ"):
+        _run("vecadd", CONFIGS["R"], _TrustingStorage)
+
+
+def test_false_reuse_is_caught_at_its_result():
+    with pytest.raises(ValueMismatchError, match="result in"):
+        _run("reduction", CONFIGS["R"], _TaglessStorage)
+
+
+def test_leaked_reference_is_caught():
+    _, storage = _run("vecadd", CONFIGS["R"], _LeakyStorage)
+    with pytest.raises(ProtocolError, match="leaked|differ"):
+        storage.check_references()
+
+
+def test_verify_catches_hash_collisions():
+    """A constant hash makes every VSB lookup hit; the verify-read refuses the wrong
+    ones, so results stay right and failures are counted."""
+
+    class Colliding(WirStorage):
+        def signature(self, values):
+            return 0
+
+    run, storage = _run("vecadd", CONFIGS["RLPV"], Colliding)
+    assert run.passed
+    storage.check_references()
+    assert storage.summary()["verify_failures"] > 0
+
+
+def test_divergent_writes_pin_and_copy_the_other_lanes():
+    run, storage = _run("divergent", CONFIGS["R"])
+    assert run.passed
+    storage.check_references()
+    assert storage.summary()["dummy_movs"] > 0
+
+
+def test_capped_policy_stays_under_its_cap():
+    class Watched(WirStorage):
+        peak_over = 0
+
+        def allocate(self):
+            preg = super().allocate()
+            Watched.peak_over = max(Watched.peak_over, self.in_use() - self._cap())
+            return preg
+
+    small = WirConfig(**{**CONFIGS["RLPVc"].__dict__, "pregs": 1024})
+    run, storage = _run("matmul", small, Watched)
+    assert run.passed
+    storage.check_references()
+    assert Watched.peak_over <= 0
+
+
+def test_low_register_mode_evicts_and_keeps_results():
+    """Low-register mode from the start (``low_water`` near the pool): misses evict the
+    VSB and reuse-buffer entries they would have written."""
+    tiny = WirConfig(**{**CONFIGS["RLPV"].__dict__, "low_water": 1000})
+    run, storage = _run("reduction", tiny)
+    assert run.passed
+    storage.check_references()
+    assert storage.summary()["evictions"] > 0
+
+
+def test_reuse_hits_skip_collector_and_units():
+    run, storage = _run("matmul", CONFIGS["RLPV"])
+    stats = storage.summary()
+    assert stats["reused"] > 0
+    assert stats["reads"] < stats["base_rf_reads"]
+
+
+def test_pending_retry_only_with_its_queue():
+    _, without = _run("matmul", CONFIGS["RL"])
+    _, with_queue = _run("matmul", CONFIGS["RLP"])
+    assert without.summary()["retry_hits"] == 0
+    assert with_queue.summary()["retry_hits"] > 0
+
+
+def test_load_reuse_only_with_L():
+    _, storage = _run("vecadd", CONFIGS["RPV"])
+    program = storage.program
+    loads = [pc for pc, ins in enumerate(program.code)
+             if ins.base == "ld" and ins.space in ("global", "shared")]
+    assert loads and all(isinstance(storage.eligible[pc], Eligible) for pc in loads)
+    assert storage.summary()["bypassed"] >= len(loads)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("mov.u32 %r1, %tid.x;", "special"),
+    ("@%p1 add.s32 %r1, %r2, 1;", "guarded"),
+    ("selp.b32 %r1, %r2, %r3, %p1;", "predicate"),
+    ("st.global.u32 [%rd1], %r2;", "side effect"),
+    ("add.s64 %rd2, %rd1, 4;", "32-bit destination"),
+])
+def test_uneligible_instructions_bypass(text, why):
+    program = _program_of(text)
+    rule = eligibility(program)[-3]
+    assert isinstance(rule, str) and why in rule, rule
+
+
+def test_eligible_fields_and_codes():
+    program = _program_of("add.s32 %r1, %r2, 7;")
+    rule = eligibility(program)[-3]
+    assert isinstance(rule, Eligible)
+    assert [kind for kind, _ in rule.fields] == ["word", "imm"]
+    assert rule.opcode.regs == 0b01
+
+
+def test_energy_saves_what_reuse_skips():
+    stats = run_wir("matmul", "RLPV", baseline=False)
+    e = stats["energy"]
+    assert e["added_pj"] > 0
+    assert e["wir_rf_pj"] < e["baseline_rf_pj"]
+    quiet = dict(stats, hits=0, retry_hits=0)
+    assert energy(quiet, CONFIGS["RLPV"])["added_pj"] == e["added_pj"]
+
+
+def test_run_wir_reports_speedup_and_passes():
+    stats = run_wir("vecadd", "RLPV")
+    assert stats["passed"]
+    assert stats["speedup"] == stats["baseline_cycles"] / stats["cycles"]
+    assert 0 <= stats["reuse_rate"] <= 1
+
+
+def test_unknown_configuration():
+    with pytest.raises(KeyError, match="known: R, RL"):
+        run_wir("vecadd", "X")
+
+
+_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .pred %p<3>;
+    .reg .b32 %r<5>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [k_param_0];
+    mov.u32 %r2, 3;
+    mov.u32 %r3, 5;
+    setp.eq.s32 %p1, %r2, 3;
+    {line}
+    st.global.u32 [%rd1], %r1;
+    ret;
+}}
+"""
+
+
+def _program_of(line: str):
+    from gpurf.sim.ptx.parser import parse_ptx
+    from gpurf.sim.sm.program import Program
+
+    module = parse_ptx(_PTX.format(line=line), "t.ptx")
+    return Program(module.kernels["k"])
+
+
+def test_values_are_1024_bit_signatures():
+    program = _program_of("add.s32 %r1, %r2, 7;")
+    storage = WirStorage(program, CONFIGS["R"])
+    a = np.arange(32, dtype=np.uint32)
+    b = a.copy()
+    b[31] ^= 1
+    assert storage.signature(a) != storage.signature(b)
