@@ -14,8 +14,16 @@ from gpurf.golden.wir.register_pool import ProtocolError
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.run import load_workload, run_kernel
 from gpurf.sim.sm.values import ValueMismatchError
-from gpurf.sim.sm.wir import (CONFIGS, Eligible, WirConfig, WirStorage, eligibility,
-                              energy, run_wir, wir_sm_config)
+from gpurf.sim.sm.wir import (
+    CONFIGS,
+    Eligible,
+    WirConfig,
+    WirStorage,
+    eligibility,
+    energy,
+    run_wir,
+    wir_sm_config,
+)
 
 FAST_KERNELS = ("vecadd", "reduction", "fma_subcore")
 ALL_KERNELS = ("saxpy", "vecadd", "matmul", "sobel", "hotspot", "reduction", "divergent",
@@ -89,7 +97,7 @@ class _LeakyStorage(WirStorage):
 
 def test_false_sharing_is_caught():
     """Caught where the shared register is next read, or where a reuse hit delivers it."""
-    with pytest.raises(ValueMismatchError, match="lane.s. differ"):
+    with pytest.raises(ValueMismatchError, match=r"lane\(s\) differ"):
         _run("vecadd", CONFIGS["R"], _TrustingStorage)
 
 
@@ -100,7 +108,7 @@ def test_false_reuse_is_caught_at_its_result():
 
 def test_leaked_reference_is_caught():
     _, storage = _run("vecadd", CONFIGS["R"], _LeakyStorage)
-    with pytest.raises(ProtocolError, match="leaked|differ"):
+    with pytest.raises(ProtocolError, match=r"leaked|differ"):
         storage.check_references()
 
 
@@ -152,7 +160,7 @@ def test_low_register_mode_evicts_and_keeps_results():
 
 
 def test_reuse_hits_skip_collector_and_units():
-    run, storage = _run("matmul", CONFIGS["RLPV"])
+    _, storage = _run("matmul", CONFIGS["RLPV"])
     stats = storage.summary()
     assert stats["reused"] > 0
     assert stats["reads"] < stats["base_rf_reads"]
@@ -165,7 +173,7 @@ def test_pending_retry_only_with_its_queue():
     assert with_queue.summary()["retry_hits"] > 0
 
 
-def test_load_reuse_only_with_L():
+def test_load_reuse_needs_the_l_configurations():
     _, storage = _run("vecadd", CONFIGS["RPV"])
     program = storage.program
     loads = [pc for pc, ins in enumerate(program.code)
