@@ -259,3 +259,26 @@ def test_values_are_1024_bit_signatures():
     b = a.copy()
     b[31] ^= 1
     assert storage.signature(a) != storage.signature(b)
+
+
+def test_table_iii_energies_are_the_papers():
+    from gpurf.sim.reproduce.wir import PJ_KEYS
+    from gpurf.sim.sm.wir import TABLE_III_PJ
+    from gpurf.synth.papers import paper_values
+
+    papers = paper_values("wir")
+    assert {n: papers[PJ_KEYS[n]].value for n in TABLE_III_PJ} == TABLE_III_PJ
+
+
+def test_reproduce_on_one_kernel_follows_the_schema(tmp_path):
+    from gpurf.sim.reproduce import reproduce, write_results
+    from gpurf.sim.reproduce.schema import problems
+
+    result = reproduce("wir", "test", kernels=["vecadd"])
+    document = write_results(result, tmp_path)
+    assert problems(document) == []
+    names = [t["name"] for t in document["tables"]]
+    assert names[:3] == ["means", "reuse", "speedup"]
+    keys = {c["key"] for c in document["comparisons"]}
+    assert {"reuse_rate_rlpv", "sm_energy_saving_rlpv"} <= keys
+    assert (tmp_path / "reuse.svg").is_file()
