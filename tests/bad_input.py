@@ -36,10 +36,10 @@ def _folder(tmp: Path, launch: Callable[[str], str] = lambda text: text,
     (folder / "kernel.ptx").write_bytes(ptx((SAXPY / "kernel.ptx").read_bytes()))
 
 
-def _with_atomic(tmp: Path) -> None:
-    """``{tmp}/k`` with an instruction the front end rejects (an atomic) before its ``ret``."""
-    atomic = b"atom.global.add.u32 %r1, [%rd1], 1;\n\tret;"
-    _folder(tmp, ptx=lambda raw: raw.replace(b"ret;", atomic))
+def _with_unsupported(tmp: Path) -> None:
+    """``{tmp}/k`` with an instruction the front end rejects (a breakpoint) before its
+    ``ret``."""
+    _folder(tmp, ptx=lambda raw: raw.replace(b"ret;", b"brkpt;\n\tret;"))
 
 
 def _replace(old: str, new: str) -> Callable[[str], str]:
@@ -105,14 +105,11 @@ PROBES = [
           setup=lambda tmp: _folder(tmp, launch=_replace('"cdiv(n, block)"',
                                                          '"' + "+".join(["n"] * 12500) + '"'))),
     Probe(("compile", "{tmp}/k", "--pass", "greener"),
-          r"\S+/k/kernel\.ptx:\d+: unsupported instruction 'atom\.global\.add\.u32'",
-          setup=_with_atomic),
+          r"\S+/k/kernel\.ptx:\d+: unsupported instruction 'brkpt'", setup=_with_unsupported),
     Probe(("energy", "{tmp}/k"),
-          r"\S+/k/kernel\.ptx:\d+: unsupported instruction 'atom\.global\.add\.u32'",
-          setup=_with_atomic),
+          r"\S+/k/kernel\.ptx:\d+: unsupported instruction 'brkpt'", setup=_with_unsupported),
     Probe(("sm", "bench", "{tmp}/k"),
-          r"\S+/k/kernel\.ptx:\d+: unsupported instruction 'atom\.global\.add\.u32'",
-          setup=_with_atomic),
+          r"\S+/k/kernel\.ptx:\d+: unsupported instruction 'brkpt'", setup=_with_unsupported),
     Probe(("sm", "run", "{tmp}/k"), r"\S+/k/kernel\.ptx:\d+: \.reg range %r<200000000>: a kernel "
           r"declares between 1 and 65,536 registers of a name",
           setup=lambda tmp: _folder(tmp, ptx=lambda raw: re.sub(

@@ -179,12 +179,12 @@ def test_compile_table_reports_a_broken_kernel_and_goes_on(capsys, tmp_path, mon
     for name in ("saxpy", "vecadd"):
         shutil.copytree(kernel_dir(name), tmp_path / name)
     ptx = tmp_path / "vecadd" / "kernel.ptx"
-    ptx.write_text(ptx.read_text().replace("ret;", "atom.global.add.u32 %r1, [%rd1], 1;\n\tret;"))
+    ptx.write_text(ptx.read_text().replace("ret;", "brkpt;\n\tret;"))
     monkeypatch.setattr(kernels, "KERNELS_DIR", tmp_path)
     code, out, err = run_cli(capsys, "compile", "--table", "--pass", "regless")
     assert code == 1
     assert re.search(r"^\| saxpy \| saxpy \| \d+ \| ", out, re.MULTILINE)
-    assert re.search(r"^\| vecadd \| - \| - \| .*unsupported instruction "
-                     r"'atom\.global\.add\.u32' \|$", out, re.MULTILINE)
+    assert re.search(r"^\| vecadd \| - \| - \| .*unsupported instruction 'brkpt' \|$", out,
+                     re.MULTILINE)
     assert re.fullmatch(r"gpurf: vecadd: \S+/vecadd/kernel\.ptx:\d+: unsupported instruction "
-                        r"'atom\.global\.add\.u32'\n", err)
+                        r"'brkpt'\n", err)

@@ -8,14 +8,18 @@ cohort by their next instruction and executes a group at once:
   one numpy call: the cohort's register file holds each register slot of all its blocks as
   one ``(blocks x warps, 32)`` array (every block's :attr:`ThreadBlock.regfile` rows are
   views of it), so the group's registers are ``(k, 32)`` slices of it;
-- a shared-memory instruction or an atomic runs once per block (each block has its own
-  shared memory; atomics stay in launch order per block);
+- a shared-memory, local-memory or generic instruction, or an atomic, runs once per block
+  (each block has its own shared and local memory; atomics stay in launch order per block);
 - a branch or an exit runs for the group when every warp takes it uniformly, and warp by
   warp otherwise (a divergent branch pushes SIMT stack entries); a barrier warp by warp.
 
-Blocks share nothing but global memory and the kernels do not communicate through it, and
-any interleaving of a block's warps between barriers is a legal schedule for these
-kernels, so the results equal a block-by-block, warp-by-warp run's.
+Blocks share nothing but global memory, any interleaving of a block's warps between
+barriers is a legal schedule, and blocks communicate through global memory only by atomics
+(each warp's lanes in lane order; an integer atomic's final value does not depend on the
+order), so a kernel's integer results equal a block-by-block, warp-by-warp run's; the old
+values atomics return, and float atomic sums, follow this run's order. A kernel that waits
+for another block (a spin lock on a flag) is outside this model: the block it waits for may
+not have run yet.
 
 With ``traces`` (one :class:`WarpTrace` per warp) the run records what a timing model
 needs to replay each warp: its dynamic instruction sequence and, per global or shared
@@ -28,7 +32,7 @@ from functools import cache
 
 import numpy as np
 
-from .memory import MemoryFaultError
+from .memory import FaultError
 from .program import ALU, BRA, EXIT, Program
 from .values import TraceValues, ValueRecorder
 from .warp import ExecutionError, ThreadBlock
@@ -106,11 +110,13 @@ class WarpGroup:
     one block (``shared`` is its shared memory) or, for instructions that do not touch
     shared memory, of several (``shared`` is ``None``)."""
 
-    __slots__ = ("memory", "params", "regs", "shared", "special")
+    __slots__ = ("local", "memory", "params", "regs", "shared", "special", "statics")
 
     def __init__(self, block: ThreadBlock, special, regs, shared):
         self.memory = block.memory
         self.shared = shared
+        self.local = block.local if shared is not None else None
+        self.statics = block.statics
         self.params = block.params
         self.special = special
         self.regs = regs
@@ -126,7 +132,8 @@ def _static(program: Program):
         names = dict.fromkeys((*ins.sources, *ins.dests))
         uses.append(tuple(slots[n] for n in names))
         dests.append(tuple(slots[n] for n in ins.dests))
-        private.append(ins.space == "shared" or ins.base in ("atom", "red"))
+        private.append(ins.space in ("shared", "local", "generic")
+                       or ins.base in ("atom", "red"))
     return uses, dests, private
 
 
@@ -149,20 +156,23 @@ def _shared_requests(addresses):
 
 
 def _requests(space, addresses):
-    """The L1 requests of one warp's access (see :class:`WarpTrace`)."""
-    if space == "global":
-        return tuple(sorted(set((addresses >> _LINE_SHIFT).tolist())))
+    """The L1 requests of one warp's access (see :class:`WarpTrace`): bank conflicts for
+    shared memory, 128-byte lines for every other space (global, local, const, generic).
+    ``addresses`` are per lane, or ``(lanes, elements)`` for a vector access."""
+    if space != "shared":
+        return tuple(sorted(set((addresses.ravel() >> _LINE_SHIFT).tolist())))
     return _shared_requests(addresses)
 
 
 def _group_requests(space, addresses, counts):
     """Per warp of a group, the L1 requests of its share (``counts`` lanes each, in
     order) of ``addresses``."""
-    if space != "global":
+    if space == "shared":
         bounds = np.cumsum(counts)[:-1]
         return [_shared_requests(a) for a in np.split(addresses, bounds)]
-    lines = addresses >> _LINE_SHIFT
-    owner = np.repeat(np.arange(len(counts)), counts)
+    elements = 1 if addresses.ndim == 1 else addresses.shape[1]
+    lines = addresses.ravel() >> _LINE_SHIFT
+    owner = np.repeat(np.arange(len(counts)), np.asarray(counts) * elements)
     order = np.lexsort((lines, owner))
     lines, owner = lines[order], owner[order]
     keep = np.ones(lines.size, bool)
@@ -202,7 +212,7 @@ def _step_group(cohort, warps, pc, shared):
     try:
         touched = program.ops[pc](WarpGroup(block, _Specials(cohort, sel), regs, shared),
                                   mask)
-    except MemoryFaultError as fault:
+    except FaultError as fault:
         raise _fault(program, pc, fault, warps) from None
     if before is not None:
         recorder.record([traces[w.row].values for w in warps], pc, before, regs, mask)
