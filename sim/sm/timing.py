@@ -75,13 +75,12 @@ INT, FP32, SFU, MEM, BRANCH = range(len(UNITS))
 
 def unit_of(ins) -> int:
     """The functional unit class of an instruction."""
-    if ins.base in ("ld", "st", "atom", "red"):
+    if ins.base in ("ld", "st"):
         return MEM
     if ins.base in ("bra", "ret", "exit", "bar"):
         return BRANCH
     types = [m for m in ins.mods if m[:1] in "fubs" and m[1:].isdigit()]
-    if ins.base in ("div", "rem", "sqrt", "rcp", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh") \
-            or "f64" in types:
+    if ins.base in ("div", "rem") or "f64" in types:
         return SFU
     return FP32 if any(t in ("f32", "f16") for t in types) else INT
 
@@ -94,8 +93,10 @@ class StaticInfo:
     kind: tuple
     space: tuple
     needs: tuple
-    """Register slots that must not be pending to issue (sources, guard, destinations)."""
+    """Scoreboard keys that must not be pending to issue: register slots (sources, guard,
+    destinations) and the destinations' physical registers (:func:`_register_keys`)."""
     dests: tuple
+    """Scoreboard keys an instruction writes (slots and physical registers, as ``needs``)."""
     reads: tuple
     """Physical 32-bit registers read from the register file (a 64-bit source: both of its
     registers; predicates excluded)."""
@@ -103,6 +104,8 @@ class StaticInfo:
     registers: int
     writes: tuple = ()
     """Physical 32-bit registers an instruction writes back (predicates excluded)."""
+    records: tuple = ()
+    """The instruction has an L1 request record in a warp's trace (memory, not ``param``)."""
     issue: tuple = ()
     """Per instruction: ``{operand index: register}`` of its reads as the collector takes
     them (capped at the configured operands by :meth:`TimingSM.__init__`)."""
@@ -132,14 +135,37 @@ def static_info(program: Program) -> StaticInfo:
     unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
-        needs.append(tuple(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))))
-        dests.append(tuple(slots[n] for n in ins.dests))
+        physical = _register_keys(alloc, ins.dests, len(slots))
+        needs.append((*(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))),
+                      *physical))
+        dests.append((*(slots[n] for n in ins.dests), *physical))
         reads.append(_physical(kernel, alloc, ins, ins.sources))
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
         long.append(ins.base == "ld" and ins.space == "global")
+    records = tuple(u == MEM and sp != "param" for u, sp in zip(unit, space, strict=True))
     return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
-                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes))
+                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes),
+                      records)
+
+
+def _register_keys(alloc, names, base: int) -> tuple[int, ...]:
+    """Scoreboard keys of the physical registers of ``names`` (``base`` + register; the
+    predicate file after the 4,096 32-bit registers the allocator may use).
+
+    The scoreboard tracks virtual registers, but the allocator puts values whose lives do
+    not overlap in one physical register: an instruction also waits for the pending writes
+    of its destinations' physical registers, or a long-latency write of a value never read
+    (an atomic's unused old value) could land after a younger value's write."""
+    keys = []
+    for name in names:
+        first = alloc.physical.get(name)
+        if first is None:
+            continue
+        units = alloc.units[name]
+        offset = base + (4096 if units == 0 else 0)
+        keys.extend(offset + r for r in range(first, first + max(1, units)))
+    return tuple(keys)
 
 
 class _Warp:
@@ -157,7 +183,8 @@ class _Warp:
         self.pos = 0
         self.rpos = 0
         self.pending = {}
-        """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        """Scoreboard key (register slot or physical register, :attr:`StaticInfo.needs`) ->
+        cycle its pending write completes (INF: not yet known)."""
         self.reading = {}
         """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
@@ -261,6 +288,8 @@ class _SubCore:
         self.rba_greedy = config.rba_greedy
         self.ops_cache: dict[tuple[int, int], list] = {}
         """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
+        self.slot_ops: list = [[(0, 0)] * config.operands] * config.slots
+        """Per slot, the ``(valid, bank)`` operands of its warp's next instruction."""
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
@@ -306,6 +335,7 @@ class _SubCore:
         self.order.append(slot)
         bisect.insort(self.live, warp, key=_slot_of)
         self._ages()
+        self._refresh(slot)
 
     def free(self, warp: _Warp) -> None:
         self.catch_up()
@@ -314,6 +344,7 @@ class _SubCore:
         if warp.slot in self.active:
             self.active.remove(warp.slot)
         self._ages()
+        self._refresh(warp.slot)
 
     def _ages(self):
         """Ages of the occupied slots: rank in assignment order, larger = older."""
@@ -338,8 +369,15 @@ class _SubCore:
             self.ops_cache[key] = ops
         return ops
 
+    def _refresh(self, slot: int) -> None:
+        """Keep :attr:`slot_ops` (the scorer's view of ``slot``) after its warp or the
+        warp's position changed."""
+        if self.scorer is not None:
+            self.slot_ops[slot] = self._operands(self.slots[slot])
+
     def _scores(self, queue_len):
-        return self.scorer.advance([self._operands(w) for w in self.slots], queue_len)
+        # A copy: the scorer keeps the list a cycle (score_latency) while slots change.
+        return self.scorer.advance(list(self.slot_ops), queue_len)
 
     def catch_up(self) -> None:
         """Feed the scorer the idle cycles it missed (zero queues, unchanged slots)."""
@@ -392,15 +430,15 @@ class _SubCore:
             pc, pos = chosen.pcs[chosen.pos], chosen.pos
             reused = self.sm.reuses(chosen, pc, now)
             oc.advance(grants, offer, dispatched is not None, None if reused else
-                       (chosen.slot, self.issue_regs[pc], (chosen, pc, pos)))
+                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            done = self.sm.dispatch(self, *dispatched[:3], now)
             _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
-                self.values.dispatch(*dispatched, now, done)
+                self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
             self._issued(chosen, pc)
             if reused:
@@ -463,6 +501,9 @@ class _SubCore:
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
+        if info.records[pc]:
+            warp.rpos += 1
+        self._refresh(warp.slot)
         pending = warp.pending
         for d in info.dests[pc]:
             pending[d] = INF
@@ -675,11 +716,10 @@ class TimingSM:
 
     def reuse(self, warp: _Warp, pc: int, pos: int, now: int) -> None:
         """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` issued in cycle ``now``
-        reuses a result: it takes the mechanism's latency, reads and writes no bank."""
+        reuses a result: it takes the mechanism's latency, reads and writes no bank (its L1
+        request record, counted at issue, is skipped)."""
         info = self.info
         done = self.values.storage.retire_cycle(warp, pos, now)
-        if info.unit[pc] == MEM and info.space[pc] != "param":
-            del warp.requests[warp.rpos + self._undispatched_memory(warp)]
         for d in info.dests[pc]:
             warp.pending[d] = done
         _unread(warp, info.reads[pc])
@@ -688,14 +728,17 @@ class TimingSM:
         warp.update_wake(info.needs)
         self.values.dispatch(warp, pc, pos, now, done)
 
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> int:
-        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; returns the
-        cycle it completes."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> int:
+        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; a memory
+        instruction's L1 requests are the warp's ``request``-th record (counted at issue:
+        the collector may dispatch a warp's instructions out of order). Returns the cycle
+        it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
-        done = self._memory(warp, pc, now) if unit == MEM else now + self.latency[unit]
+        done = (self._memory(warp, pc, request, now) if unit == MEM
+                else now + self.latency[unit])
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done
@@ -711,22 +754,11 @@ class TimingSM:
         warp.update_wake(info.needs)
         return done
 
-    def _undispatched_memory(self, warp: _Warp) -> int:
-        """Memory instructions (not ``ld.param``) of ``warp`` issued and still in the
-        collector: their requests come before those of an instruction issuing now."""
-        info, oc = self.info, warp.sub.oc
-        tags = [unit.tag for unit in oc.units if unit is not None]
-        if oc.buffer is not None:
-            tags.append(oc.buffer[2])
-        return sum(1 for w, pc, _ in tags
-                   if w is warp and info.unit[pc] == MEM and info.space[pc] != "param")
-
-    def _memory(self, warp: _Warp, pc: int, now: int) -> int:
+    def _memory(self, warp: _Warp, pc: int, request: int, now: int) -> int:
         space = self.info.space[pc]
         if space == "param":
             return now + self.const_after
-        requests = warp.requests[warp.rpos]
-        warp.rpos += 1
+        requests = warp.requests[request]
         l1 = self.l1
         if space == "shared":
             done = now

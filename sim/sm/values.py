@@ -329,12 +329,16 @@ class BaselineStorage(RegisterStorage):
 class _WarpState:
     """A replayed warp's values and how far it has got."""
 
-    __slots__ = ("dispatched", "id", "key", "last", "total", "values")
+    __slots__ = ("dispatched", "id", "key", "last", "masks", "offsets", "total", "values",
+                 "words")
 
     def __init__(self, warp, values: TraceValues):
         self.key = warp
         self.id = WarpId(warp.block.id, warp.index, warp.sub.index, warp.slot)
         self.values = values
+        self.words = values.words
+        self.masks = values.masks.tolist()
+        self.offsets = values.offsets.tolist()
         self.total = len(warp.pcs)
         self.dispatched = 0
         self.last = 0
@@ -362,10 +366,16 @@ class ValueCheck:
         self.layout = layout = word_layout(program)
         self.at_dispatch = []
         """Per instruction, ``(index, word)`` of the source words read at dispatch."""
+        self.by_reg = []
+        """Per instruction, register -> ``(index, word)`` of its source words."""
         for words, regs in zip(layout.sources, collected, strict=True):
             seen = set(regs.values())
             self.at_dispatch.append(tuple((i, w) for i, w in enumerate(words)
                                           if w.reg is not None and w.reg not in seen))
+            by_reg = {}
+            for i, w in enumerate(words):
+                by_reg.setdefault(w.reg, []).append((i, w))
+            self.by_reg.append(by_reg)
         self.warps: dict = {}
         self.writes: list = []
         """Heap of ``(cycle, sequence, warp state, register, values, lanes, pc)``."""
@@ -377,16 +387,15 @@ class ValueCheck:
     def read(self, sub, grants: dict, now: int) -> None:
         """Check the reads the collector of sub-core ``sub`` was granted in cycle ``now``
         (``grants``: bank -> ``(cu, operand index)``)."""
-        self._flush(now)
+        if self.writes and self.writes[0][0] <= now:
+            self._flush(now)
         units = sub.oc.units
         for cu, index in grants.values():
             unit = units[cu]
-            warp, pc, pos = unit.tag
-            reg = unit.operands[index].reg
-            state = self._state(warp)
-            for i, word in enumerate(self.layout.sources[pc]):
-                if word.reg == reg:
-                    self._read(state, pc, pos, i, word, now)
+            warp, pc, _, pos = unit.tag
+            state = self.warps.get(warp) or self._state(warp)
+            for i, word in self.by_reg[pc].get(unit.operands[index].reg, ()):
+                self._read(state, pc, pos, i, word, now)
 
     def dispatch(self, warp, pc: int, pos: int, now: int, done: int) -> None:
         """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` left the collector in
@@ -424,28 +433,26 @@ class ValueCheck:
 
     def _words(self, state, pc, pos) -> np.ndarray:
         """The recorded words of dynamic instruction ``pos`` (instruction ``pc``)."""
-        values = state.values
-        start = values.offsets[pos]
-        return values.words[start:start + self.layout.counts[pc]]
+        start = state.offsets[pos]
+        return state.words[start:start + self.layout.counts[pc]]
 
-    def _mask(self, state, pos) -> np.ndarray:
-        return lane_mask(int(state.values.masks[pos]))
+    @staticmethod
+    def _mask(state, pos) -> np.ndarray:
+        return lane_mask(state.masks[pos])
 
     def _read(self, state, pc, pos, index, word, now):
-        values = state.values
-        expected = values.words[values.offsets[pos] + index]
-        mask = self._mask(state, pos)
+        expected = state.words[state.offsets[pos] + index]
+        mask = lane_mask(state.masks[pos])
         actual = np.asarray(self.storage.read(state.id, word.reg, now, mask), np.uint32)
         self.counts["reads"] += 1
-        if not np.array_equal(expected[mask], actual[mask]):
+        if ((expected != actual) & mask).any():
             raise self._mismatch(state, pc, now, word, "read of", expected, actual, mask)
 
     def _results(self, state, pc, pos, now):
         produced = self.storage.result(state.id, pc, now)
         if produced is None:
             return
-        values = state.values
-        start = values.offsets[pos] + len(self.layout.sources[pc])
+        start = state.offsets[pos] + len(self.layout.sources[pc])
         mask = self._mask(state, pos)
         dests = {w.reg: k for k, w in enumerate(self.layout.dests[pc])}
         for reg, actual in produced.items():
@@ -455,7 +462,7 @@ class ValueCheck:
                     f"{self._where(state, pc, now)}: result for R{reg}, which the "
                     f"instruction does not write (it writes {regs})", warp=state.id, pc=pc,
                     reg=reg, cycle=now)
-            expected = values.words[start + dests[reg]]
+            expected = state.words[start + dests[reg]]
             self.counts["results"] += 1
             actual = np.asarray(actual, np.uint32)
             if not self.storage.matches(expected, actual, mask):
