@@ -230,6 +230,7 @@ _PTX = """
 .address_size 64
 .visible .entry k(.param .u64 k_param_0)
 {{
+    .shared .align 4 .b8 k_shared[64];
     .reg .pred %p<3>;
     .reg .b32 %r<5>;
     .reg .b64 %rd<4>;
@@ -282,3 +283,11 @@ def test_reproduce_on_one_kernel_follows_the_schema(tmp_path):
     keys = {c["key"] for c in document["comparisons"]}
     assert {"reuse_rate_rlpv", "sm_energy_saving_rlpv"} <= keys
     assert (tmp_path / "reuse.svg").is_file()
+
+
+def test_a_symbol_and_an_equal_immediate_get_different_codes():
+    """``mov.u32 %r4, k_shared`` (symbol index 1) must not reuse ``mov.u32 %r1, 1``."""
+    program = _program_of("mov.u32 %r1, 1;\n    mov.u32 %r4, k_shared;")
+    first, second = eligibility(program)[-4], eligibility(program)[-3]
+    assert first.fields == (("imm", 1),) and second.fields == (("sym", 1),)
+    assert first.opcode != second.opcode

@@ -162,8 +162,8 @@ class Install(NamedTuple):
 @dataclass(frozen=True)
 class Eligible:
     """How an instruction looks the reuse buffer up: ``fields`` (per operand field,
-    ``("word", i)`` for source word ``i`` or ``("imm", value)``), its ``opcode`` code and
-    ``kind`` (:class:`LoadKind` value)."""
+    ``("word", i)`` for source word ``i``, ``("imm", value)`` or ``("sym", index)``), its
+    ``opcode`` code and ``kind`` (:class:`LoadKind` value)."""
 
     opcode: Opcode
     fields: tuple
@@ -219,18 +219,19 @@ def _eligible(program, layout, pc, ins, codes, symbols):
 
 
 def _operand_fields(op, regs, words, sources, symbols):
-    """The operand fields of one source operand (a symbol: its index among the kernel's
-    parameters and shared variables), ``None`` if it cannot be tagged."""
+    """The operand fields of one source operand, ``None`` if it cannot be tagged. A
+    symbol is its index among the kernel's parameters and shared variables, a field kind
+    of its own (so the opcode code tells it from an immediate of the same value)."""
     if isinstance(op, Imm):
         return [("imm", op.value & FULL)]
     if isinstance(op, Reg):
         return _reg_fields(op.name, regs, words, sources)
     if isinstance(op, Addr):
-        base = ([("imm", symbols[op.base.name])] if isinstance(op.base, Sym)
+        base = ([("sym", symbols[op.base.name])] if isinstance(op.base, Sym)
                 else _reg_fields(op.base.name, regs, words, sources))
         return None if base is None else [*base, ("imm", op.offset & FULL)]
     if isinstance(op, Sym) and op.name in symbols:
-        return [("imm", symbols[op.name])]
+        return [("sym", symbols[op.name])]
     return None
 
 
@@ -287,15 +288,31 @@ class WirStorage(RegisterStorage):
         self.unit_energy = [unit_energy(ins) for ins in program.code]
         self.rf_words = [(sum(w.reg is not None for w in s), sum(w.reg is not None for w in d))
                          for s, d in zip(self.layout.sources, self.layout.dests, strict=True)]
+        self.masks = h3_matrix(LANES * 32, 32, config.seed)
+        self.max_count = (1 << config.count_width) - 1
+        self.launch = None
+        """The timing model of the launch running (a new one empties every structure)."""
+        self._reset()
+        self.stats = dict.fromkeys((
+            "issued", "eligible", "lookups", "hits", "pending_hits", "retry_hits",
+            "bypassed", "divergent", "reserved", "results", "hashes", "vsb_hits",
+            "verify_reads", "verify_cache_hits", "verify_failures", "allocations", "writes",
+            "writes_avoided", "dummy_movs", "reads", "frees", "ref_events", "evictions",
+            "low_register", "rename_reads", "rename_writes", "fills", "vsb_writes",
+            "in_use_sum", "in_use_samples", "in_use_peak", "base_rf_reads", "base_rf_writes",
+            "base_unit_pj", "unit_pj", "launches"), 0)
+
+    def _reset(self) -> None:
+        """Empty every structure, all registers free (at the start of each launch, so a
+        launch's loads never reuse the memory of the previous one)."""
+        config = self.config
         pregs = config.pregs
         self.values = np.zeros((pregs, LANES), np.uint32)
         self.pool = RegisterPool(pregs=pregs, count_width=config.count_width)
-        self.max_count = (1 << config.count_width) - 1
         self.vsb = ValueSignatureBuffer(entries=config.vsb_entries, pregs=pregs)
         self.buffer = ReuseBuffer(entries=config.reuse_entries)
         self.cache = (VerifyCache(entries=config.verify_cache, pregs=pregs)
                       if config.verify_cache else None)
-        self.masks = h3_matrix(LANES * 32, 32, config.seed)
         self.rename: dict = {}
         self.inflight: dict = {}
         self.plans: dict = {}
@@ -312,15 +329,6 @@ class WirStorage(RegisterStorage):
         """The warp whose reused instruction the value check is dispatching (its operand
         reads are the check's, not the register file's)."""
         self.active_warps = set()
-        self.evict_vsb = 0
-        self.stats = dict.fromkeys((
-            "issued", "eligible", "lookups", "hits", "pending_hits", "retry_hits",
-            "bypassed", "divergent", "reserved", "results", "hashes", "vsb_hits",
-            "verify_reads", "verify_cache_hits", "verify_failures", "allocations", "writes",
-            "writes_avoided", "dummy_movs", "reads", "frees", "ref_events", "evictions",
-            "low_register", "rename_reads", "rename_writes", "fills", "vsb_writes",
-            "in_use_sum", "in_use_samples", "in_use_peak", "base_rf_reads", "base_rf_writes",
-            "base_unit_pj", "unit_pj"), 0)
 
     # -- reference counts (the register pool) ------------------------------------------
     def inc(self, preg: int) -> None:
@@ -410,6 +418,11 @@ class WirStorage(RegisterStorage):
     def issue(self, warp, pc: int, now: int) -> bool:
         """The timing model's issue hook: ``warp`` (a timing warp) issues instruction
         ``pc`` in cycle ``now``. Returns whether it reuses a result."""
+        if warp.sub.sm is not self.launch:
+            if self.launch is not None:
+                self._reset()
+            self.launch = warp.sub.sm
+            self.stats["launches"] += 1
         key = (warp.block.id, warp.index)
         if key not in self.active_warps:
             self.active_warps.add(key)
@@ -471,7 +484,7 @@ class WirStorage(RegisterStorage):
         sources = self.layout.sources[pc]
         out = []
         for kind, value in rule.fields:
-            if kind == "imm":
+            if kind != "word":
                 out.append(value)
                 continue
             entry = mapping.get(sources[value].reg)
