@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from gpurf.golden.wir.register_pool import ProtocolError
+from gpurf.sim.reproduce.wir import suite
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.run import load_workload, run_kernel
 from gpurf.sim.sm.values import ValueMismatchError
@@ -26,8 +27,7 @@ from gpurf.sim.sm.wir import (
 )
 
 FAST_KERNELS = ("vecadd", "reduction", "fma_subcore")
-ALL_KERNELS = ("saxpy", "vecadd", "matmul", "sobel", "hotspot", "reduction", "divergent",
-               "narrow", "bankconflict", "fma_subcore")
+ALL_KERNELS = tuple(suite())
 
 
 def _run(kernel, config: WirConfig, storage_class=WirStorage, size="test"):
