@@ -291,3 +291,15 @@ def test_a_symbol_and_an_equal_immediate_get_different_codes():
     first, second = eligibility(program)[-4], eligibility(program)[-3]
     assert first.fields == (("imm", 1),) and second.fields == (("sym", 1),)
     assert first.opcode != second.opcode
+
+
+def test_the_sms_hash_is_the_golden_h3(seed):
+    from gpurf.golden.wir.h3_hash import h3
+
+    rng = np.random.default_rng(seed)
+    program = _program_of("add.s32 %r1, %r2, 7;")
+    storage = WirStorage(program, WirConfig("t", seed=int(rng.integers(2**31))))
+    for _ in range(50):
+        values = rng.integers(0, 2**32, 32, dtype=np.uint32)
+        value = int.from_bytes(values.astype("<u4").tobytes(), "little")
+        assert storage.signature(values) == h3(value, storage.masks), f"seed {seed}"

@@ -54,7 +54,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpurf.golden.wir.h3_hash import h3
 from gpurf.golden.wir.load_filter import load_answer
 from gpurf.golden.wir.register_pool import ProtocolError, RegisterPool
 from gpurf.golden.wir.reuse_buffer import ReuseBuffer, fold_index
@@ -289,6 +288,10 @@ class WirStorage(RegisterStorage):
         self.rf_words = [(sum(w.reg is not None for w in s), sum(w.reg is not None for w in d))
                          for s, d in zip(self.layout.sources, self.layout.dests, strict=True)]
         self.masks = h3_matrix(LANES * 32, 32, config.seed)
+        self.matrix = np.array([[mask >> i & 1 for mask in self.masks]
+                                for i in range(LANES * 32)], np.float32)
+        """The H3 matrix Q as ``(1024, 32)``: the hash as one product (equal to the golden
+        :func:`~gpurf.golden.wir.h3_hash.h3`, which tests check)."""
         self.max_count = (1 << config.count_width) - 1
         self.launch = None
         """The timing model of the launch running (a new one empties every structure)."""
@@ -691,8 +694,11 @@ class WirStorage(RegisterStorage):
         return preg
 
     def signature(self, values) -> int:
-        """The H3 hash of a 1,024-bit warp register (lane 0 in the low bits)."""
-        return h3(int.from_bytes(np.asarray(values, "<u4").tobytes(), "little"), self.masks)
+        """The H3 hash of a 1,024-bit warp register (lane 0 in the low bits): bit ``j`` is
+        the parity of the value's bits ``i`` with ``Q[i][j] = 1``."""
+        bits = np.unpackbits(np.asarray(values, "<u4").view(np.uint8), bitorder="little")
+        parity = (bits.astype(np.float32) @ self.matrix).astype(np.int32) & 1
+        return int(np.packbits(parity.astype(np.uint8), bitorder="little").view("<u4")[0])
 
     def verify(self, preg: int, values) -> bool:
         """Verify-read ``preg`` (the verify cache first) and compare with ``values``."""
