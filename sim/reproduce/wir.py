@@ -48,8 +48,8 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
               kernels: list[str] | None = None) -> Result:
     """Every kernel at ``size`` under every configuration (value check on), and storage."""
     papers = paper_values("wir")
-    names = kernels or suite()
-    runs = _runs(names, size, say)
+    runs, failed = _runs(kernels or suite(), size, say)
+    names = [k for k in (kernels or suite()) if k not in failed]
     tables, plots, comparisons = _sm_results(names, runs, papers)
     storage, storage_plot, storage_comparisons = _storage(size, papers, say)
     notes = [f"Kernels at size {size!r} on the fermi preset with WIR's 4 added backend "
@@ -58,18 +58,26 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
              "after every run. Command: `gpurf reproduce wir --size "
              f"{size}`; one run: `python -c \"from gpurf.sim.sm.wir import run_wir; "
              "print(run_wir('matmul', 'RLPV'))\"`."]
+    notes += [f"**{kernel} did not run** (left out of every table): {error}"
+              for kernel, error in failed.items()]
     return Result("wir", size, papers, [*tables, *storage], [*plots, storage_plot],
                   comparisons + storage_comparisons, notes)
 
 
-def _runs(names, size, say) -> dict:
-    """``(kernel, config)`` -> :func:`run_wir`'s statistics (``("kernel", None)``: the
-    baseline cycles)."""
+def _runs(names, size, say) -> tuple[dict, dict]:
+    """``(kernel, config)`` -> :func:`run_wir`'s statistics (``(kernel, None)``: the
+    baseline cycles), and the kernels whose baseline does not run -> the error. A wrong
+    output or value under WIR raises: it is WIR's failure, never left out."""
     sm = load_config(preset="fermi")
-    runs = {}
+    runs, failed = {}, {}
     for kernel in names:
         say(f"wir: {kernel} baseline")
-        base = run_kernel(kernel, size, timing=sm, values=True)
+        try:
+            base = run_kernel(kernel, size, timing=sm, values=True)
+        except Exception as error:  # the baseline's failure, reported in the notes
+            failed[kernel] = f"baseline: {type(error).__name__}: {error}"
+            say(f"wir: {kernel}: {failed[kernel]}")
+            continue
         if not base.passed:
             raise RuntimeError(f"wir: {kernel}: baseline outputs differ from numpy")
         runs[(kernel, None)] = base.stats["timing"].cycles
@@ -80,7 +88,7 @@ def _runs(names, size, say) -> dict:
                 raise RuntimeError(f"wir: {kernel} {config}: outputs differ from numpy")
             stats["speedup"] = runs[(kernel, None)] / stats["cycles"]
             runs[(kernel, config)] = stats
-    return runs
+    return runs, failed
 
 
 def _pct(x: float) -> float:
