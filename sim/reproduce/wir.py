@@ -30,7 +30,9 @@ _WHY_ENERGY = ("gpurf's energy covers the backend it models (register file, func
                "L1/shared accesses of loads, Horowitz's 45 nm figures) and WIR's structures "
                "(Table III); the paper's SM energy (GPUWattch) also holds the front end, "
                "scheduler, static power and the rest, which reuse does not reduce")
-_WHY_DUMMY = "gpurf's suite has one kernel with divergent flow; the paper averages 48"
+_WHY_DUMMY = ("gpurf counts a dummy MOV per first divergent write of a logical register on its "
+              "own suite (bfs, gaussian, backprop_forward diverge most); the paper averages "
+              "its 48 benchmarks")
 PJ_KEYS = {"rename table": "rename_table_pj", "reuse buffer": "reuse_buffer_pj",
            "hash generation": "hash_pj", "value signature buffer": "vsb_pj",
            "register allocator": "register_allocator_pj",
