@@ -303,3 +303,8 @@ def test_the_sms_hash_is_the_golden_h3(seed):
         values = rng.integers(0, 2**32, 32, dtype=np.uint32)
         value = int.from_bytes(values.astype("<u4").tobytes(), "little")
         assert storage.signature(values) == h3(value, storage.masks), f"seed {seed}"
+
+
+def test_references_hold_throughout_a_run():
+    stats = run_wir("reduction", "RLPVc", baseline=False, check_every=50)
+    assert stats["passed"] and stats["reference_checks"] >= stats["results"] // 50

@@ -277,8 +277,12 @@ class WirStorage(RegisterStorage):
         registers per warp x active warps).
     """
 
-    def __init__(self, program: Program, config: WirConfig, *, registers_per_warp: int = 63):
+    def __init__(self, program: Program, config: WirConfig, *, registers_per_warp: int = 63,
+                 check_every: int = 0):
         self.program, self.config = program, config
+        self.check_every = check_every
+        """Recount the references (:meth:`check_references`) every this many register
+        writebacks (0: never during the run)."""
         self.layout = word_layout(program)
         self.eligible = eligibility(program)
         self.stores = [_store_space(ins) for ins in program.code]
@@ -303,7 +307,7 @@ class WirStorage(RegisterStorage):
             "writes_avoided", "dummy_movs", "reads", "frees", "ref_events", "evictions",
             "low_register", "rename_reads", "rename_writes", "fills", "vsb_writes",
             "in_use_sum", "in_use_samples", "in_use_peak", "base_rf_reads", "base_rf_writes",
-            "base_unit_pj", "unit_pj", "launches"), 0)
+            "base_unit_pj", "unit_pj", "launches", "reference_checks"), 0)
 
     def _reset(self) -> None:
         """Empty every structure, all registers free (at the start of each launch, so a
@@ -624,10 +628,13 @@ class WirStorage(RegisterStorage):
         return {word.reg: self.values[plan.reused]}
 
     def write(self, warp, reg, values, lanes, cycle, pc):
-        key = (warp.block, warp.warp)
-        plan = self.plans.pop((key, pc), None)
         stats = self.stats
         stats["results"] += 1
+        if self.check_every and stats["results"] % self.check_every == 0:
+            self.check_references()
+            stats["reference_checks"] += 1
+        key = (warp.block, warp.warp)
+        plan = self.plans.pop((key, pc), None)
         if plan is not None and plan.ticket is not None:
             preg = plan.ticket.preg
             if preg is None or not np.array_equal(self.values[preg][lanes], values[lanes]):
@@ -926,14 +933,15 @@ def energy(summary: dict, config: WirConfig) -> dict:
 # -- a run -------------------------------------------------------------------------------
 
 def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int = 0,
-            sm: SMConfig | None = None, baseline: bool = True) -> dict:
+            sm: SMConfig | None = None, baseline: bool = True, check_every: int = 0) -> dict:
     """Run workload ``kernel`` with WIR configuration ``config`` (a name of
     :data:`CONFIGS`) on the fermi preset (or ``sm``) with every register access checked;
     what ``gpurf sm run KERNEL --mechanism wir:CONFIG`` prints.
 
     Returns the statistics of :meth:`WirStorage.summary`, the energy of :func:`energy`,
     ``cycles``, ``baseline_cycles`` and ``speedup`` (with ``baseline``), ``passed``
-    (outputs equal numpy). Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
+    (outputs equal numpy). ``check_every``: recount the references during the run too.
+    Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
     false reuse or share and :class:`ProtocolError` on a reference-count error.
     """
     from .config import load_config
@@ -944,7 +952,8 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     wir = replace(CONFIGS[config], seed=seed)
     sm = sm or load_config(preset="fermi")
     _, program, _ = load_workload(kernel)
-    storage = WirStorage(program, wir, registers_per_warp=_registers_per_warp(program))
+    storage = WirStorage(program, wir, registers_per_warp=_registers_per_warp(program),
+                         check_every=check_every)
     run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage)
     storage.check_references()
     out = storage.summary()
