@@ -138,6 +138,8 @@ class Opcode(NamedTuple):
 
 
 class Lookup(NamedTuple):
+    """The fields of the reuse buffer's ``lookup`` port."""
+
     opcode: Opcode
     operand: list
     tbid: int
@@ -147,12 +149,16 @@ class Lookup(NamedTuple):
 
 
 class Fill(NamedTuple):
+    """The fields of the reuse buffer's ``fill`` port (``tag`` as a dict)."""
+
     index: int
     tag: dict
     result: int
 
 
 class Install(NamedTuple):
+    """The fields of the VSB's ``install`` port."""
+
     hash: int
     preg: int
     divergent: int = 0
@@ -262,6 +268,9 @@ class Plan:
 
 @dataclass
 class Ticket:
+    """A pending hit's wait: the register the reserving instruction's result went to
+    (``None`` until its writeback), with an in-flight reference held."""
+
     preg: int | None = None
 
 
@@ -272,9 +281,11 @@ class WirStorage(RegisterStorage):
     ----------
     program : Program
     config : WirConfig
-    warps_limit : int
-        Logical registers per warp x resident warps (the capped-register policy's cap is
-        registers per warp x active warps).
+    registers_per_warp : int
+        Logical registers of a warp (the capped-register policy's cap is this x the active
+        warps).
+    check_every : int
+        Recount the references every this many writebacks (0: only when asked).
     """
 
     def __init__(self, program: Program, config: WirConfig, *, registers_per_warp: int = 63,
@@ -463,7 +474,8 @@ class WirStorage(RegisterStorage):
         if not reused:
             stats["unit_pj"] += unit
 
-    def _queue_time(self, now: int) -> int:
+    def _queued(self, now: int) -> int:
+        """Instructions in the pending-retry queue in cycle ``now``."""
         self.queue = [t for t in self.queue if t > now]
         return len(self.queue)
 
@@ -553,7 +565,7 @@ class WirStorage(RegisterStorage):
         """A pending hit: wait for the reserving instruction when the queue has room and
         that instruction has dispatched (its writeback cycle is known)."""
         config = self.config
-        if not config.pending_retry or self._queue_time(now) >= config.retry_depth:
+        if not config.pending_retry or self._queued(now) >= config.retry_depth:
             return None
         index = fold_index(entry.tag, self.buffer.tags.width, self.buffer.config.index_bits)
         producer = self.reservers.get(index)
