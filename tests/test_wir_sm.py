@@ -308,3 +308,26 @@ def test_the_sms_hash_is_the_golden_h3(seed):
 def test_references_hold_throughout_a_run():
     stats = run_wir("reduction", "RLPVc", baseline=False, check_every=50)
     assert stats["passed"] and stats["reference_checks"] >= stats["results"] // 50
+
+
+def test_vsb_ports_recorded_in_a_kernel_run_replay_on_the_golden_block(tmp_path):
+    """The trace format of docs/traces.md; ``gpurf replay`` runs the same file on the RTL
+    (docs/wir.md gives the figure)."""
+    from gpurf.golden.trace import Trace
+    from gpurf.golden.wir.value_signature_buffer import ValueSignatureBuffer
+
+    _, program, _ = load_workload("vecadd")
+    storage = WirStorage(program, CONFIGS["RLPV"])
+    path = tmp_path / "vsb.trace"
+    storage.record_vsb(path, {"kind": "kernel", "kernel": "vecadd"})
+    config = wir_sm_config(load_config(preset="fermi"), CONFIGS["RLPV"])
+    assert run_kernel("vecadd", "test", timing=config, values=storage).passed
+    cycles = storage.close_trace()
+    trace = Trace(path)
+    trace.check_block("wir.value_signature_buffer")
+    stats = storage.summary()
+    assert trace.cycles == cycles >= 2 * stats["hashes"] + stats["vsb_writes"]
+    model = ValueSignatureBuffer(**trace.params)
+    for cycle, inputs, outputs in trace.rows():
+        got = model.step(inputs)
+        assert all(got[k] == v for k, v in outputs.items() if v is not None), cycle

@@ -310,6 +310,7 @@ class WirStorage(RegisterStorage):
         self.max_count = (1 << config.count_width) - 1
         self.launch = None
         """The timing model of the launch running (a new one empties every structure)."""
+        self.writer = self.recorder = None
         self._reset()
         self.stats = dict.fromkeys((
             "issued", "eligible", "lookups", "hits", "pending_hits", "retry_hits",
@@ -418,7 +419,7 @@ class WirStorage(RegisterStorage):
         vsb = self.vsb
         if vsb.entries:
             index = next(iter(vsb.entries))
-            out = vsb.advance(None, evict=index)
+            out = self.vsb_cycle(evict=index)
             self._events((), (out["dec"],))
             self.stats["evictions"] += 1
             return True
@@ -438,6 +439,7 @@ class WirStorage(RegisterStorage):
         ``pc`` in cycle ``now``. Returns whether it reuses a result."""
         if warp.sub.sm is not self.launch:
             if self.launch is not None:
+                self.close_trace()
                 self._reset()
             self.launch = warp.sub.sm
             self.stats["launches"] += 1
@@ -692,8 +694,8 @@ class WirStorage(RegisterStorage):
         stats, vsb = self.stats, self.vsb
         signature = self.signature(values)
         stats["hashes"] += 1
-        vsb.advance(signature)
-        hit, preg = vsb.advance(None)["result"]
+        self.vsb_cycle(lookup=signature)
+        hit, preg = self.vsb_cycle()["result"]
         if hit:
             stats["vsb_hits"] += 1
             if self.verify(preg, values):
@@ -704,13 +706,57 @@ class WirStorage(RegisterStorage):
         preg = self.allocate()
         self._write(preg, values)
         if self.low_register():
-            out = vsb.advance(None, evict=vsb.config.index(signature))
+            out = self.vsb_cycle(evict=vsb.config.index(signature))
             stats["evictions"] += out["dec"] is not None
         else:
-            out = vsb.advance(None, install=Install(signature, preg))
+            out = self.vsb_cycle(install=Install(signature, preg))
             stats["vsb_writes"] += 1
         self._events((out["inc"],), (out["dec"],))
         return preg
+
+    def vsb_cycle(self, lookup=None, install=None, evict=None) -> dict:
+        """One cycle of the VSB: :meth:`ValueSignatureBuffer.advance`'s answer, through
+        its ports (:meth:`~ValueSignatureBuffer.step`) while a trace is recorded."""
+        if self.recorder is None:
+            return self.vsb.advance(lookup, install=install, evict=evict)
+        ports = self.vsb.ports
+        inputs = {"lookup__valid": int(lookup is not None),
+                  "lookup__payload": 0 if lookup is None else ports["lookup__payload"].pack(
+                      lookup),
+                  "install__valid": int(install is not None),
+                  "install__payload": 0 if install is None else ports["install__payload"]
+                  .pack(install),
+                  "evict__valid": int(evict is not None and install is None),
+                  "evict__payload": 0 if evict is None else ports["evict__payload"].pack(evict)}
+        out = self.recorder.step(inputs)
+        result = (tuple(ports["result__payload"].unpack(out["result__payload"]))
+                  if out["result__valid"] else None)
+        inc, dec = (ports[name].unpack(out[name]) for name in ("ref_inc", "ref_dec"))
+        return {"result": None if result is None else (result[0], result[1]),
+                "inc": inc.preg if inc.valid else None, "dec": dec.preg if dec.valid else None}
+
+    def record_vsb(self, path, source: dict) -> None:
+        """Record the VSB's ports to the trace ``path`` (format: docs/traces.md) from the
+        next launch on, until :meth:`close_trace` or the launch ends; replay it with
+        ``gpurf replay PATH``."""
+        from gpurf.golden.trace import Recorder, TraceWriter, layout_of
+        from gpurf.hw.registry import get_block
+
+        block = get_block("wir.value_signature_buffer")
+        params = block.resolve({"entries": self.config.vsb_entries, "hash_width": 32,
+                                "pregs": self.config.pregs})
+        header = {"block": block.qualname, "params": params, "seed": self.config.seed,
+                  "sm": None, "unmodeled": [], "source": source}
+        self.writer = TraceWriter(path, layout_of(block.build(params)), header)
+        self.recorder = Recorder(self.vsb, self.writer)
+
+    def close_trace(self) -> int:
+        """Close the trace being recorded; its cycle count (0: none recorded)."""
+        if self.writer is None:
+            return 0
+        self.writer.close()
+        cycles, self.writer, self.recorder = self.writer.cycles, None, None
+        return cycles
 
     def signature(self, values) -> int:
         """The H3 hash of a 1,024-bit warp register (lane 0 in the low bits): bit ``j`` is
