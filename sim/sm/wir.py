@@ -991,14 +991,16 @@ def energy(summary: dict, config: WirConfig) -> dict:
 # -- a run -------------------------------------------------------------------------------
 
 def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int = 0,
-            sm: SMConfig | None = None, baseline: bool = True, check_every: int = 0) -> dict:
+            sm: SMConfig | None = None, baseline: bool = True, check_every: int = 0,
+            record_vsb: str | None = None) -> dict:
     """Run workload ``kernel`` with WIR configuration ``config`` (a name of
     :data:`CONFIGS`) on the fermi preset (or ``sm``) with every register access checked;
     what ``gpurf sm run KERNEL --mechanism wir:CONFIG`` prints.
 
     Returns the statistics of :meth:`WirStorage.summary`, the energy of :func:`energy`,
     ``cycles``, ``baseline_cycles`` and ``speedup`` (with ``baseline``), ``passed``
-    (outputs equal numpy). ``check_every``: recount the references during the run too.
+    (outputs equal numpy). ``check_every``: recount the references during the run too;
+    ``record_vsb``: a trace file for the VSB's ports (the first launch; ``vsb_cycles``).
     Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
     false reuse or share and :class:`ProtocolError` on a reference-count error.
     """
@@ -1012,10 +1014,15 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     _, program, _ = load_workload(kernel)
     storage = WirStorage(program, wir, registers_per_warp=_registers_per_warp(program),
                          check_every=check_every)
+    if record_vsb is not None:
+        storage.record_vsb(record_vsb, {"kind": "kernel", "kernel": kernel, "size": size,
+                                        "configuration": config})
     run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage)
+    vsb_cycles = storage.close_trace()
     storage.check_references()
     out = storage.summary()
     out.update(kernel=kernel, config=config, size=size, seed=seed, passed=run.passed,
+               vsb_cycles=vsb_cycles,
                cycles=run.stats["timing"].cycles, energy=energy(out, wir),
                warp_instructions=run.stats["warp_instructions"])
     if baseline:
