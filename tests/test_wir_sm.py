@@ -331,3 +331,24 @@ def test_vsb_ports_recorded_in_a_kernel_run_replay_on_the_golden_block(tmp_path)
     for cycle, inputs, outputs in trace.rows():
         got = model.step(inputs)
         assert all(got[k] == v for k, v in outputs.items() if v is not None), cycle
+
+
+def test_store_flags_and_barrier_counts():
+    """A warp's store flags its space until its next barrier; each barrier counts."""
+    from gpurf.golden.wir.load_filter import load_answer
+    from gpurf.hw.wir.layouts import LoadKind
+
+    program = _program_of("bar.sync 0;\n    st.shared.u32 [%rd1], %r2;")
+    storage = WirStorage(program, CONFIGS["RLPV"])
+    code = [ins.base for ins in program.code]
+    bar, store_shared = code.index("bar"), len(code) - 3
+    store_global = len(code) - 2
+    key = ("block", 0)
+    storage._memory_events(key, store_global)
+    storage._memory_events(key, store_shared)
+    assert storage.flags[key] == {"global", "shared"}
+    for kind in (LoadKind.GLOBAL.value, LoadKind.SHARED.value):
+        assert not load_answer(kind, storage.flags[key], 0, 0, saturated=31,
+                               null_tbid=15)["reuse"]
+    storage._memory_events(key, bar)
+    assert key not in storage.flags and storage.barriers[key] == 1
