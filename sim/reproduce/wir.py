@@ -108,7 +108,8 @@ def _sm_results(names, runs, papers):
                                     for c in configs}} for k in names]
     detail_units = {"kernel": "", "warp instructions": "instructions", "reused": "%",
                     "pending-retry gain": "%", "VSB hit rate": "%", "verify failures": "",
-                    "verify-cache hits": "", "dummy MOVs": "", "registers in use (mean)": "",
+                    "verify-cache hits": "", "dummy MOVs": "",
+                    "baseline registers (mean)": "", "registers in use (mean)": "",
                     "registers in use (peak)": "", "baseline cycles": "cycles",
                     "cycles": "cycles", "added energy": "%"}
     detail_rows = []
@@ -120,6 +121,7 @@ def _sm_results(names, runs, papers):
             "pending-retry gain": _pct(s["retry_gain"]),
             "VSB hit rate": _pct(s["vsb_hit_rate"]), "verify failures": s["verify_failures"],
             "verify-cache hits": s["verify_cache_hits"], "dummy MOVs": s["dummy_movs"],
+            "baseline registers (mean)": round(s["baseline_in_use_mean"], 1),
             "registers in use (mean)": round(s["in_use_mean"], 1),
             "registers in use (peak)": s["in_use_peak"],
             "baseline cycles": runs[(k, None)], "cycles": s["cycles"],

@@ -319,7 +319,7 @@ class WirStorage(RegisterStorage):
             "writes_avoided", "dummy_movs", "reads", "frees", "ref_events", "evictions",
             "low_register", "rename_reads", "rename_writes", "fills", "vsb_writes",
             "in_use_sum", "in_use_samples", "in_use_peak", "base_rf_reads", "base_rf_writes",
-            "base_unit_pj", "unit_pj", "launches", "reference_checks"), 0)
+            "base_unit_pj", "unit_pj", "launches", "reference_checks", "base_in_use_sum"), 0)
 
     def _reset(self) -> None:
         """Empty every structure, all registers free (at the start of each launch, so a
@@ -409,6 +409,8 @@ class WirStorage(RegisterStorage):
         used = self.in_use()
         stats = self.stats
         stats["in_use_sum"] += used
+        stats["base_in_use_sum"] += min(self.regs_per_warp * len(self.active_warps),
+                                        self.config.pregs)
         stats["in_use_samples"] += 1
         stats["in_use_peak"] = max(stats["in_use_peak"], used)
         return preg
@@ -882,7 +884,9 @@ class WirStorage(RegisterStorage):
                                 "are neither free nor referenced (leaked)")
 
     def summary(self) -> dict:
-        """The run's WIR statistics (see docs/wir.md)."""
+        """The run's WIR statistics (see docs/wir.md). ``baseline_in_use_mean``: the
+        registers a file without renaming holds (every active warp's), sampled where
+        ``in_use_mean`` is (at each allocation)."""
         s = dict(self.stats)
         issued = max(s["issued"], 1)
         reused = s["hits"] + s["retry_hits"]
@@ -891,6 +895,7 @@ class WirStorage(RegisterStorage):
         s["retry_gain"] = s["retry_hits"] / issued
         s["vsb_hit_rate"] = s["vsb_hits"] / max(s["hashes"], 1)
         s["in_use_mean"] = s["in_use_sum"] / max(s["in_use_samples"], 1)
+        s["baseline_in_use_mean"] = s["base_in_use_sum"] / max(s["in_use_samples"], 1)
         return s
 
 
