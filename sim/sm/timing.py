@@ -13,8 +13,10 @@ Per cycle, per sub-core:
    cycle's bank grants (a bank written back this cycle grants no read: writebacks have the
    bank's port first) and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
-2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
-   pending in the scoreboard, no branch in flight), if the collector's issue register is
+2. The scheduler picks one ready warp (not finished, not at a barrier, its registers --
+   virtual, and its destinations' physical ones -- not pending in the scoreboard, no
+   destination still to be read by an older instruction of the warp in the collector, no
+   branch in flight), if the collector's issue register is
    free after this cycle's dispatch and allocation: GTO and RBA through
    the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
    golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
@@ -436,7 +438,8 @@ class _SubCore:
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
             done = self.sm.dispatch(self, *dispatched[:3], now)
-            _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
+            if self.sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
                 self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
@@ -464,7 +467,13 @@ class _SubCore:
         units = self.oc.units
         for cu, index in grants.values():
             unit = units[cu]
-            _unread(unit.tag[0], (unit.operands[index].reg,))
+            reading = unit.tag[0].reading
+            reg = unit.operands[index].reg
+            left = reading[reg] - 1
+            if left:
+                reading[reg] = left
+            else:
+                del reading[reg]
 
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
