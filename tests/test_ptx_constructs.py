@@ -304,6 +304,22 @@ def test_local_const_generic_dynamic_shared_struct_and_calls(seed, use_shared, b
     assert np.array_equal(out, expected)
 
 
+def test_host_written_constants_are_read(seed):
+    rng = np.random.default_rng(seed)
+    prog = program("spaces")
+    table = rng.uniform(-8, 8, 8).astype(np.float32)
+    prog.write_static("table", table)
+    values = np.zeros(64, np.float32)
+    out = launch(prog, [values, np.zeros(64, np.float32), bytes(16), 64, 0], 64,
+                 dynamic_shared=256)[1]
+    assert np.array_equal(out, table[np.arange(64) % 8])
+    with pytest.raises(ValueError, match=r"^no module variable 'tabel' \(the module declares: "
+                                         r"table\)$"):
+        prog.write_static("tabel", table)
+    with pytest.raises(ValueError, match=r"^36 bytes for 'table', which has 32$"):
+        prog.write_static("table", np.zeros(9, np.float32))
+
+
 def test_dynamic_shared_and_local_frames_are_bounded():
     prog = program("spaces")
     with pytest.raises(ExecutionError, match=r"spaces\.ptx:\d+: st\.shared\.f32: shared "

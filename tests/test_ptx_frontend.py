@@ -511,3 +511,20 @@ def test_reductions_and_contended_atomics(warp_by_warp):
     assert out[4] == 100
     assert out[6:8].view(np.uint64)[0] == np.uint64(63 * 3000000000)
     assert sums.tolist() == [tid[tid % 4 == k].sum() for k in range(4)]
+
+
+@pytest.mark.parametrize(("access", "message"), [
+    ("ld.local.u32 %r2, [frame+8];",
+     r"ld\.local\.u32: local access at 0x8, outside the 8-byte frame of each thread"),
+    ("ld.global.v2.u32 {%r2, %r3}, [%rd1+4];",
+     r"ld\.global\.v2\.u32: misaligned vector access of 8 bytes at 0x100000004"),
+    ("ld.u32 %r2, [%rd2+8];",
+     r"ld\.u32: local access at 0x8, outside the 8-byte frame of each thread"),
+])
+def test_accesses_outside_their_memory_fault(access, message):
+    text = HEADER + (".visible .entry f(.param .u64 f_param_0)\n{\n\t.local .align 4 .b8 frame[8];"
+                     "\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [f_param_0];"
+                     "\n\tmov.u64 %rd2, frame;\n\tcvta.local.u64 %rd2, %rd2;\n\t" + access
+                     + "\n\tret;\n}\n")
+    with pytest.raises(ExecutionError, match=r"^f\.ptx:13: " + message + r" \(block "):
+        launch(program_of(text, "f.ptx"), [np.zeros(4, np.uint32)], 32)

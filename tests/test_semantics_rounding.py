@@ -130,3 +130,56 @@ def test_cvt_sat_clamps_floats_to_the_unit_interval():
     values = np.array([-2, -0.0, 0.25, 1, 7, np.inf, -np.inf, np.nan], np.float32)
     out = launch(program_of(text, "c.ptx"), [values], 8)[0]
     assert out.tolist() == [0, 0, 0.25, 1, 1, 1, 0, 0]
+
+
+SPECIAL = """.version 9.0
+.target sm_80
+.address_size 64
+.visible .entry m(.param .u64 m_param_0, .param .u64 m_param_1)
+{
+\t.reg .f32 %f<8>;
+\t.reg .f64 %fd<4>;
+\t.reg .b32 %r<2>;
+\t.reg .b64 %rd<8>;
+\tld.param.u64 %rd1, [m_param_0];
+\tld.param.u64 %rd2, [m_param_1];
+\tmov.u32 %r1, %tid.x;
+\tmul.wide.u32 %rd3, %r1, 4;
+\tadd.s64 %rd4, %rd1, %rd3;
+\tld.global.f32 %f1, [%rd4];
+\ttanh.approx.f32 %f2, %f1;
+\tex2.approx.ftz.f32 %f3, %f1;
+\tlg2.approx.f32 %f4, %f1;
+\trsqrt.approx.f32 %f5, %f1;
+\tcvt.f64.f32 %fd1, %f1;
+\trsqrt.approx.f64 %fd2, %fd1;
+\tsqrt.rn.f64 %fd3, %fd1;
+\tmul.wide.u32 %rd5, %r1, 32;
+\tadd.s64 %rd6, %rd2, %rd5;
+\tst.global.v4.f32 [%rd6], {%f2, %f3, %f4, %f5};
+\tst.global.v2.f64 [%rd6+16], {%fd2, %fd3};
+\tret;
+}
+"""
+
+
+def test_sfu_functions_at_special_values():
+    x = np.array([0, -0.0, 1, -1, np.inf, -np.inf, np.nan, -126.5, 4, 0.25, -149.5, 1e-40],
+                 np.float32)
+    n = len(x)
+    out = launch(program_of(SPECIAL, "m.ptx"), [x, np.zeros(8 * n, np.float32)], n)[1]
+    f32 = out.reshape(n, 8)[:, :4]
+    f64 = out.reshape(n, 8)[:, 4:].copy().view(np.float64)
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = [np.tanh(x64), np.exp2(x64), np.log2(x64), 1 / np.sqrt(x64)]
+    for got, exact in zip(f32.T, want, strict=True):
+        assert np.array_equal(np.isnan(got), np.isnan(exact))
+        close = ~np.isnan(exact) & np.isfinite(exact)
+        assert (np.abs(got[close] - exact[close]) <= 2.0 ** -22 * np.maximum(1, np.abs(
+            exact[close]))).all()
+        assert np.array_equal(got[np.isinf(exact)], exact[np.isinf(exact)])
+    assert f32[-1, 1] == 1 and f32[-2, 1] == 0 and not np.signbit(f32[-2, 1])
+    with np.errstate(all="ignore"):
+        assert np.array_equal(f64[:, 1], np.sqrt(x64), equal_nan=True)
+        assert np.allclose(f64[:, 0], 1 / np.sqrt(x64), equal_nan=True, rtol=2.0 ** -50)

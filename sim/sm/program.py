@@ -9,6 +9,8 @@ branch's block (:meth:`gpurf.sim.ptx.cfg.CFG.reconvergence_pc`).
 
 from functools import cached_property
 
+import numpy as np
+
 from gpurf.sim.ptx.cfg import build_cfg
 from gpurf.sim.ptx.ir import Kernel
 
@@ -52,6 +54,19 @@ class Program:
         self.reconverge = [self.cfg.reconvergence_pc(i) if ins.is_branch else None
                            for i, ins in enumerate(code)]
         self.end = len(code)
+
+    def write_static(self, name: str, values) -> None:
+        """Set the module variable ``name`` (``.const`` or ``.global``) to the bytes of
+        ``values``, as ``cudaMemcpyToSymbol`` does; raises ``ValueError`` for an unknown name
+        or more bytes than it declares."""
+        var = next((v for v in self.kernel.statics if v.name == name), None)
+        if var is None:
+            known = ", ".join(v.name for v in self.kernel.statics) or "none"
+            raise ValueError(f"no module variable '{name}' (the module declares: {known})")
+        raw = np.ascontiguousarray(values).view(np.uint8).ravel()
+        if raw.size > len(var.data):
+            raise ValueError(f"{raw.size} bytes for '{name}', which has {len(var.data)}")
+        self.statics.data[var.offset:var.offset + raw.size] = raw
 
     @cached_property
     def register_widths(self) -> list[int]:

@@ -5,7 +5,9 @@
 // border), as c(q) = exp(-(q^2 - q0^2) / (q0^2 (1 + q0^2))) clamped to [0, 1] (Yu and Acton's
 // exponential form, Rodinia's clamp); the update J + lambda / 4 (cN dN + cS dS + cW dW +
 // cE dE) takes the south and east coefficients of the neighbours, recomputed here instead of
-// a second launch. Everything but expf is correctly rounded (intrinsics: no contraction).
+// a second launch. Everything but the exponential is correctly rounded (intrinsics: no
+// contraction). The exponential is __expf, ex2.approx of x log2(e) (docs/kernels.md: expf's
+// longer sequence keeps ten constants in registers and does not survive fp16 storage).
 __device__ float coefficient(const float *__restrict__ j, int r, int c, int rows, int cols,
                              float q0sqr)
 {
@@ -23,7 +25,7 @@ __device__ float coefficient(const float *__restrict__ j, int r, int c, int rows
     float q = sqrtf(fmaxf(__fdiv_rn(num, __fmul_rn(den, den)), 0.0f));
     float x = __fdiv_rn(__fsub_rn(__fmul_rn(q, q), q0sqr),
                         __fmul_rn(q0sqr, __fadd_rn(1.0f, q0sqr)));
-    return fminf(fmaxf(expf(-x), 0.0f), 1.0f);
+    return fminf(fmaxf(__expf(-x), 0.0f), 1.0f);
 }
 
 extern "C" __global__ void srad(float *__restrict__ out, const float *__restrict__ j, int rows,
