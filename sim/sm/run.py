@@ -154,7 +154,9 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     ``timing`` (an :class:`~gpurf.sim.sm.config.SMConfig`) the blocks run on the timing model
     (:class:`~gpurf.sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
     :class:`~gpurf.sim.sm.stats.TimingStats` (summed over a host loop's launches); the
-    outputs are the same either way.
+    outputs are the same either way. With ``values`` (``True`` or a
+    :class:`~gpurf.sim.sm.values.RegisterStorage`; needs ``timing``) register values go
+    through timing and every register access is checked (:mod:`gpurf.sim.sm.values`).
     ``power(sm)`` (with ``timing``) gives each launch's SM its register power states
     (:class:`~gpurf.sim.sm.power.RegisterPower`).
     """
@@ -190,8 +192,8 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
 
 
-def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, values,
-            power):
+def _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
+            values=False, power=None):
     """One launch of ``iteration``'s grid; the timing statistics with ``timing``."""
     params = pack_params(launch, program.kernel, memory, iteration.params)
     blocks = _blocks(iteration.grid)

@@ -78,13 +78,12 @@ INT, FP32, SFU, MEM, BRANCH = range(len(UNITS))
 
 def unit_of(ins) -> int:
     """The functional unit class of an instruction."""
-    if ins.base in ("ld", "st", "atom", "red"):
+    if ins.base in ("ld", "st"):
         return MEM
     if ins.base in ("bra", "ret", "exit", "bar"):
         return BRANCH
     types = [m for m in ins.mods if m[:1] in "fubs" and m[1:].isdigit()]
-    if ins.base in ("div", "rem", "sqrt", "rcp", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh") \
-            or "f64" in types:
+    if ins.base in ("div", "rem") or "f64" in types:
         return SFU
     return FP32 if any(t in ("f32", "f16") for t in types) else INT
 
@@ -433,10 +432,10 @@ class _SubCore:
                                               greedy=self.greedy, rba_greedy=self.rba_greedy)]
             else:
                 chosen = self.slots[self._select(ready)]
-            pc = chosen.pcs[chosen.pos]
-            oc.advance(grants, offer, dispatched is not None,
-                       (chosen.slot, self.issue_regs[pc],
-                        (chosen, pc, chosen.rpos, chosen.pos)))
+            pc, pos = chosen.pcs[chosen.pos], chosen.pos
+            reused = self.sm.reuses(chosen, pc, now)
+            oc.advance(grants, offer, dispatched is not None, None if reused else
+                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
@@ -450,6 +449,8 @@ class _SubCore:
             self._issued(chosen, pc)
             if self.sm.power is not None:
                 self.sm.power.issued(self, chosen, pc, now)
+            if reused:
+                self.sm.reuse(chosen, pc, pos, now)
         else:
             if ready is None:
                 ready = bool(self._ready(now))
@@ -604,6 +605,8 @@ class TimingSM:
         """Per instruction, the registers it reads beyond the collector's operands (made at
         dispatch)."""
         self.values = value_check(program, values, self.issue_regs)
+        self.reuser = getattr(values, "issue", None)
+        """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
@@ -722,6 +725,28 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
+    def reuses(self, warp: _Warp, pc: int, now: int) -> bool:
+        """Whether instruction ``pc`` of ``warp``, issuing in cycle ``now``, reuses a
+        result (it then skips the collector and the functional units)."""
+        if self.reuser is None:
+            return False
+        self.values.read(warp.sub, {}, now)  # writes due by now reach the rename tables
+        return self.reuser(warp, pc, now)
+
+    def reuse(self, warp: _Warp, pc: int, pos: int, now: int) -> None:
+        """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` issued in cycle ``now``
+        reuses a result: it takes the mechanism's latency, reads and writes no bank (its L1
+        request record, counted at issue, is skipped)."""
+        info = self.info
+        done = self.values.storage.retire_cycle(warp, pos, now)
+        for d in info.dests[pc]:
+            warp.pending[d] = done
+        _unread(warp, info.reads[pc])
+        if warp.done_at is not None and warp.pending:
+            self._retire_warp(warp)
+        warp.update_wake(info.needs)
+        self.values.dispatch(warp, pc, pos, now, done)
+
     def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> int:
         """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; a memory
         instruction's L1 requests are the warp's ``request``-th record (counted at issue:
