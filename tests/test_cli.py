@@ -113,6 +113,17 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
      r"^gpurf: --preset, --config, --param, --assign, --scheduler and --check-values need "
      r"--timing$"),
     (["sm", "run", "saxpy", "--no-timing", "--check-values"], r"--check-values need --timing$"),
+    (["sm", "run", "saxpy", "--mechanism", "regless"],
+     r"^gpurf: unknown mechanism 'regless' for --mechanism; known: greener, wir$"),
+    (["sm", "run", "saxpy", "--mechanism", "wir:RLPX"],
+     r"^gpurf: unknown WIR configuration 'RLPX'; known: R, RL, RLP, RLPV, RPV, RLPVc$"),
+    (["sm", "run", "saxpy", "--mechanism", "greener:always"],
+     r"^gpurf: unknown GReEneR policy 'always'; known: greener, "),
+    (["sm", "run", "saxpy", "--mechanism", "greener", "--preset", "v100"],
+     r"^gpurf: --mechanism greener runs on the paper's k20x configuration; --preset do"),
+    (["sm", "run", "saxpy", "--mechanism", "greener,wir"],
+     r"^gpurf: --mechanism takes one mechanism at a time$"),
+    (["sm", "run", "saxpy", "--mechanism", "wir", "--no-timing"], r"^gpurf: --mechanism needs "),
     (["sm", "run", "saxpy", "--preset", "gt200"], r"^gpurf: preset must be one of "),
     (["sm", "run", "tests"], r"^gpurf: tests: not a kernel folder \(no launch\.toml\)$"),
     (["sm", "run", "no/such/folder"], r"^gpurf: no/such/folder: no such kernel folder$"),
@@ -294,3 +305,21 @@ def test_sm_run_check_values_stops_at_a_wrong_value(capsys, monkeypatch):
     assert re.match(r"FAIL saxpy \(test\): .*kernel\.ptx:\d+: .*block .*warp .*pc .*cycle .*"
                     r"read of R\d+", err), err
     assert len(err.strip().splitlines()) <= 3, err
+
+
+@pytest.mark.parametrize(("mechanism", "verdict"), [
+    ("wir:RLPV", r"PASS vecadd \(test\): outputs equal the numpy reference, every reused result"),
+    ("greener:sleep_reg", r"PASS vecadd \(test\): outputs equal the numpy reference under "
+                          r"always-ON and sleep_reg"),
+])
+def test_sm_run_with_a_mechanism(capsys, mechanism, verdict):
+    code, out, _ = run_cli(capsys, "sm", "run", "vecadd", "--mechanism", mechanism)
+    assert code == 0
+    assert re.search(verdict, out), out
+
+
+def test_sm_run_wir_takes_the_timing_options(capsys):
+    code, out, _ = run_cli(capsys, "sm", "run", "vecadd", "--mechanism", "wir:R", "--json",
+                           "-p", "cus=4")
+    result = json.loads(out)
+    assert code == 0 and result["config"] == "R" and result["passed"]

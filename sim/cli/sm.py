@@ -11,7 +11,7 @@ from gpurf.sim.passes.greener.power_pass import MAX_THRESHOLD
 
 from .common import BadInput, cli, echo_json, errors_as, progress, with_provenance
 
-__all__ = ["bench_kernels", "known_kernel", "sm_run"]
+__all__ = ["MECHANISMS", "bench_kernels", "known_kernel", "sm_run"]
 
 SIZE = click.option("--size", type=click.Choice(["test", "paper"]), default="test",
                     show_default=True, help="Launch size (launch.toml).")
@@ -88,12 +88,22 @@ def _timing_options(command):
               help="Carry register values through timing and check every operand read and "
                    "result against the functional run (docs/sm.md); exit 1 at the first "
                    "wrong value.")
+@click.option("--mechanism", default=None, metavar="M[:CONFIG]",
+              help="Run with a register-file mechanism in the SM: greener[:POLICY] (policies "
+                   "greener, compiler, runtime, sleep_reg, oracle; on the paper's k20x "
+                   "configuration) or wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc; fermi "
+                   "unless the timing options say otherwise), beside the baseline.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
-           as_json):
+           mechanism, as_json):
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
+    if mechanism is not None:
+        options = {"--preset": preset, "--config": config_file, "--param": pairs,
+                   "--assign": assign, "--scheduler": scheduler}
+        _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json)
+        return
     config = None
     if timing:
         overrides = {"preset": preset} if preset is not None else {}
@@ -113,6 +123,93 @@ def sm_bench(kernels, size, as_json):
     """SM throughput of KERNELs: warp-instructions/s functional only and on the timing model
     (wall and CPU seconds)."""
     bench_kernels(kernels, size, as_json)
+
+
+MECHANISMS = ("greener", "wir")
+"""Mechanisms ``sm run --mechanism`` puts in the SM (RegLess and compression: issues 16, 18)."""
+
+
+def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json):
+    """``sm run --mechanism M[:CONFIG]``: the mechanism's run beside the baseline; exit 1 on
+    an output mismatch."""
+    name, _, variant = mechanism.partition(":")
+    if "," in mechanism:
+        raise BadInput("--mechanism takes one mechanism at a time")
+    if name not in MECHANISMS:
+        raise BadInput(f"unknown mechanism {name!r} for --mechanism; known: "
+                       f"{', '.join(MECHANISMS)}")
+    if not timing:
+        raise BadInput("--mechanism needs --timing (mechanisms act on the timing model)")
+    if check_values:
+        raise BadInput("--check-values is implied by --mechanism wir and does not apply to "
+                       "greener; drop it")
+    given = [flag for flag, value in options.items() if value]
+    if name == "greener":
+        if given:
+            raise BadInput(f"--mechanism greener runs on the paper's k20x configuration; "
+                           f"{', '.join(given)} do not apply")
+        _run_greener(kernel, size, variant or "greener", as_json)
+    else:
+        config = None
+        if given:
+            config = _timing_config(options["--config"], options["--param"],
+                                    **{k: options[f"--{k}"] for k in ("assign", "scheduler")},
+                                    preset=options["--preset"] or "fermi")
+        _run_wir(kernel, size, variant or "RLPV", config, as_json)
+
+
+def _run_greener(kernel, size, policy, as_json):
+    from gpurf.sim.greener import OutputMismatchError, compare, sm_run_greener
+    from gpurf.sim.sm.power import POLICIES
+
+    if policy not in POLICIES:
+        raise BadInput(f"unknown GReEneR policy {policy!r}; known: {', '.join(POLICIES)}")
+    try:
+        with kernel_errors():
+            if as_json:
+                echo_json(with_provenance(compare(kernel, size, policies=(policy,))))
+            else:
+                click.echo(sm_run_greener(kernel, size, policy=policy))
+    except OutputMismatchError as error:
+        click.echo(f"FAIL {error}", err=True)
+        sys.exit(1)
+
+
+def _run_wir(kernel, size, variant, config, as_json):
+    from gpurf.sim.sm.values import ValueMismatchError
+    from gpurf.sim.sm.wir import CONFIGS, run_wir
+
+    if variant not in CONFIGS:
+        raise BadInput(f"unknown WIR configuration {variant!r}; known: {', '.join(CONFIGS)}")
+    try:
+        with kernel_errors():
+            result = run_wir(kernel, variant, size, sm=config)
+    except ValueMismatchError as error:
+        click.echo(f"FAIL {kernel} ({size}, wir:{variant}): {error}", err=True)
+        sys.exit(1)
+    if as_json:
+        echo_json(with_provenance(result))
+    else:
+        click.echo(_wir_table(result))
+    sys.exit(0 if result["passed"] else 1)
+
+
+def _wir_table(result: dict) -> str:
+    rows = [("cycles (baseline)", f"{result['cycles']:,} ({result['baseline_cycles']:,})"),
+            ("speedup", f"{result['speedup']:.3f}x"),
+            ("reused warp instructions", f"{result['reused']:,} of {result['issued']:,} "
+                                         f"({result['reuse_rate']:.1%})"),
+            ("VSB hit rate", f"{result['vsb_hit_rate']:.1%}"),
+            ("pending-retry gain", f"{result['retry_gain']:.2%}"),
+            ("physical registers in use (mean; without renaming)",
+             f"{result['in_use_mean']:.1f} ({result['baseline_in_use_mean']:.1f})")]
+    lines = [f"{result['kernel']} ({result['size']}), wir:{result['config']}", "",
+             "| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""]
+    verdict = "PASS" if result["passed"] else "FAIL"
+    lines.append(f"{verdict} {result['kernel']} ({result['size']}): outputs "
+                 f"{'equal' if result['passed'] else 'differ from'} the numpy reference, "
+                 "every reused result and register read checked")
+    return "\n".join(lines)
 
 
 def _timing_config(config_file, pairs, **overrides):
