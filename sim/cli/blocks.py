@@ -17,10 +17,11 @@ from .common import (
     cli,
     echo_json,
     heartbeat,
+    known_kernel,
     progress,
     with_provenance,
 )
-from .sm import bench_kernels, known_kernel
+from .sm import bench_kernels
 
 __all__ = []
 

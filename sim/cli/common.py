@@ -12,7 +12,7 @@ import click
 from gpurf.hw.registry import Block, BlockError, get_block
 
 __all__ = ["PARAM", "BadInput", "block_named", "block_params", "cli", "echo_json", "errors_as",
-           "heartbeat", "progress", "with_provenance"]
+           "heartbeat", "known_kernel", "progress", "with_provenance"]
 
 
 class BadInput(click.ClickException):
@@ -51,6 +51,15 @@ def block_params(block: Block, pairs: tuple[str, ...]) -> dict:
 
 PARAM = click.option("--param", "-p", "pairs", multiple=True, metavar="KEY=VALUE",
                      help="Set a block parameter (repeatable); see `gpurf list`.")
+
+
+def known_kernel(name: str) -> str:
+    """``name`` if it is a shipped kernel or a kernel folder (``docs/cli.md``)."""
+    from gpurf.sim.sm.workload import UnknownKernelError, find_workload
+
+    with errors_as(UnknownKernelError):
+        find_workload(name)
+    return name
 
 
 def progress(items, label, unit="block"):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .common import cli, echo_json, errors_as, heartbeat
+from .common import BadInput, cli, echo_json, errors_as, heartbeat, known_kernel
 
 __all__ = []
 
@@ -32,10 +32,23 @@ def cost(mechanism, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results folder [default: gpurf-results/reproduce/MECHANISM].")
-def reproduce(mechanism, size, as_json, out):
+@click.option("--kernels", default=None, metavar="K[,K...]",
+              help="Only these kernels (greener, wir, compression) [default: the whole suite].")
+def reproduce(mechanism, size, as_json, out, kernels):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
-    reproduce_and_write(mechanism, size, as_json, out)
+    from gpurf.sim.reproduce import NoResultsError, takes_kernels
+
+    options = {}
+    if kernels is not None:
+        with errors_as(NoResultsError):
+            if not takes_kernels(mechanism):
+                raise BadInput(f"--kernels does not apply to {mechanism}: its reproduction "
+                               "runs a fixed set")
+        options["kernels"] = [known_kernel(k) for k in kernels.split(",") if k] or None
+        if options["kernels"] is None:
+            raise BadInput("--kernels names no kernel")
+    reproduce_and_write(mechanism, size, as_json, out, **options)
 
 
 def reproduce_and_write(mechanism, size, as_json, out, **options):

@@ -9,9 +9,17 @@ import click
 
 from gpurf.sim.passes.greener.power_pass import MAX_THRESHOLD
 
-from .common import BadInput, cli, echo_json, errors_as, progress, with_provenance
+from .common import (
+    BadInput,
+    cli,
+    echo_json,
+    errors_as,
+    known_kernel,
+    progress,
+    with_provenance,
+)
 
-__all__ = ["MECHANISMS", "bench_kernels", "known_kernel", "sm_run"]
+__all__ = ["MECHANISMS", "bench_kernels", "sm_run"]
 
 SIZE = click.option("--size", type=click.Choice(["test", "paper"]), default="test",
                     show_default=True, help="Launch size (launch.toml).")
@@ -23,15 +31,6 @@ def kernel_errors():
     from gpurf.sim.sm.launch import LaunchError
 
     return errors_as(LookupError, LaunchError, PtxError)
-
-
-def known_kernel(name: str) -> str:
-    """``name`` if it is a shipped kernel or a kernel folder (``docs/cli.md``)."""
-    from gpurf.sim.sm.workload import UnknownKernelError, find_workload
-
-    with errors_as(UnknownKernelError):
-        find_workload(name)
-    return name
 
 
 @cli.group()

@@ -7,6 +7,7 @@ the figures into a folder.
 """
 
 import importlib
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from .figures import draw
 from .result import Result
 from .schema import problems
 
-__all__ = ["MECHANISMS", "NoResultsError", "Result", "default_out", "reproduce",
+__all__ = ["MECHANISMS", "NoResultsError", "Result", "default_out", "reproduce", "takes_kernels",
            "write_results"]
 
 MECHANISMS = ("compression", "greener", "regless", "subcore", "wir")
@@ -48,6 +49,11 @@ def reproduce(mechanism: str, size: str = "test", *,
     if size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(SIZES)}, not {size!r}")
     return _module(mechanism).reproduce(size, say=say, **options)
+
+
+def takes_kernels(mechanism: str) -> bool:
+    """Whether ``mechanism``'s reproduction can run a chosen subset of the kernels."""
+    return "kernels" in inspect.signature(_module(mechanism).reproduce).parameters
 
 
 def default_out(mechanism: str) -> Path:
