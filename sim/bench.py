@@ -126,6 +126,10 @@ def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | No
     long_run = _cocotb(block, sim, short + cycles, seed, params)
     after = _children_cpu_seconds()
     counted = long_run.cycles - short_run.cycles
+    if counted <= 0:
+        raise ValueError(f"{block.qualname}: its first stimulus ran {long_run.cycles} cycles "
+                         f"when asked for {short + cycles}, as many as when asked for {short}: "
+                         f"it ends on its own, so no difference of runs can be measured")
     model, start = block.golden(params), time.process_time()
     stepped = run_golden(model, _random_stimulus(block), params, seed, short + cycles)
     golden = (time.process_time() - start) * counted / stepped

@@ -43,3 +43,12 @@ def test_start_up_cancels_and_the_golden_share_is_taken_out(stand_ins, seed):
 def test_a_golden_model_slower_than_the_whole_run_leaves_no_cocotb_share():
     cost = bench.PerCycleCost("b", {}, 100, 10.0, cosim_cpu_seconds=1.0, golden_cpu_seconds=2.0)
     assert cost.cocotb_side == float("inf")
+
+
+def test_a_stimulus_that_ends_on_its_own_cannot_be_measured(monkeypatch):
+    monkeypatch.setattr(bench, "_cocotb", lambda block, sim, cycles, seed, params:
+                        bench.Throughput(block.qualname, sim, 1220, 1.0))
+    monkeypatch.setattr(bench, "_children_cpu_seconds", lambda: 1.0)
+    with pytest.raises(ValueError, match=r"^regless\.shard: its first stimulus ran 1220 cycles "
+                                         r"when asked for 2200, as many as when asked for 200"):
+        bench.measure_per_cycle(get_block("regless.shard"), cycles=2000, seed=1)
