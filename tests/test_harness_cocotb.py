@@ -5,7 +5,10 @@ The fast path writes inputs at the clock edge on Verilator and in the ReadWrite 
 Icarus (``tb.harness._write_phase``); a mutant of ``subcore.subcore_assigner`` (one comparison
 flipped) must fail lock-step cosimulation at the same cycle and port on both simulators, the
 one its recorded golden trace says differs (``tests/test_replay.py`` ties the Icarus run to
-the replay's first divergence too).
+the replay's first divergence too). This mutant does not tell the two write phases apart (it
+still fails at the same cycle when Icarus's inputs are written at the edge); the Icarus tier
+of ``tests/test_cosim.py`` does: ``compression.indirection_table``'s test sets fail within
+a few dozen cycles with inputs written at the edge on Icarus.
 """
 
 import contextlib
