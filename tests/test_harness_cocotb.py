@@ -8,7 +8,7 @@ one its recorded golden trace says differs (``tests/test_replay.py`` ties the Ic
 the replay's first divergence too). This mutant does not tell the two write phases apart (it
 still fails at the same cycle when Icarus's inputs are written at the edge); the Icarus tier
 of ``tests/test_cosim.py`` does: ``compression.indirection_table``'s test sets fail within
-a few dozen cycles with inputs written at the edge on Icarus.
+a few hundred cycles with inputs written at the edge on Icarus.
 """
 
 import contextlib
