@@ -11,6 +11,10 @@ times the golden model and its stimulus alone (:func:`gpurf.tb.harness.run_golde
 replay loop timed inside the binary, build excluded, best of three runs) beside the
 golden-only and per-cycle cocotb rates of the same block configuration and its size in cells.
 
+:func:`measure_per_cycle` splits the per-cycle cocotb path's cost in CPU time: the whole
+lock-step loop, the golden model with its stimulus, and the rest (simulator, cocotb,
+harness); CPU time because the wall time of a shared machine measures its load.
+
 :func:`measure_kernel` times the SM model instead: warp instructions per second of a workload
 of ``sim/kernels``, functional only and on the timing model (build of the program and
 reference check excluded).
