@@ -11,12 +11,17 @@ times the golden model and its stimulus alone (:func:`gpurf.tb.harness.run_golde
 replay loop timed inside the binary, build excluded, best of three runs) beside the
 golden-only and per-cycle cocotb rates of the same block configuration and its size in cells.
 
+:func:`measure_per_cycle` splits the per-cycle cocotb path's cost in CPU time: the whole
+lock-step loop, the golden model with its stimulus, and the rest (simulator, cocotb,
+harness); CPU time because the wall time of a shared machine measures its load.
+
 :func:`measure_kernel` times the SM model instead: warp instructions per second of a workload
 of ``sim/kernels``, functional only and on the timing model (build of the program and
 reference check excluded).
 """
 
 import importlib
+import resource
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -27,8 +32,8 @@ from gpurf.tb.harness import CLOCK_PERIOD_NS, run_golden, simulate_amaranth
 from .replay import replay
 from .runner import available_simulators, run_bench
 
-__all__ = ["KernelThroughput", "ReplayThroughput", "Throughput", "measure", "measure_golden",
-           "measure_kernel", "measure_replay"]
+__all__ = ["KernelThroughput", "PerCycleCost", "ReplayThroughput", "Throughput", "measure",
+           "measure_golden", "measure_kernel", "measure_per_cycle", "measure_replay"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,82 @@ def _cocotb(block: Block, sim: str, cycles: int, seed: int,
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     simulated = float(props["sim_time_duration"]) / CLOCK_PERIOD_NS
     return Throughput(block.qualname, sim, round(simulated), float(case.get("time")))
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass(frozen=True)
+class PerCycleCost:
+    """Where a cycle of the per-cycle cocotb path goes, in process CPU seconds.
+
+    ``cosim_cpu_seconds`` is the simulator process's CPU time of ``cycles`` lock-step
+    cycles (RTL, cocotb, harness, golden model and stimulus); ``golden_cpu_seconds`` that of
+    the golden model and its stimulus alone (:func:`gpurf.tb.harness.run_golden`) over the
+    same cycles. The rest is the *cocotb side*: the simulator, cocotb's scheduler and the
+    harness's port access and compare. ``wall`` is the rate ``gpurf bench`` reports (the
+    test's wall time in cocotb's results), which on a loaded machine mostly measures the load.
+    """
+
+    block: str
+    params: dict
+    cycles: int
+    wall: float
+    cosim_cpu_seconds: float
+    golden_cpu_seconds: float
+
+    @property
+    def cpu(self) -> float:
+        """Lock-step cycles per CPU second."""
+        return self.cycles / self.cosim_cpu_seconds
+
+    @property
+    def golden(self) -> float:
+        """Golden model and stimulus alone: cycles per CPU second."""
+        return self.cycles / self.golden_cpu_seconds
+
+    @property
+    def cocotb_side(self) -> float:
+        """Cycles per CPU second of the lock-step path without the golden model and stimulus."""
+        rest = self.cosim_cpu_seconds - self.golden_cpu_seconds
+        return self.cycles / rest if rest > 0 else float("inf")
+
+    def as_dict(self) -> dict:
+        return {"block": self.block, "params": self.params, "cycles": self.cycles,
+                "wall_cycles_per_second": self.wall, "cpu_cycles_per_second": self.cpu,
+                "golden_cycles_per_second": self.golden,
+                "cocotb_side_cycles_per_second": self.cocotb_side}
+
+
+def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | None = None,
+                      sim: str = "verilator", short: int = 200) -> PerCycleCost:
+    """:class:`PerCycleCost` of the block's first stimulus at ``params`` on ``sim``.
+
+    The simulator process's CPU time is read from this process's children's resource usage
+    around two runs, of ``short`` and ``short + cycles`` cycles, and their difference
+    counts: start-up (imports, model construction, elaboration) cancels out, and CPU time,
+    unlike wall time, does not grow with the other jobs of a shared machine. The model is
+    built before either run.
+    """
+    params = block.resolve(params)
+    _cocotb(block, sim, short, seed, params)
+    before = _children_cpu_seconds()
+    short_run = _cocotb(block, sim, short, seed, params)
+    middle = _children_cpu_seconds()
+    long_run = _cocotb(block, sim, short + cycles, seed, params)
+    after = _children_cpu_seconds()
+    counted = long_run.cycles - short_run.cycles
+    if counted <= 0:
+        raise ValueError(f"{block.qualname}: its first stimulus ran {long_run.cycles} cycles "
+                         f"when asked for {short + cycles}, as many as when asked for {short}: "
+                         f"it ends on its own, so no difference of runs can be measured")
+    model, start = block.golden(params), time.process_time()
+    stepped = run_golden(model, _random_stimulus(block), params, seed, short + cycles)
+    golden = (time.process_time() - start) * counted / stepped
+    return PerCycleCost(block.qualname, params, counted, long_run.cycles_per_second,
+                        (after - middle) - (middle - before), golden)
 
 
 def _amaranth(block: Block, cycles: int, seed: int) -> Throughput:

@@ -69,9 +69,9 @@ class _Checker:
 
     def check(self, cycle: int, inputs: Mapping, got: Mapping) -> None:
         expected = self.model.step(dict(inputs))
-        if set(expected) != self.outputs:
+        if expected.keys() != self.outputs:
             raise MismatchError(f"{self.label}: golden model returned ports {sorted(expected)}, "
-                           f"RTL has {sorted(self.outputs)}")
+                                f"RTL has {sorted(self.outputs)}")
         for name, want in expected.items():
             if want is not None and got[name] != want:
                 raise MismatchError(
@@ -81,21 +81,83 @@ class _Checker:
                     f"  golden: {self.model.line_trace()}")
 
 
-def _full_inputs(inputs: Mapping, input_names) -> dict:
-    unknown = set(inputs) - set(input_names)
-    if unknown:
+def _full_inputs(inputs: Mapping, input_names: Mapping) -> dict:
+    """Every input port of ``input_names`` (a mapping keyed by port name, in port order), 0
+    where ``inputs`` leaves it out, as ``int``."""
+    if not inputs.keys() <= input_names.keys():
+        unknown = set(inputs) - set(input_names)
         raise KeyError(f"stimulus drives unknown input ports {sorted(unknown)}")
     return {name: int(inputs.get(name, 0)) for name in input_names}
 
 
-def _sample(handle, name: str, cycle: int) -> int:
-    """A port's value as an unsigned int; an X or Z bit raises ``ValueError`` naming the
+_DEPOSIT = 0
+"""cocotb's ``_GPISetAction.DEPOSIT``: the write a plain ``handle.value = v`` makes."""
+
+
+class _InputPort:
+    """One input port written through its raw simulator handle, only when its value changes.
+
+    ``handle.value = v`` costs a range check, a type dispatch, and a write queued for the
+    next ReadWrite phase in a dictionary; the harness writes in the ReadWrite phase itself
+    (where cocotb would apply the queue), so it calls the simulator's setter directly. An
+    input nobody else drives keeps its last value, so an unchanged value is not written.
+    """
+
+    def __init__(self, name: str, handle):
+        self.name, self.width = name, len(handle)
+        raw = handle._handle
+        self.setter = raw.set_signal_val_int if self.width <= 32 else raw.set_signal_val_binstr
+        self.format = None if self.width <= 32 else f"0{self.width}b"
+        self.value = 0
+
+    def changed(self, value: int) -> bool:
+        """Whether ``value`` (checked to fit the port) differs from the value last written."""
+        if value == self.value:
+            return False
+        if value < 0 or value >> self.width:
+            raise ValueError(f"input {self.name}: {value:#x} does not fit {self.width} bits")
+        self.value = value
+        return True
+
+    def write(self) -> None:
+        value = self.value
+        self.setter(_DEPOSIT, value if self.format is None else format(value, self.format))
+
+
+def _output_readers(dut, names) -> list[tuple[str, Callable[[], str]]]:
+    """``(name, read)`` per output: ``read()`` is the port's binary string from the simulator
+    (``0``/``1``, or ``x``/``z`` bits), bypassing cocotb's ``LogicArray``."""
+    return [(name, getattr(dut, name)._handle.get_signal_val_binstr) for name in names]
+
+
+def _sample_all(readers, cycle: int) -> dict[str, int]:
+    """Every output as an unsigned int; an X or Z bit raises ``ValueError`` naming the
     port and the cycle."""
-    value = handle.value
-    try:
-        return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
-    except ValueError:
-        raise ValueError(f"cycle {cycle}: output {name} is {value} (X or Z bits)") from None
+    got = {}
+    for name, read in readers:
+        bits = read()
+        try:
+            got[name] = int(bits, 2)
+        except ValueError:
+            raise ValueError(f"cycle {cycle}: output {name} is {bits} (X or Z bits)") from None
+    return got
+
+
+def _write_phase():
+    """The trigger to await before writing a cycle's inputs after the clock edge: none on
+    Verilator, ``ReadWrite`` elsewhere.
+
+    Verilator evaluates a clock edge whole (every register takes its new value) before it
+    calls cocotb back on the rising edge, so inputs written there count only from the next
+    edge on. Icarus calls back on the edge before the ``always @(posedge clk)`` processes
+    have run, and an input written then would be sampled by the edge it follows
+    (``compression.indirection_table`` fails at its first stall); cocotb itself queues a
+    plain ``handle.value = v`` for the ReadWrite phase, where the harness writes too.
+    """
+    import cocotb
+    from cocotb.triggers import ReadWrite
+
+    return None if cocotb.SIM_NAME.lower().startswith("verilator") else ReadWrite()
 
 
 async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None) -> int:
@@ -103,6 +165,12 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
 
     The block, its parameters, the seed and the cycle budget come from ``config``
     (by default from the environment :mod:`gpurf.sim.runner` sets). Returns the cycles compared.
+
+    Per cycle: the inputs the stimulus changed are written after the clock edge (see
+    :func:`_write_phase`), every output is read in the ReadOnly phase and compared with the
+    golden model's under its mask (``None``: not compared), then the next rising edge. Port
+    handles are looked up once and read and written through the simulator's own integer and
+    binary-string calls, not through ``LogicArray``.
     """
     from cocotb.clock import Clock
     from cocotb.triggers import ReadOnly, RisingEdge, Timer
@@ -114,34 +182,42 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
     model = block.golden(config.params)
     label = f"{block.qualname}/{stimulus.__name__}"
     ports = port_map(block.build(config.params))
-    inputs_ = [n for n, (flow, _) in ports.items() if flow == wiring.In]
+    input_names = [n for n, (flow, _) in ports.items() if flow == wiring.In]
     outputs = [n for n, (flow, _) in ports.items() if flow == wiring.Out]
     clocked = hasattr(dut, "clk")
     rng = random.Random(config.seed)
     dut._log.info("%s: seed %d (set GPURF_SEED / --seed to repeat)", label, config.seed)
     checker = _Checker(model, outputs, config.seed, label)
-    for name in inputs_:
+    for name in input_names:
         getattr(dut, name).value = 0
     if clocked:
         Clock(dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
         dut.rst.value = 1
         await RisingEdge(dut.clk)
         dut.rst.value = 0
+        next_cycle = RisingEdge(dut.clk)
     else:
         await Timer(1, unit="ns")
+        next_cycle = Timer(CLOCK_PERIOD_NS, unit="ns")
     model.reset()
+    inputs_ = [_InputPort(name, getattr(dut, name)) for name in input_names]
+    input_order, readers = dict.fromkeys(input_names), _output_readers(dut, outputs)
+    write_phase, read_only = _write_phase(), ReadOnly()
     generator = stimulus(config.params, rng, config.cycles)
     got, cycle = None, 0
     try:
         while True:
-            applied = _full_inputs(generator.send(got), inputs_)
-            for name, value in applied.items():
-                getattr(dut, name).value = value
-            await ReadOnly()
-            got = {name: _sample(getattr(dut, name), name, cycle) for name in outputs}
+            applied = _full_inputs(generator.send(got), input_order)
+            changed = [port for port in inputs_ if port.changed(applied[port.name])]
+            if changed and write_phase is not None:
+                await write_phase
+            for port in changed:
+                port.write()
+            await read_only
+            got = _sample_all(readers, cycle)
             checker.check(cycle, applied, got)
             cycle += 1
-            await (RisingEdge(dut.clk) if clocked else Timer(CLOCK_PERIOD_NS, unit="ns"))
+            await next_cycle
     except StopIteration:
         pass
     return cycle

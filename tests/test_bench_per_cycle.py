@@ -1,0 +1,54 @@
+"""``gpurf.sim.bench.measure_per_cycle``: the CPU-time difference of a short and a long run,
+and the golden model's share taken out (the cocotb runs are stand-ins here; their own tests
+run them)."""
+
+import itertools
+
+import pytest
+
+from gpurf.hw.registry import get_block
+from gpurf.sim import bench
+
+
+@pytest.fixture
+def stand_ins(monkeypatch):
+    """Cocotb runs that simulate exactly the cycles asked; children's CPU seconds 10 (before
+    the short run), 13 (3 s for 200 cycles), 18 (5 s for 2,200)."""
+    runs = []
+
+    def cocotb(block, sim, cycles, seed, params):
+        runs.append((sim, cycles, seed, params))
+        return bench.Throughput(block.qualname, sim, cycles, cycles / 1000)
+
+    clock = itertools.chain([10.0, 13.0, 18.0])
+    monkeypatch.setattr(bench, "_cocotb", cocotb)
+    monkeypatch.setattr(bench, "_children_cpu_seconds", lambda: next(clock))
+    return runs
+
+
+def test_start_up_cancels_and_the_golden_share_is_taken_out(stand_ins, seed):
+    block = get_block("subcore.subcore_assigner")
+    cost = bench.measure_per_cycle(block, cycles=2000, seed=seed)
+    params = block.resolve()
+    assert stand_ins == [("verilator", 200, seed, params)] * 2 + [("verilator", 2200, seed, params)]
+    assert cost.cycles == 2000
+    assert cost.cosim_cpu_seconds == pytest.approx(2.0)       # (18 - 13) - (13 - 10)
+    assert cost.cpu == pytest.approx(1000)
+    assert cost.wall == pytest.approx(1000)
+    assert 0 < cost.golden_cpu_seconds < cost.cosim_cpu_seconds
+    assert cost.cocotb_side == pytest.approx(2000 / (2.0 - cost.golden_cpu_seconds))
+    assert set(cost.as_dict()) >= {"cpu_cycles_per_second", "cocotb_side_cycles_per_second"}
+
+
+def test_a_golden_model_slower_than_the_whole_run_leaves_no_cocotb_share():
+    cost = bench.PerCycleCost("b", {}, 100, 10.0, cosim_cpu_seconds=1.0, golden_cpu_seconds=2.0)
+    assert cost.cocotb_side == float("inf")
+
+
+def test_a_stimulus_that_ends_on_its_own_cannot_be_measured(monkeypatch):
+    monkeypatch.setattr(bench, "_cocotb", lambda block, sim, cycles, seed, params:
+                        bench.Throughput(block.qualname, sim, 1220, 1.0))
+    monkeypatch.setattr(bench, "_children_cpu_seconds", lambda: 1.0)
+    with pytest.raises(ValueError, match=r"^regless\.shard: its first stimulus ran 1220 cycles "
+                                         r"when asked for 2200, as many as when asked for 200"):
+        bench.measure_per_cycle(get_block("regless.shard"), cycles=2000, seed=1)
