@@ -178,6 +178,7 @@ class KernelThroughput:
     timing_seconds: float = 0.0
     timing_cpu_seconds: float = 0.0
     cycles: int = 0
+    scheduler: str = "gto"
 
     @property
     def warp_instructions_per_second(self) -> float:
@@ -188,17 +189,21 @@ class KernelThroughput:
         return self.warp_instructions / self.timing_seconds if self.timing_seconds else 0.0
 
 
-def measure_kernel(name: str, *, size: str = "test") -> KernelThroughput:
+def measure_kernel(name: str, *, size: str = "test",
+                   scheduler: str | None = None) -> KernelThroughput:
     """Throughput of workload ``name`` at ``size``: functional only, then on the timing
-    model with the default configuration (wall and process CPU seconds)."""
+    model with the default configuration, or its ``scheduler`` (wall and process CPU
+    seconds)."""
     from gpurf.sim.sm import run_kernel
-    from gpurf.sim.sm.config import SMConfig
+    from gpurf.sim.sm.config import load_config
 
+    config = load_config(scheduler=scheduler) if scheduler else load_config()
     run = run_kernel(name, size)
-    timed = run_kernel(name, size, timing=SMConfig())
+    timed = run_kernel(name, size, timing=config)
     return KernelThroughput(name, size, run.stats["warp_instructions"], run.stats["seconds"],
                             run.passed and timed.passed, timed.stats["seconds"],
-                            timed.stats["cpu_seconds"], timed.stats["timing"].cycles)
+                            timed.stats["cpu_seconds"], timed.stats["timing"].cycles,
+                            config.scheduler)
 
 
 @dataclass(frozen=True)

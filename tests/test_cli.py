@@ -182,8 +182,16 @@ def test_energy_is_the_greener_reproduction_of_its_kernels(capsys, tmp_path, mon
 def test_bench_kernel_reports_warp_instructions_per_second(capsys):
     code, out, _ = run_cli(capsys, "sm", "bench", "vecadd")
     assert code == 0
-    assert re.search(r"^\| vecadd \| test \| 2,090 \| [\d.]+ \| [\d,]+ \| [\d.]+ \([\d.]+\) \| "
-                     r"[\d,]+ \([\d,]+\) \| [\d,]+ \| PASS \|$", out, re.MULTILINE)
+    assert re.search(r"^\| vecadd \| test \| gto \| 2,090 \| [\d.]+ \| [\d,]+ \| [\d.]+ "
+                     r"\([\d.]+\) \| [\d,]+ \([\d,]+\) \| [\d,]+ \| PASS \|$", out, re.MULTILINE)
+
+
+def test_bench_kernel_per_scheduler(capsys):
+    code, out, _ = run_cli(capsys, "sm", "bench", "vecadd", "--scheduler", "rba", "--scheduler",
+                           "lrr")
+    assert code == 0
+    rows = re.findall(r"^\| vecadd \| test \| (\w+) \| 2,090 \|", out, re.MULTILINE)
+    assert rows == ["rba", "lrr"]
 
 
 def test_old_forms_say_what_replaces_them(capsys):

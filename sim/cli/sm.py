@@ -117,11 +117,15 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
 @sm.command("bench")
 @click.argument("kernels", nargs=-1, required=True, metavar="KERNEL... | all")
 @SIZE
+@click.option("--scheduler", "schedulers", multiple=True,
+              type=click.Choice(["gto", "lrr", "two_level", "rba"]),
+              help="Warp scheduler of the timing runs (repeatable) [default: the default "
+                   "configuration's, GTO].")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def sm_bench(kernels, size, as_json):
+def sm_bench(kernels, size, schedulers, as_json):
     """SM throughput of KERNELs: warp-instructions/s functional only and on the timing model
-    (wall and CPU seconds)."""
-    bench_kernels(kernels, size, as_json)
+    (wall and CPU seconds), per scheduler."""
+    bench_kernels(kernels, size, as_json, schedulers)
 
 
 MECHANISMS = ("greener", "wir")
@@ -314,25 +318,28 @@ def compile_(kernel, pass_name, threshold, table, as_json):
     click.echo(result.to_json() if as_json else result.listing())
 
 
-def bench_kernels(kernels, size, as_json):
-    """``gpurf sm bench``: every kernel checked, then measured; a table or JSON."""
+def bench_kernels(kernels, size, as_json, schedulers=()):
+    """``gpurf sm bench``: every kernel checked, then measured (per scheduler); a table or
+    JSON."""
     from gpurf.sim.bench import measure_kernel
     from gpurf.sim.kernels import workload_names
 
     kernels = workload_names() if "all" in kernels else [known_kernel(k) for k in kernels]
     with kernel_errors():
-        runs = [measure_kernel(k, size=size) for k in progress(kernels, "bench", "kernel")]
+        runs = [measure_kernel(k, size=size, scheduler=s)
+                for k in progress(kernels, "bench", "kernel") for s in schedulers or (None,)]
     if as_json:
         echo_json([with_provenance({**vars(r), "warp_instructions_per_second":
                                     r.warp_instructions_per_second,
                                     "timing_warp_instructions_per_second":
                                     r.timing_warp_instructions_per_second}) for r in runs])
         return
-    click.echo("| kernel | size | warp instructions | seconds | warp-instructions/s | "
+    click.echo("| kernel | size | scheduler | warp instructions | seconds | warp-instructions/s | "
                "timing seconds (CPU) | timing warp-instructions/s (per CPU s) | cycles | "
-               "reference |\n|---|---|---|---|---|---|---|---|---|")
+               "reference |\n|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
-        click.echo(f"| {r.kernel} | {r.size} | {r.warp_instructions:,} | {r.seconds:.2f} | "
+        click.echo(f"| {r.kernel} | {r.size} | {r.scheduler} | {r.warp_instructions:,} | "
+                   f"{r.seconds:.2f} | "
                    f"{r.warp_instructions_per_second:,.0f} | {r.timing_seconds:.2f} "
                    f"({r.timing_cpu_seconds:.2f}) | {r.timing_warp_instructions_per_second:,.0f} "
                    f"({r.warp_instructions / r.timing_cpu_seconds:,.0f}) | {r.cycles:,} | "
