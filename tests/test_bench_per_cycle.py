@@ -3,6 +3,7 @@ and the golden model's share taken out (the cocotb runs are stand-ins here; thei
 run them)."""
 
 import itertools
+import re
 
 import pytest
 
@@ -52,3 +53,27 @@ def test_a_stimulus_that_ends_on_its_own_cannot_be_measured(monkeypatch):
     with pytest.raises(ValueError, match=r"^regless\.shard: its first stimulus ran 1220 cycles "
                                          r"when asked for 2200, as many as when asked for 200"):
         bench.measure_per_cycle(get_block("regless.shard"), cycles=2000, seed=1)
+
+
+def test_cli_per_cycle_table(stand_ins, capsys):
+    from gpurf.sim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--per-cycle", "subcore.subcore_assigner", "--cycles", "2000"])
+    out = capsys.readouterr().out
+    assert done.value.code in (0, None)
+    assert re.search(r"^\| subcore\.subcore_assigner \| 2,000 \| 1,000 \| 1,000 \| [\d,]+ \| "
+                     r"[\d,]+ \|$", out, re.MULTILINE), out
+
+
+def test_cli_per_cycle_refuses_a_stimulus_that_ends_on_its_own(monkeypatch, capsys):
+    from gpurf.sim.cli import main
+
+    monkeypatch.setattr(bench, "_cocotb", lambda block, sim, cycles, seed, params:
+                        bench.Throughput(block.qualname, sim, 1220, 1.0))
+    monkeypatch.setattr(bench, "_children_cpu_seconds", lambda: 1.0)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--per-cycle", "regless.shard"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith("gpurf: regless.shard: its first stimulus ran 1220 cycles")

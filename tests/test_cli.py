@@ -128,6 +128,8 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
      r"^gpurf: --kernels does not apply to subcore: its reproduction runs a fixed set$"),
     (["reproduce", "greener", "--kernels", "nope"], r"^gpurf: unknown kernel 'nope'; known: "),
     (["reproduce", "wir", "--kernels", ","], r"^gpurf: --kernels names no kernel$"),
+    (["bench", "--per-cycle", "--golden"],
+     r"^gpurf: --golden, --replay and --per-cycle are separate measurements; give one$"),
     (["sm", "run", "saxpy", "--preset", "gt200"], r"^gpurf: preset must be one of "),
     (["sm", "run", "tests"], r"^gpurf: tests: not a kernel folder \(no launch\.toml\)$"),
     (["sm", "run", "no/such/folder"], r"^gpurf: no/such/folder: no such kernel folder$"),

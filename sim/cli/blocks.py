@@ -16,6 +16,7 @@ from .common import (
     block_params,
     cli,
     echo_json,
+    errors_as,
     heartbeat,
     known_kernel,
     progress,
@@ -275,8 +276,11 @@ def _span(text: str, cycles: int) -> tuple[int, int]:
               help="Replay the traces in DIR (or the trace DIR) of blocks NAMES (default: "
                    "all) on Verilator; their rate beside the golden-only and per-cycle cocotb "
                    "rates over --cycles cycles, and the block's cells.")
+@click.option("--per-cycle", is_flag=True,
+              help="The per-cycle lock-step path's cost on Verilator in CPU time: whole loop, "
+                   "golden model and stimulus alone, and the cocotb side (docs/traces.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, as_json):
+def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, per_cycle, as_json):
     """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator,
     with --golden the golden models' own rate, with --replay the replay rate of recorded
     traces. (--kernel is the old form of `gpurf sm bench`.)"""
@@ -293,10 +297,13 @@ def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, as_json):
         return
     if size is not None:
         raise BadInput("--size applies to --kernel (now `gpurf sm bench K --size S`)")
+    if sum((golden_only, replay_dir is not None, per_cycle)) > 1:
+        raise BadInput("--golden, --replay and --per-cycle are separate measurements; give one")
     if replay_dir is not None:
-        if golden_only:
-            raise BadInput("--golden and --replay are separate measurements; give one")
         _bench_replay(replay_dir, names, cycles, as_json)
+        return
+    if per_cycle:
+        _bench_per_cycle(names, cycles, seed, as_json)
         return
     blocks = [block_named(name) for name in names] or all_blocks()
     measure_block = measure_golden if golden_only else measure
@@ -310,6 +317,27 @@ def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, as_json):
     for r in runs:
         click.echo(f"| {r.block} | {r.simulator} | {r.cycles:,} | {r.seconds:.2f} | "
                    f"{r.cycles_per_second:,.0f} |")
+
+
+def _bench_per_cycle(names, cycles, seed, as_json):
+    """``gpurf bench --per-cycle``: where a lock-step cycle's CPU time goes, per block."""
+    from gpurf.sim.bench import measure_per_cycle
+    from gpurf.sim.toolchain import missing_simulator
+
+    blocks = [block_named(name) for name in names] or all_blocks()
+    if missing_simulator("verilator"):
+        raise BadInput(missing_simulator("verilator"))
+    with errors_as(ValueError):
+        costs = [measure_per_cycle(b, cycles=cycles, seed=seed)
+                 for b in progress(blocks, "bench")]
+    if as_json:
+        echo_json([with_provenance(c.as_dict()) for c in costs])
+        return
+    click.echo("| block | cycles | wall cycles/s | cycles per CPU s | golden + stimulus per CPU s "
+               "| cocotb side per CPU s |\n|---|---|---|---|---|---|")
+    for c in costs:
+        click.echo(f"| {c.block} | {c.cycles:,} | {c.wall:,.0f} | {c.cpu:,.0f} | "
+                   f"{c.golden:,.0f} | {c.cocotb_side:,.0f} |")
 
 
 def _bench_replay(path, names, cycles, as_json):
