@@ -165,7 +165,8 @@ def run_cli(capsys, *argv):
 @pytest.mark.parametrize(("argv", "message"), [
     (["sm", "run", "saxpy", "-p", "cus=0"], r"^gpurf: cus must be an integer in 1\.\.8, not 0$"),
     (["sm", "run", "saxpy", "--no-timing", "--assign", "srr"],
-     r"^gpurf: --preset, --config, --param, --assign and --scheduler need --timing$"),
+     r"^gpurf: --preset, --config, --param, --assign, --scheduler and --check-values need "
+     r"--timing$"),
     (["run", "subcore", "--scheduler", "rba"],
      r"^gpurf: gpurf run takes no '--scheduler' \(options of a kernel run are "),
     (["run", "saxpy", "-p", "cus=0"], r"^gpurf: cus must be an integer in 1\.\.8, not 0$"),
