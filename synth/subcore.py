@@ -141,7 +141,7 @@ class IssueStage(wiring.Component):
         if config.policy == "rba":
             self._score(m, selector, collector)
         for bank in range(config.banks):
-            self._bank(m, bank, collector.read[bank])
+            self._bank(m, bank, collector)
         return m
 
     def _schedule(self, m, selector, collector):
@@ -181,9 +181,11 @@ class IssueStage(wiring.Component):
                 m.d.comb += [scorer.slot[i][k].valid.eq(source.valid),
                              scorer.slot[i][k].bank.eq((source.reg + i) % config.banks)]
 
-    def _bank(self, m, index, port):
-        """One register-file bank: a memory read on the collector's grant, one cycle later."""
+    def _bank(self, m, index, collector):
+        """One register-file bank: a memory read on the collector's grant, one cycle later;
+        a write holds back the collector's read of the bank (write priority)."""
         config = self.config
+        port = collector.read[index]
         bank = memory.Memory(shape=warp_register_layout(lanes=config.lanes,
                                                         data_width=config.data_width),
                              depth=config.rows, init=[])
@@ -195,6 +197,7 @@ class IssueStage(wiring.Component):
             read.addr.eq(Cat(reg_in_bank[:config.row_reg_bits], port.addr.warp)),
             port.data.eq(read.data),
             write.en.eq(self.write[index].en.replicate(len(write.en))),
+            collector.write[index].eq(self.write[index].en),
             write.addr.eq(self.write[index].row),
             write.data.eq(self.write[index].data),
         ]

@@ -11,7 +11,7 @@ from gpurf.hw.subcore.configs import OperandCollectorConfig
 from gpurf.hw.subcore.operand_collector import CollectorUnit
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
-from gpurf.tb.subcore.mutants import AgeNeverCleared
+from gpurf.tb.subcore.mutants import AgeNeverCleared, WriteIgnored
 
 
 @pytest.mark.parametrize(("name", "value"), [
@@ -33,6 +33,7 @@ def test_default_widths():
     assert config.dispatch_layout.size == 4 + 3 + 3 * 1024
     assert config.address_layout.size == 12
     assert config.queue_len_layout.size == 2 * 3
+    assert config.signature().members["write"].shape == 2
 
 
 def test_bank_of_examples():
@@ -89,8 +90,10 @@ def test_formal_invariants(params):
     """BMC, depth 20. ``small`` (``formal_operand_collector.SMALL``): 2 CUs x 2 banks x
     3 operands, 1 lane x 2 bits, 2 warp slots, 2-bit register ids, read latency 1;
     ``banks3-lat2``: the same with 3 banks (modulo by 3), 2 operands, read latency 2.
-    One grant per bank to the oldest request, no lost request, queue_len = pending count,
-    data reaches its CU, dispatch only when complete and held while refused."""
+    One grant per bank to the oldest request and none to a written bank, no lost request,
+    queue_len = pending count, data reaches its CU (bypassed in its arrival cycle), dispatch
+    only when complete and held while refused, the issue register allocated to the lowest
+    CU free after dispatch."""
     name = "operand_collector_" + ("_".join(f"{k}{v}" for k, v in params.items()) or "small")
     result = prove(OperandCollectorFormal(**params), name=name, depth=20, mode="bmc")
     assert result.passed, result.log_tail
@@ -99,16 +102,71 @@ def test_formal_invariants(params):
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_covers_reached():
     """SymbiYosys cover mode, depth 8, on ``formal_operand_collector.SMALL``: every event the
-    harness claims (bank conflict, full collector, dispatch, refused offer) is reached from
-    reset under its assumptions."""
+    harness claims (bank conflict, full collector, dispatch, refused offer, a CU dispatched
+    and allocated on one edge, a write holding back a pending read) is reached from reset
+    under its assumptions."""
     result = prove(OperandCollectorFormal(), name="operand_collector_cover", depth=8, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-def test_formal_kills_mutant():
+@pytest.mark.parametrize("mutant", [AgeNeverCleared, WriteIgnored], ids=lambda m: m.__name__)
+def test_formal_kills_mutant(mutant):
     """BMC, depth 20, on ``small``: the proof of :func:`test_formal_invariants` (which passes on
-    the block) fails on ``mutants.AgeNeverCleared`` (a reallocated CU keeps its old age)."""
-    result = prove(OperandCollectorFormal(block=AgeNeverCleared), name="operand_collector_mutant",
-                   depth=20, mode="bmc")
+    the block) fails on ``mutants.AgeNeverCleared`` (a reallocated CU keeps its old age) and
+    ``mutants.WriteIgnored`` (a written bank still grants a read)."""
+    result = prove(OperandCollectorFormal(block=mutant),
+                   name=f"operand_collector_{mutant.__name__}", depth=20, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+def _collector(**params):
+    from gpurf.golden.subcore.operand_collector import OperandCollector as Golden
+
+    return Golden(**{"cus": 2, "banks": 2, "operands": 3, "lanes": 1, "data_width": 8,
+                     "slots": 4, "reg_bits": 4, "read_latency": 1, **params})
+
+
+def _run(oc, program, *, cycles, writes=lambda cycle: 0):
+    """Issue ``program`` (``(warp, {operand: reg})``) as fast as accepted, dispatch always
+    ready; returns the cycles instructions dispatched in (by their program index)."""
+    pending, dispatched = list(enumerate(program)), {}
+    for cycle in range(cycles):
+        grants, offer = oc.grants(writes(cycle)), oc.offer()
+        if offer is not None:
+            dispatched[oc.units[offer].tag] = cycle
+        issue = (*pending[0][1], pending[0][0]) if pending else None
+        if oc.advance(grants, offer, True, issue):
+            pending.pop(0)
+    return [dispatched.get(k) for k in range(len(program))]
+
+
+def test_golden_turnaround_is_one_plus_read_latency():
+    """Accel-Sim's order (dispatch, read, allocate): with no bank conflict two CUs dispatch
+    one instruction a cycle; issue t, allocate t+1, grant t+2, data and dispatch t+3."""
+    program = [(0, {0: reg}) for reg in range(8)]  # one read each, banks 0, 1, 0, ...
+    assert _run(_collector(), program, cycles=20) == list(range(3, 11))
+    assert _run(_collector(read_latency=2), program, cycles=30) == \
+        [4, 5, 7, 8, 10, 11, 13, 14]
+    assert _run(_collector(cus=1), [(0, {})] * 3, cycles=10) == [2, 3, 4]
+
+
+def test_golden_write_holds_back_reads():
+    """A written bank grants nothing that cycle; the other bank still does."""
+    oc = _collector()
+    program = [(0, {0: 0}), (0, {0: 1})]  # banks 0 and 1
+    assert _run(oc, program, cycles=10, writes=lambda cycle: 0b01 if cycle < 5 else 0) == \
+        [6, 4]
+
+
+def test_golden_issue_register_waits_for_a_cu():
+    """Both CUs busy and the issue register full: a third issue is refused until a dispatch
+    frees a CU (then accepted in the same cycle)."""
+    oc = _collector()
+    assert oc.accepts(False)
+    oc.advance({}, None, False, (0, {0: 0, 1: 2, 2: 4}))
+    oc.advance(oc.grants(), None, False, (1, {0: 1}))
+    oc.advance(oc.grants(), None, False, (2, {0: 0}))
+    assert oc.buffer is not None and None not in oc.units
+    assert not oc.accepts(False)
+    assert oc.accepts(True)

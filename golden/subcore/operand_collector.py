@@ -1,5 +1,6 @@
-"""Golden model of ``subcore.operand_collector``: collector units, per-bank FIFO request
-queues and dispatch in allocation order, written from the paper's Fig. 2 description."""
+"""Golden model of ``subcore.operand_collector``: an issue register, collector units, per-bank
+FIFO request queues and dispatch in allocation order, written from the paper's Fig. 2
+description and Accel-Sim's collector cycle (dispatch, then bank reads, then allocation)."""
 
 from collections import deque
 from dataclasses import dataclass, field
@@ -55,24 +56,34 @@ class Unit:
     warp: int
     operands: dict[int, Operand] = field(default_factory=dict)
     waiting: int = 0
-    """Operands not yet ready (kept by the collector as it posts and captures reads)."""
-
-    @property
-    def complete(self) -> bool:
-        """All operands are ready."""
-        return not self.waiting
+    """Operands not yet granted (kept by the collector as it posts and grants reads)."""
+    ready_at: int = 0
+    """The cycle the last granted read's data reaches the unit (it may dispatch then)."""
+    tag: object = None
+    """What the issuer attached to the instruction (``issue[2]``; the port model: none)."""
 
 
 class OperandCollector(PortModel, config=OperandCollectorConfig):
     """Port-level model: ``step(inputs)`` returns this cycle's outputs, then takes the edge.
 
-    Each bank's arbitration queue is a FIFO of ``(cu, operand)`` requests in posting order:
-    a CU posts all its valid operands, lowest index first, in the cycle it is allocated,
-    so the queue head is the oldest CU's lowest operand. The queue head is granted each
-    cycle; ``read_latency`` cycles later the bank's data port is captured into the operand.
-    An issue goes to the lowest-numbered CU free at the start of the cycle. Dispatch offers
-    the earliest allocated CU whose operands are all ready, and keeps offering it until
-    taken (stream rule); an operand that is not valid dispatches as zero data.
+    A cycle runs in Accel-Sim's order (``opndcoll_rfu_t::step``: dispatch, bank reads,
+    allocation), so a collector unit (CU) dispatched in a cycle takes a new instruction in
+    the same cycle:
+
+    1. Dispatch offers the earliest allocated CU whose operands are all ready or arrive
+       this cycle (their data bypasses the CU's registers), and keeps offering it until
+       taken (stream rule); an operand that is not valid dispatches as zero data.
+    2. Each bank's arbitration queue is a FIFO of ``(cu, operand)`` requests in posting
+       order; the head is granted unless a writeback uses the bank this cycle (``write``:
+       the write port has priority over reads); its data arrives ``read_latency`` cycles
+       later.
+    3. The issue register's instruction goes to the lowest-numbered CU free after this
+       cycle's dispatch, posting its valid operands to their banks' queues, lowest index
+       first (so a queue head is the oldest CU's lowest operand).
+    4. An issue is accepted into the issue register when it is empty after step 3.
+
+    Without bank conflicts a CU therefore turns over every ``1 + read_latency`` cycles, and
+    an instruction issued in cycle ``t`` dispatches in ``t + 2 + read_latency``.
     """
 
     def __init__(self, **params):
@@ -92,8 +103,13 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
         self.in_flight: deque[tuple[int, int, int, int]] = deque()
         """Granted reads: ``(due cycle, bank, cu, operand)``, in grant order (so in due
         order: every read takes ``read_latency`` cycles)."""
+        self.carries_data = True
+        """Keep granted reads in flight to capture their data (a timing model without
+        register values turns this off; decisions do not depend on it)."""
         self.held: int | None = None
         """The CU offered on ``dispatch`` and not taken in the previous cycle."""
+        self.buffer: tuple[int, dict[int, int]] | None = None
+        """The issue register: ``(warp, {operand index: reg})`` waiting for a CU."""
         self.cycle = 0
         self._trace = ""
 
@@ -103,17 +119,18 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
         return issue.warp, {i: operand.reg for i, operand in enumerate(issue.operand)
                             if operand.valid}
 
-    def free_unit(self) -> int | None:
-        """The CU an issue this cycle would take: the lowest-numbered one free at the start
-        of the cycle (``issue__ready`` is ``free_unit() is not None``)."""
-        units = self.units
-        return units.index(None) if None in units else None
+    def accepts(self, dispatching: bool) -> bool:
+        """``issue.ready``: the issue register is empty after this cycle's allocation
+        (``dispatching``: this cycle's offer is taken, freeing its CU first)."""
+        return self.buffer is None or dispatching or None in self.units
 
-    def grants(self) -> dict[int, tuple[int, int]]:
-        """This cycle's grants: per bank with requests, its queue head ``(cu, operand)``."""
+    def grants(self, writes: int = 0) -> dict[int, tuple[int, int]]:
+        """This cycle's grants: per bank with requests and no writeback (bit ``b`` of
+        ``writes``), its queue head ``(cu, operand)``."""
         if not self.queued:
             return {}
-        return {bank: queue[0] for bank, queue in enumerate(self.queues) if queue}
+        return {bank: queue[0] for bank, queue in enumerate(self.queues)
+                if queue and not writes >> bank & 1}
 
     def queue_lengths(self) -> list[int]:
         """Per bank, the requests not yet granted at the start of the cycle."""
@@ -121,24 +138,25 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
 
     @property
     def idle(self) -> bool:
-        """No CU is busy (so no request is queued or in flight): a cycle changes nothing but
-        the cycle counter, which only timestamps reads in flight."""
-        return not self.order
+        """No CU is busy and the issue register is empty (so no request is queued or in
+        flight): a cycle changes nothing but the cycle counter."""
+        return not self.order and self.buffer is None
 
     def offer(self) -> int | None:
         """The CU offered on ``dispatch`` this cycle: the one held from the previous cycle,
-        else the earliest allocated CU whose operands are all ready."""
+        else the earliest allocated CU whose operands are all granted and arrived by now."""
         if self.held is not None:
             return self.held
-        units = self.units
+        units, cycle = self.units, self.cycle
         for c in self.order:
-            if not units[c].waiting:
+            unit = units[c]
+            if not unit.waiting and unit.ready_at <= cycle:
                 return c
         return None
 
-    def _outputs(self, grants, offer) -> dict:
+    def _outputs(self, grants, offer, dispatching) -> dict:
         ports = self.ports
-        out = {"issue__ready": int(None in self.units),
+        out = {"issue__ready": int(self.accepts(dispatching)),
                "queue_len": ports["queue_len"].pack([len(q) for q in self.queues]),
                "dispatch__valid": int(offer is not None),
                "dispatch__payload": None if offer is None else self._dispatch_payload(offer)}
@@ -165,60 +183,67 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
         })
 
     def step(self, inputs: dict) -> dict:
-        grants, offer = self.grants(), self.offer()
-        outputs = self._outputs(grants, offer)
+        self._capture([inputs[data] for data in self._read_data])
+        grants, offer = self.grants(inputs["write"]), self.offer()
+        dispatching = offer is not None and bool(inputs["dispatch__ready"])
+        outputs = self._outputs(grants, offer, dispatching)
         self._trace = self._describe(grants, offer)
         issue = self.unpack_issue(inputs["issue__payload"]) if inputs["issue__valid"] else None
-        self.advance(grants, offer, bool(inputs["dispatch__ready"]), issue,
-                     [inputs[data] for data in self._read_data])
+        self.advance(grants, offer, dispatching, issue)
         return outputs
 
-    def advance(self, grants, offer, dispatch_ready: bool, issue, read_data=None) -> int | None:
+    def advance(self, grants, offer, dispatch_ready: bool, issue) -> bool:
         """Take the clock edge of a cycle whose decisions were ``grants()`` and ``offer()``.
 
-        ``issue`` is ``(warp, {operand index: reg})`` or ``None``; ``read_data[bank]`` the
-        bank's data port this cycle (``None``: zeros, for models that do not carry data).
-        Returns the CU the issue was allocated to (``None`` if none was free or no issue).
-        This is the whole state update of :meth:`step`, callable without packed ports.
+        ``issue`` is ``(warp, {operand index: reg})``, optionally with a third item kept as
+        the CU's :attr:`Unit.tag`, or ``None``. Returns whether the
+        issue register took it (:meth:`accepts`). This is the whole state update of
+        :meth:`step` after its capture, callable without packed ports.
         """
         units = self.units
-        free = units.index(None) if None in units else None
-        if self.in_flight:
-            self._capture(read_data)
         if grants:
-            due, queues, in_flight = self.cycle + self.config.read_latency, self.queues, \
-                self.in_flight
-            for bank, (cu, index) in grants.items():
-                queues[bank].popleft()
-                in_flight.append((due, bank, cu, index))
-            self.queued -= len(grants)
+            self._grant(grants)
         if offer is not None and dispatch_ready:
             units[offer] = None
             self.order.remove(offer)
             self.held = None
         else:
             self.held = offer
-        allocated = None
-        if issue is not None and free is not None:
-            self._allocate(free, *issue)
-            allocated = free
+        buffer = self.buffer
+        if buffer is not None and None in units:
+            self._allocate(units.index(None), *buffer)
+            self.buffer = buffer = None
+        accepted = issue is not None and buffer is None
+        if accepted:
+            self.buffer = issue
         self.cycle += 1
-        return allocated
+        return accepted
+
+    def _grant(self, grants) -> None:
+        """Pop the granted queue heads; their data is due ``read_latency`` cycles later."""
+        due, queues, units = self.cycle + self.config.read_latency, self.queues, self.units
+        for bank, (cu, index) in grants.items():
+            queues[bank].popleft()
+            unit = units[cu]
+            unit.waiting -= 1
+            unit.ready_at = due
+            if self.carries_data:
+                self.in_flight.append((due, bank, cu, index))
+        self.queued -= len(grants)
 
     def _capture(self, read_data) -> None:
-        """Capture the reads due this cycle (the oldest ones in flight)."""
+        """Capture the reads due this cycle (the oldest ones in flight) from the banks'
+        data ports."""
         in_flight, units, cycle = self.in_flight, self.units, self.cycle
         while in_flight and in_flight[0][0] == cycle:
             _, bank, cu, index = in_flight.popleft()
-            unit = units[cu]
-            operand = unit.operands[index]
-            operand.data = 0 if read_data is None else read_data[bank]
+            operand = units[cu].operands[index]
+            operand.data = read_data[bank]
             operand.ready = True
-            unit.waiting -= 1
 
-    def _allocate(self, cu: int, warp: int, regs: dict[int, int]) -> None:
-        """Allocate CU ``cu`` (the lowest-numbered one free at the start of the cycle):
-        its valid operands join their banks' queues, lowest operand index first."""
+    def _allocate(self, cu: int, warp: int, regs: dict[int, int], tag=None) -> None:
+        """Allocate CU ``cu``: its valid operands join their banks' queues, lowest operand
+        index first."""
         config, queues = self.config, self.queues
         banks = _banks(warp, config.banks, config.bank_map)
         operands = {}
@@ -226,7 +251,7 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
             bank = banks[reg]
             operands[index] = Operand(reg, bank)
             queues[bank].append((cu, index))
-        self.units[cu] = Unit(warp, operands, len(operands))
+        self.units[cu] = Unit(warp, operands, len(operands), 0, tag)
         self.queued += len(operands)
         self.order.append(cu)
 
@@ -238,8 +263,8 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
                 for i, op in u.operands.items()) + ")"
             for c, u in enumerate(self.units))
         queues = " ".join(f"q{b}={list(q)}" for b, q in enumerate(self.queues))
-        return (f"cycle {self.cycle}: {units} order={self.order} {queues} grants={grants} "
-                f"offer={offer}")
+        return (f"cycle {self.cycle}: buffer={self.buffer} {units} order={self.order} "
+                f"{queues} grants={grants} offer={offer}")
 
     def line_trace(self) -> str:
         return f"operand_collector: {self._trace}"

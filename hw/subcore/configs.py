@@ -235,12 +235,13 @@ class OperandCollectorConfig(BlockConfig):
 
     def signature(self) -> wiring.Signature:
         """``issue`` stream in, ``dispatch`` stream out, a :func:`bank_read_signature` per
-        bank, ``queue_len`` out."""
+        bank, ``queue_len`` out, ``write`` (per bank: a writeback uses it this cycle) in."""
         return wiring.Signature({
             "issue": In(stream.Signature(self.issue_layout)),
             "dispatch": Out(stream.Signature(self.dispatch_layout)),
             "read": Out(bank_read_signature(self)).array(self.banks),
             "queue_len": Out(self.queue_len_layout),
+            "write": In(self.banks),
         })
 
 

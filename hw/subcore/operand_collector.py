@@ -75,15 +75,21 @@ class CollectorUnit(wiring.Component):
     grant : In(operands)
         Operand ``i``'s read request is granted this cycle (clears pending).
     capture : In(operands)
-        Operand ``i``'s data is at ``capture_data[i]`` this cycle (sets ready).
+        Operand ``i``'s data is at ``capture_data[i]`` this cycle (sets ready from the next
+        cycle; this cycle the data bypasses the stored entry to ``data``).
     capture_data : In(ArrayLayout(register_layout, operands))
         Per operand: the read data of the operand's bank.
     free : In(1)
         The instruction is dispatched on this edge.
-    busy, warp, valid, pending, ready, reg_id, bank, data : Out
-        The stored entry; ``data[i]`` is zero while operand ``i`` is not valid.
+    busy, warp, valid, pending, ready, reg_id, bank : Out
+        The stored entry.
+    data : Out
+        Per operand: the data captured this cycle, else the stored data; zero while the
+        operand is not valid.
     complete : Out(1)
-        Busy, and every valid operand is ready.
+        Busy, and every valid operand is ready or captured this cycle.
+
+    A CU freed and allocated on the same edge holds the new instruction (allocation wins).
     """
 
     def __init__(self, config: OperandCollectorConfig):
@@ -113,12 +119,14 @@ class CollectorUnit(wiring.Component):
         width = config.register_layout.size
         for i in range(config.operands):
             stored = Signal(width, name=f"data_{i}", reset_less=True)
-            m.d.comb += self.data[i].eq(Mux(self.valid[i], stored, 0))
+            current = Mux(self.capture[i], self.capture_data[i].as_value(), stored)
+            m.d.comb += self.data[i].eq(Mux(self.valid[i], current, 0))
             with m.If(self.grant[i]):
                 m.d.sync += self.pending[i].eq(0)
             with m.If(self.capture[i]):
                 m.d.sync += [self.ready[i].eq(1), stored.eq(self.capture_data[i])]
-        m.d.comb += self.complete.eq(self.busy & (self.ready | ~self.valid).all())
+        m.d.comb += self.complete.eq(
+            self.busy & (self.ready | self.capture | ~self.valid).all())
         with m.If(self.free):
             m.d.sync += self.busy.eq(0)
         with m.If(self.allocate):
@@ -136,24 +144,32 @@ class CollectorUnit(wiring.Component):
 class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
     """Operand collector: collector units, per-bank arbitration, dispatch selection.
 
-    The register-file banks are outside the block; it has one read port per bank.
-    Timing (``L`` = ``read_latency``):
+    The register-file banks are outside the block; it has one read port per bank, and a
+    ``write`` input saying which banks a writeback uses this cycle. A cycle follows
+    Accel-Sim's collector order (dispatch, bank reads, allocation), so a CU dispatched in a
+    cycle is allocated again in the same cycle and, without bank conflicts, turns over every
+    ``1 + L`` cycles (``L`` = ``read_latency``; 2 CUs: one instruction a cycle at ``L = 1``):
 
-    - ``issue.ready`` is high when a CU is free at the start of the cycle; an instruction
-      accepted in cycle ``t`` goes to the lowest-numbered free CU and its valid operands'
-      requests are pending (counted in ``queue_len``, eligible for a grant) from ``t+1``.
-      A CU freed on an edge is allocatable from the next cycle (``issue.ready`` does not
-      look at ``dispatch.ready``).
-    - Each cycle each bank grants at most one pending request: the one of the CU allocated
-      earliest, then the lowest operand index (**interpretation** of the paper's queue).
-      A grant in cycle ``g`` drives ``read[b].valid`` and ``read[b].addr = {warp, reg}``
-      in cycle ``g``; the bank's data is sampled from ``read[b].data`` in cycle ``g+L``
-      and the operand is ready from ``g+L+1``.
-    - A CU whose valid operands are all ready (complete) can offer its instruction on
-      ``dispatch``: from the cycle after its last capture, or from ``t+1`` with no valid
-      operand. The offer goes to the earliest allocated complete CU; an offer not taken
-      is held, same CU, until ``dispatch.ready`` (the stream rule; **interpretation**: an
-      older CU completing meanwhile waits). The CU is freed on the accepting edge.
+    - ``issue`` fills an issue register (the issue -> collector pipeline register).
+      ``issue.ready`` is high when the register is empty or its instruction is allocated
+      this cycle: to the lowest-numbered CU free at the start of the cycle or freed by this
+      cycle's dispatch (so ``issue.ready`` depends on ``dispatch.ready``). An instruction
+      accepted in cycle ``t`` is allocated in ``t+1`` at the earliest and its valid
+      operands' requests are pending (counted in ``queue_len``, eligible for a grant) from
+      the cycle after its allocation.
+    - Each cycle each bank not in ``write`` grants at most one pending request: the one of
+      the CU allocated earliest, then the lowest operand index (**interpretation** of the
+      paper's queue); a written bank grants none (the write port has priority, as in
+      Accel-Sim). A grant in cycle ``g`` drives ``read[b].valid`` and
+      ``read[b].addr = {warp, reg}`` in cycle ``g``; the bank's data is sampled from
+      ``read[b].data`` in cycle ``g+L`` (it bypasses to ``dispatch`` in that cycle) and the
+      operand is ready from ``g+L+1``.
+    - A CU whose valid operands are all ready or arriving (complete) can offer its
+      instruction on ``dispatch``: in the cycle its last read's data arrives, or from the
+      cycle after its allocation with no valid operand. The offer goes to the earliest
+      allocated complete CU; an offer not taken is held, same CU, until ``dispatch.ready``
+      (the stream rule; **interpretation**: an older CU completing meanwhile waits). The
+      CU is freed on the accepting edge.
     - ``queue_len[b]`` is the number of pending requests to bank ``b`` at the start of
       the cycle, before this cycle's grant (0..``cus * operands``).
     - ``dispatch.payload.data[i]`` is zero for an operand that is not valid.
@@ -167,6 +183,8 @@ class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
         ``payload.data[i]`` (operand ``i``'s warp register).
     read : Out(bank_read_signature).array(banks)
         Per bank: ``valid``, ``addr`` (``{warp, reg}``) out, ``data`` in.
+    write : In(banks)
+        Bit ``b``: a writeback uses bank ``b``'s port this cycle (no read is granted).
     queue_len : Out(queue_len_layout)
         Per bank: pending requests at the start of the cycle.
     """
@@ -183,6 +201,12 @@ class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
         """The CU offered on ``dispatch``, one-hot."""
         self.held = Signal(cus)
         """The CU offered but not taken in the previous cycle, one-hot."""
+        self.buffered = Signal()
+        """The issue register holds an instruction."""
+        self.buffer = Signal(config.issue_layout)
+        """The issue register's instruction."""
+        self.free_now = Signal(cus)
+        """Per CU: free at the start of the cycle or freed by this cycle's dispatch."""
 
     @functools.cached_property
     def units(self) -> list[CollectorUnit]:
@@ -202,15 +226,19 @@ class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
         return m
 
     def _allocation(self, m):
-        """``issue`` goes to the lowest-numbered free CU."""
-        busy = Cat(unit.busy for unit in self.units)
-        m.d.comb += self.issue.ready.eq(~busy.all())
+        """The issue register's instruction goes to the lowest-numbered CU free after this
+        cycle's dispatch; the register takes ``issue`` when it is empty after that."""
+        free = self.free_now
+        m.d.comb += free.eq(Cat(~unit.busy | unit.free for unit in self.units))
         for index, unit in enumerate(self.units):
-            first_free = ~unit.busy & busy[:index].all() if index else ~unit.busy
+            first_free = free[index] & ~free[:index].any() if index else free[index]
             m.d.comb += [
-                unit.allocate.eq(self.issue.valid & first_free),
-                unit.instr.eq(self.issue.payload),
+                unit.allocate.eq(self.buffered & first_free),
+                unit.instr.eq(self.buffer),
             ]
+        m.d.comb += self.issue.ready.eq(~self.buffered | free.any())
+        with m.If(self.issue.ready):
+            m.d.sync += [self.buffered.eq(self.issue.valid), self.buffer.eq(self.issue.payload)]
 
     def _age(self, m):
         """Pairwise allocation order: a CU allocated on an edge is younger than every other."""
@@ -222,6 +250,10 @@ class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
                 with m.If(self.units[i].allocate):
                     m.d.sync += self.older[i][j].eq(0)
                 m.d.comb += self.older[j][i].eq(~self.older[i][j])
+
+    def _written(self, bank):
+        """A writeback uses ``bank``'s port this cycle (reads wait)."""
+        return self.write[bank]
 
     def _requests_to(self, m, bank):
         """Per CU, per operand: a pending request to ``bank``."""
@@ -240,7 +272,9 @@ class OperandCollector(ConfiguredComponent, config=OperandCollectorConfig):
         grants = []
         for c, want in enumerate(wants):
             beaten = [wants[o].any() & self.older[o][c] for o in range(config.cus) if o != c]
-            wins = want.any() & ~Cat(beaten).any() if beaten else want.any()
+            wins = want.any() & ~self._written(bank)
+            if beaten:
+                wins &= ~Cat(beaten).any()
             first = [want[i] & ~want[:i].any() if i else want[i] for i in range(config.operands)]
             grants.append(Mux(wins, Cat(first), 0))
         grant = self.grants[bank]

@@ -30,6 +30,7 @@ import numpy as np
 
 from .memory import MemoryFaultError
 from .program import ALU, BRA, EXIT, Program
+from .values import TraceValues, ValueRecorder
 from .warp import ExecutionError, ThreadBlock
 
 __all__ = ["COHORT", "LINE_BYTES", "SHARED_BANKS", "WarpGroup", "WarpTrace", "new_traces",
@@ -58,10 +59,14 @@ class WarpTrace:
         Per global or shared access, in order: a tuple of the 128-byte line numbers a
         global access touches, or for a shared access the number of requests its bank
         conflicts cost (an ``int``).
+    values : TraceValues or None
+        With values recorded (``run_blocks(..., values=True)``), the register values of
+        each instruction (:mod:`gpurf.sim.sm.values`).
     """
 
     pcs: list = field(default_factory=list)
     requests: list = field(default_factory=list)
+    values: TraceValues | None = None
 
 
 class _Specials:
@@ -86,10 +91,12 @@ class _Cohort:
     """Blocks run together: their register file (per slot, ``(blocks x warps, 32)``),
     special registers built on demand, and the traces of their warps by row."""
 
-    __slots__ = ("blocks", "rows", "specials", "traces")
+    __slots__ = ("blocks", "recorder", "rows", "specials", "traces")
 
-    def __init__(self, blocks, rows, traces):
+    def __init__(self, blocks, rows, traces, recorder):
         self.blocks, self.rows, self.traces = blocks, rows, traces
+        self.recorder = recorder
+        """A :class:`~gpurf.sim.sm.values.ValueRecorder` when values are recorded."""
         self.specials = {}
 
 
@@ -190,11 +197,15 @@ def _step_group(cohort, warps, pc, shared):
     if guard is not None:
         g = regs[guard]
         mask = mask & (~g if program.code[pc].guard_negated else g)
+    recorder = cohort.recorder
+    before = None if recorder is None else recorder.sources(pc, regs)
     try:
         touched = program.ops[pc](WarpGroup(block, _Specials(cohort, sel), regs, shared),
                                   mask)
     except MemoryFaultError as fault:
         raise _fault(program, pc, fault, warps) from None
+    if before is not None:
+        recorder.record([traces[w.row].values for w in warps], pc, before, regs, mask)
     if not isinstance(sel, slice):
         for d in dests[pc]:
             rows[d][sel] = regs[d]
@@ -277,8 +288,11 @@ def _control_group(cohort, warps, pc):
     return rest
 
 
-def _step_one(warp, pc, traces):
+def _step_one(warp, pc, traces, recorder=None):
+    before = None if recorder is None else recorder.sources(pc, warp.regs)
     record = warp.step()
+    if before is not None:
+        recorder.record([traces[warp.row].values], pc, before, warp.regs, record.mask)
     if traces is not None:
         trace = traces[warp.row]
         trace.pcs.append(pc)
@@ -302,17 +316,24 @@ def _join(blocks) -> list:
     return rows
 
 
-def run_blocks(blocks: list[ThreadBlock], traces: list[list[WarpTrace]] | None = None) -> int:
+def run_blocks(blocks: list[ThreadBlock], traces: list[list[WarpTrace]] | None = None, *,
+               values: bool = False) -> int:
     """Run the fresh ``blocks`` (of one launch, not yet run) to completion together (see the
     module docstring); record each warp's :class:`WarpTrace` into ``traces[block][warp]``
-    when given. Returns the warp instructions executed."""
+    when given, with ``values`` its register values (:mod:`gpurf.sim.sm.values`). Returns
+    the warp instructions executed."""
     if not blocks:
         return 0
     program = blocks[0].program
     kinds = program.kinds
     private = _static(program)[2]
     flat = None if traces is None else [t for block_traces in traces for t in block_traces]
-    cohort = _Cohort(blocks, _join(blocks), flat)
+    recorder = None
+    if values and flat is not None:
+        recorder = ValueRecorder(program)
+        for trace in flat:
+            trace.values = TraceValues()
+    cohort = _Cohort(blocks, _join(blocks), flat, recorder)
     executed = 0
     live = [b for b in blocks if not b.done]
     with np.errstate(all="ignore"):
@@ -336,20 +357,23 @@ def run_blocks(blocks: list[ThreadBlock], traces: list[list[WarpTrace]] | None =
                         if len(warps) > 1:
                             _step_group(cohort, warps, pc, None)
                         else:
-                            _step_one(warps[0], pc, flat)
+                            _step_one(warps[0], pc, flat, recorder)
                         continue
                     for block, own in itertools.groupby(warps, key=lambda w: w.block):
                         own = list(own)
                         if len(own) > 1:
                             _step_group(cohort, own, pc, block.shared)
                         else:
-                            _step_one(own[0], pc, flat)
+                            _step_one(own[0], pc, flat, recorder)
                     continue
                 if kind in (BRA, EXIT) and len(warps) > 1:
                     warps = _control_group(cohort, warps, pc)
                 for warp in warps:
-                    _step_one(warp, pc, flat)
+                    _step_one(warp, pc, flat, recorder)
             live = [b for b in live if not b.done]
+    if recorder is not None:
+        for trace in flat:
+            recorder.finish(trace.values, trace.pcs)
     return executed
 
 

@@ -134,7 +134,7 @@ def _blocks(grid):
 
 
 def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
-               timing=None) -> KernelRun:
+               timing=None, values=False) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step, warp)``
@@ -143,8 +143,13 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     together, :func:`gpurf.sim.sm.batch.run_blocks`). With ``timing`` (an
     :class:`~gpurf.sim.sm.config.SMConfig`) the blocks run on the timing model
     (:class:`~gpurf.sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
-    :class:`~gpurf.sim.sm.stats.TimingStats`; the outputs are the same either way.
+    :class:`~gpurf.sim.sm.stats.TimingStats`; the outputs are the same either way. With
+    ``values`` (``True`` or a :class:`~gpurf.sim.sm.values.RegisterStorage`; needs
+    ``timing``) register values go through timing and every register access is checked
+    (:mod:`gpurf.sim.sm.values`).
     """
+    if values is not False and timing is None:
+        raise ValueError("values through timing need a timing configuration")
     spec, program, variant = load_workload(name)
     launch = spec.make(size, variant)
     inputs = {k: v.copy() for k, v in launch.buffers.items()}
@@ -168,7 +173,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     if timing is not None:
         from .timing import TimingSM
 
-        sm = TimingSM(program, timing, make_block)
+        sm = TimingSM(program, timing, make_block, values=values)
         stats["timing"] = sm.run_blocks(ordered, len(blocks), on_block=count)
     elif on_step is None:
         ids = iter(ordered)

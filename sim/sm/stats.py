@@ -16,6 +16,10 @@ Definitions:
 - ``dispatch_stalls``: cycles a collector unit offered an instruction whose unit was busy.
 - ``l1_*``: requests, hits and misses of global accesses (shared accesses count as
   requests only) and the cycles requests waited for the L1's single port.
+- ``values`` (with values through timing, :mod:`gpurf.sim.sm.values`; else empty):
+  ``reads``, ``writes`` and ``results`` checked or handed to the register storage,
+  ``dynamic_instructions`` and ``recorded_instructions`` (those with register words) of
+  the replayed warps, ``recorded_bytes`` (their recorded values, masks and offsets).
 """
 
 import json
@@ -40,6 +44,7 @@ class TimingStats:
     l1_queue_cycles: int
     seconds: float
     config: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
 
     @property
     def instructions(self) -> int:
@@ -85,7 +90,19 @@ class TimingStats:
             ("L1 requests / hits / misses",
              f"{self.l1_requests:,} / {self.l1_hits:,} / {self.l1_misses:,}"),
             ("L1 port wait (request-cycles)", f"{self.l1_queue_cycles:,}"),
+            *self._value_rows(),
         ]
         lines = ["| timing | value |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in rows]
         return "\n".join(lines)
+
+    def _value_rows(self) -> list:
+        v = self.values
+        if not v:
+            return []
+        per = v["recorded_bytes"] / max(1, v["dynamic_instructions"])
+        return [("values checked: reads / results",
+                 f"{v['reads']:,} / {v['results']:,} (all equal)"),
+                ("register writes", f"{v['writes']:,}"),
+                ("values recorded", f"{v['recorded_bytes']:,} bytes ({per:.0f} per dynamic "
+                                    "warp instruction)")]

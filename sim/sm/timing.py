@@ -10,23 +10,28 @@ never depend on timing, as in the trace-driven simulator the sub-core paper used
 Per cycle, per sub-core:
 
 1. The golden :class:`~gpurf.golden.subcore.operand_collector.OperandCollector` decides this
-   cycle's bank grants and the collector unit (CU) it offers for dispatch; the offer is
+   cycle's bank grants (a bank written back this cycle grants no read: writebacks have the
+   bank's port first) and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
 2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
-   pending in the scoreboard, no branch in flight), if a CU is free: GTO and RBA through
+   pending in the scoreboard, no branch in flight), if the collector's issue register is
+   free after this cycle's dispatch and allocation: GTO and RBA through
    the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
    golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
    LRR and two-level (Narasiman et al., MICRO 2011: an active set of
    ``two_level_active`` warps, a warp leaving it on a global load or a barrier) here.
 3. The collector takes the clock edge with the issue (:meth:`OperandCollector.advance`,
-   the same state update its port model's ``step`` performs).
+   the same state update its port model's ``step`` performs): dispatch, then reads, then
+   the issue register's instruction into a free CU, as Accel-Sim orders a cycle.
 
 Warps go to sub-cores through the golden
 :class:`~gpurf.golden.subcore.subcore_assigner.SubcoreAssigner` (its table written with the
 ``rr``, ``srr`` or ``shuffle`` policy bytes of :mod:`gpurf.golden.subcore.assignment`), counting
 warps since the kernel's launch. Registers map to banks through the register allocator
-(:mod:`gpurf.sim.ptx.regalloc`): a 64-bit value is read as its first 32-bit register; predicates
-are not register-file reads.
+(:mod:`gpurf.sim.ptx.regalloc`): a 64-bit value is two 32-bit registers, read as two
+requests (both queued, both in RBA scores); predicates are not register-file reads. A CU
+holds ``operands`` 32-bit reads (:func:`issue_reads`). A register the allocator did not place
+is an error.
 
 At dispatch an instruction's completion is known: ALU results after the unit's latency,
 memory requests queue for the L1, which serves one request per cycle in order (so their
@@ -58,6 +63,7 @@ from .batch import COHORT, new_traces, run_blocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
+from .values import value_check
 from .warp import ExecutionError
 
 __all__ = ["UNITS", "TimingSM"]
@@ -90,46 +96,72 @@ class StaticInfo:
     """Register slots that must not be pending to issue (sources, guard, destinations)."""
     dests: tuple
     reads: tuple
-    """Physical registers read from the register file (32-bit view, predicates excluded)."""
+    """Physical 32-bit registers read from the register file (a 64-bit source: both of its
+    registers; predicates excluded)."""
     long_latency: tuple
     registers: int
+    writes: tuple = ()
+    """Physical 32-bit registers an instruction writes back (predicates excluded)."""
     issue: tuple = ()
     """Per instruction: ``{operand index: register}`` of its reads as the collector takes
     them (capped at the configured operands by :meth:`TimingSM.__init__`)."""
+
+
+def _physical(kernel, alloc, ins, names) -> tuple:
+    """The physical 32-bit registers of register operands ``names`` of ``ins`` (two per
+    64-bit register, none for a predicate), each once, in operand order."""
+    phys = []
+    for name in names:
+        width = kernel.regs[name].width
+        if width == 1:
+            continue
+        first = alloc.physical.get(name)
+        if first is None:
+            raise ExecutionError(f"{kernel.file}: line {ins.line}: register {name} of "
+                                 f"'{ins.base}' has no physical register (the register "
+                                 "allocator did not place it)")
+        phys.extend((first, first + 1) if width == 64 else (first,))
+    return tuple(dict.fromkeys(phys))
 
 
 @cache
 def static_info(program: Program) -> StaticInfo:
     kernel, slots = program.kernel, program.slots
     alloc = allocate_registers(kernel)
-    unit, needs, dests, reads, space, long = [], [], [], [], [], []
+    unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
         needs.append(tuple(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))))
         dests.append(tuple(slots[n] for n in ins.dests))
-        phys = [alloc.physical.get(n, 0) for n in ins.sources if kernel.regs[n].width > 1]
-        reads.append(tuple(dict.fromkeys(phys)))
+        reads.append(_physical(kernel, alloc, ins, ins.sources))
+        writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
         long.append(ins.base == "ld" and ins.space == "global")
     return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
-                      tuple(dests), tuple(reads), tuple(long), alloc.registers)
+                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes))
 
 
 class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
-    __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
-                 "requests", "rpos", "slot", "sub", "wake")
+    __slots__ = ("at_bar", "block", "claims", "done_at", "hold", "index", "pcs", "pending",
+                 "pos", "reading", "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
         self.index = index
         self.pcs = trace.pcs
         self.requests = trace.requests
+        self.values = trace.values
         self.pos = 0
         self.rpos = 0
+        self.claims = {}
+        """Dynamic position -> index in ``requests`` of a memory access issued and not yet
+        dispatched (the collector may dispatch a younger access of the warp first)."""
         self.pending = {}
         """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        self.reading = {}
+        """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
         """Cycle a branch or barrier in flight releases the warp (INF: not yet known)."""
         self.wake = 0
@@ -153,6 +185,17 @@ class _Warp:
 
 def _slot_of(warp: _Warp) -> int:
     return warp.slot
+
+
+def _unread(warp: _Warp, regs) -> None:
+    """Reads of ``regs`` by ``warp`` are made (:meth:`_SubCore._ready`)."""
+    reading = warp.reading
+    for reg in regs:
+        left = reading[reg] - 1
+        if left:
+            reading[reg] = left
+        else:
+            del reading[reg]
 
 
 class _Block:
@@ -234,11 +277,16 @@ class _SubCore:
                                     banks=config.banks, cus=config.cus,
                                     score_width=config.score_width,
                                     score_latency=config.score_latency)
+        self.oc.carries_data = False
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.unit_of = sm.info.unit
+        self.values = sm.values
         self.issue_regs = sm.issue_regs
-        self.cu_warp: list = [None] * config.cus
+        self.writes: dict[int, int] = {}
+        """Cycle -> mask of the banks a writeback uses in it (known at dispatch)."""
+        self.write_banks: dict[tuple[int, int], int] = {}
+        """``(pc, slot)`` -> mask of the banks instruction ``pc`` writes back."""
         self.unit_free = [0] * len(UNITS)
         self.interval = [-(-32 // w) for w in (config.int_width, config.fp32_width,
                                               config.sfu_width, config.lsu_width, 32)]
@@ -307,58 +355,97 @@ class _SubCore:
     def cycle(self, now: int) -> bool:
         """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
         oc = self.oc
-        if not oc.order:
-            ready = [w.slot for w in self.live if w.wake <= now]
+        ready = None
+        if not oc.order and oc.buffer is None:
+            ready = self._ready(now)
             if not ready:
+                self.writes.pop(now, None)
                 self.lag += 1
                 self.reason = reason = self._stall_reason()
                 self.stalls[reason] += 1
                 return False
-        elif None in oc.units:
-            ready = [w.slot for w in self.live if w.wake <= now]
-        else:
-            ready = None
         if self.lag:
             self.catch_up()
-        grants, offer = oc.grants(), oc.offer()
+        grants = oc.grants(self.writes.pop(now, 0) if self.writes else 0)
+        offer = oc.offer()
+        if grants and self.values is not None:
+            self.values.read(self, grants, now)
         if grants:
+            self._read(grants)
             granted = len(grants)
             self.reads += granted
             self.conflicts += oc.queued - granted
         dispatched = None
         if offer is not None:
-            dispatched = self.cu_warp[offer]
+            dispatched = oc.units[offer].tag
             if self.unit_free[self.unit_of[dispatched[1]]] > now:
                 dispatched = None
                 self.dispatch_stalls += 1
         scores = self._scores(oc.queue_lengths()) if self.scorer is not None else None
-        if ready:
+        accepts = oc.accepts(dispatched is not None)
+        if accepts and ready is None:
+            ready = self._ready(now)
+        if accepts and ready:
             if self.picks:
                 chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
                                               greedy=self.greedy, rba_greedy=self.rba_greedy)]
             else:
                 chosen = self.slots[self._select(ready)]
             pc = chosen.pcs[chosen.pos]
-            allocated = oc.advance(grants, offer, dispatched is not None,
-                                   (chosen.slot, self.issue_regs[pc]))
+            oc.advance(grants, offer, dispatched is not None,
+                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            self.cu_warp[offer] = None
-            self.sm.dispatch(self, dispatched[0], dispatched[1], now)
+            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now, dispatched[2])
+            _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
+            if self.values is not None:
+                self.values.dispatch(*dispatched, now, done)
         if chosen is not None:
-            self.cu_warp[allocated] = (chosen, pc)
             self._issued(chosen, pc)
         else:
             if ready is None:
-                for w in self.live:
-                    if w.wake <= now:
-                        ready = True
-                        break
+                ready = bool(self._ready(now))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
+
+    def _ready(self, now: int) -> list[int]:
+        """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
+        register the next instruction writes still to be read by an older instruction of
+        the warp (the collector may dispatch a younger instruction first, so its write
+        could overtake the older read: write-after-read)."""
+        writes = self.sm.info.writes
+        return [w.slot for w in self.live if w.wake <= now
+                and not (w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]]))]
+
+    def _read(self, grants) -> None:
+        """The reads granted this cycle are made (see :meth:`_ready`)."""
+        units = self.oc.units
+        for cu, index in grants.values():
+            unit = units[cu]
+            _unread(unit.tag[0], (unit.operands[index].reg,))
+
+    def write_back(self, warp: _Warp, pc: int, when: int) -> None:
+        """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
+        banks grant no read then (several writes to one bank in a cycle count once)."""
+        key = (pc, warp.slot)
+        mask = self.write_banks.get(key)
+        if mask is None:
+            config = self.sm.config
+            mask = 0
+            for reg in self.sm.info.writes[pc]:
+                mask |= 1 << bank_of(reg, warp.slot, banks=config.banks,
+                                     bank_map=config.bank_map)
+            self.write_banks[key] = mask
+        if mask:
+            self.writes[when] = self.writes.get(when, 0) | mask
+
+    def forget_writes(self, before: int) -> None:
+        """Drop the writebacks of cycles before ``before`` (skipped: the collector was idle)."""
+        if self.writes:
+            self.writes = {c: m for c, m in self.writes.items() if c >= before}
 
     def _stall_reason(self) -> str:
         if not self.live:
@@ -369,6 +456,12 @@ class _SubCore:
 
     def _issued(self, warp: _Warp, pc: int) -> None:
         info = self.sm.info
+        reading = warp.reading
+        for reg in info.reads[pc]:
+            reading[reg] = reading.get(reg, 0) + 1
+        if info.unit[pc] == MEM and info.space[pc] != "param":
+            warp.claims[warp.pos] = warp.rpos
+            warp.rpos += 1
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
@@ -436,16 +529,25 @@ class TimingSM:
     cohort : int
         Blocks run functionally together (:func:`gpurf.sim.sm.batch.run_blocks`) when the next
         block to admit has not run yet.
+    values : bool or RegisterStorage
+        Carry register values through timing and check every register access
+        (:mod:`gpurf.sim.sm.values`; ``True``: a plain register file).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT):
+                 cohort: int = COHORT, values=False):
         self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
+        self.uncollected = [tuple(r for r in reads if r not in regs.values())
+                            for reads, regs in zip(self.info.reads, self.issue_regs,
+                                                   strict=True)]
+        """Per instruction, the registers it reads beyond the collector's operands (made at
+        dispatch)."""
+        self.values = value_check(program, values, self.issue_regs)
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
@@ -551,7 +653,7 @@ class TimingSM:
         recording their traces, and queue them for admission."""
         blocks = [self.make_block(b) for b in itertools.islice(run.blocks, self.cohort)]
         traces = [new_traces(block) for block in blocks]
-        run_blocks(blocks, traces)
+        run_blocks(blocks, traces, values=self.values is not None)
         run.ready.extend(zip(blocks, traces, strict=True))
 
     def _retire(self, record: _Block) -> None:
@@ -563,16 +665,18 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int) -> None:
-        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int, pos: int) -> int:
+        """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` leaves the collector in
+        cycle ``now``; returns the cycle it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
-        done = self._memory(warp, pc, now) if unit == MEM else now + self.latency[unit]
+        done = self._memory(warp, pc, now, pos) if unit == MEM else now + self.latency[unit]
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done
+            sub.write_back(warp, pc, done)
         elif kind == BRA:
             warp.hold = done
         elif kind == BAR:
@@ -582,13 +686,13 @@ class TimingSM:
         if warp.done_at is not None and warp.pending:
             self._retire_warp(warp)
         warp.update_wake(info.needs)
+        return done
 
-    def _memory(self, warp: _Warp, pc: int, now: int) -> int:
+    def _memory(self, warp: _Warp, pc: int, now: int, pos: int) -> int:
         space = self.info.space[pc]
         if space == "param":
             return now + self.const_after
-        requests = warp.requests[warp.rpos]
-        warp.rpos += 1
+        requests = warp.requests[warp.claims.pop(pos)]
         l1 = self.l1
         if space == "shared":
             done = now
@@ -687,6 +791,7 @@ class TimingSM:
             skipped = nxt - now - 1
             sub.stalls[sub.reason] += skipped
             sub.lag += skipped
+            sub.forget_writes(nxt)
         return nxt
 
     def _stats(self, seconds: float) -> TimingStats:
@@ -699,4 +804,5 @@ class TimingSM:
             dispatch_stalls=sum(s.dispatch_stalls for s in subs), stalls=stalls,
             l1_requests=self.l1.requests, l1_hits=self.l1.hits, l1_misses=self.l1.misses,
             l1_queue_cycles=self.l1.wait, seconds=seconds,
+            values=self.values.stats() if self.values is not None else {},
             config={k: v for k, v in vars(self.config).items()})

@@ -1,21 +1,28 @@
 """Formal harness of ``subcore.operand_collector`` in a small configuration.
 
-Inputs are free (``AnySeq``) except for the stream rule on ``issue`` (valid and payload
-held until ready) and a reset in the first cycle. The harness keeps its own shadow state
-(request counts per bank, busy count, a delay line of grants) and asserts:
+Inputs are free (``AnySeq``, ``write`` included) except for the stream rule on ``issue``
+(valid and payload held until ready) and a reset in the first cycle. The harness keeps its
+own shadow state (the issue register, request counts per bank, busy count, a delay line of
+grants) and asserts:
 
-- per bank at most one grant a cycle, to a pending request of that bank, and a grant
-  whenever the bank has a pending request; ``read[b]`` shows the granted address;
-- ``queue_len[b]`` equals the shadow count: + requests posted on allocation (bank
-  computed here from the spec) - grants, so no request is lost or duplicated;
-- each valid operand of a busy CU is exactly one of pending, in flight (granted less than
-  ``read_latency + 1`` cycles ago) or ready; a granted request's data reaches its CU's
-  operand and sets ready the cycle after the bank returned it;
+- per bank at most one grant a cycle, to a pending request of that bank, none while the
+  bank is written, and a grant whenever the bank has a pending request and no write;
+  ``read[b]`` shows the granted address;
+- ``queue_len[b]`` equals the shadow count: + requests posted when the shadow issue
+  register's instruction is allocated (bank computed here from the spec) - grants, so no
+  request is lost or duplicated;
+- each valid operand of a busy CU is exactly one of pending, in flight (granted at most
+  ``read_latency`` cycles ago) or ready; in the cycle a bank returns a granted request's
+  data the CU's operand shows it (bypass), and the next cycle it is stored and ready unless
+  the CU was dispatched;
 - the grant goes to the request of the earliest allocated CU (shadow allocation order),
   then the lowest operand index;
-- a CU is offered on ``dispatch`` only when all its valid operands are ready, the payload
-  is that CU's, an offer not taken is held unchanged, a fresh offer is the oldest complete
-  CU; ``issue.ready`` is high iff a CU is free; the busy count follows issue - dispatch.
+- a CU is offered on ``dispatch`` only when each valid operand is ready or arriving, the
+  payload is that CU's, an offer not taken is held unchanged, a fresh offer is the oldest
+  complete CU;
+- ``issue.ready`` is high iff the shadow issue register is empty or a CU is free after this
+  cycle's dispatch, whose lowest-numbered one is allocated; the busy count follows
+  allocations - dispatches.
 """
 
 import itertools
@@ -23,7 +30,9 @@ import itertools
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume, Cover
+from amaranth.lib import data
 
+from gpurf.hw.gates import or_all
 from gpurf.hw.subcore.operand_collector import OperandCollector
 
 __all__ = ["SMALL", "OperandCollectorFormal"]
@@ -52,13 +61,36 @@ class OperandCollectorFormal(Elaboratable):
         m.submodules.dut = self.dut
         m.d.comb += Assume(ResetSignal() == Initial())
         self._drive(m)
+        allocating = self._issue_register(m)
         self._age(m)
-        in_flight = self._grants(m)
-        self._queue_lengths(m)
+        in_flight, arriving = self._grants(m)
+        self._queue_lengths(m, allocating)
         self._operands(m, in_flight)
-        self._dispatch(m)
+        self._dispatch(m, arriving, allocating)
         self._covers(m)
         return m
+
+    def _issue_register(self, m):
+        """The shadow issue register; returns "its instruction is allocated this cycle"."""
+        dut, config = self.dut, self.dut.config
+        self.buffered = Signal(name="shadow_buffered")
+        self.buffer = Signal(config.issue_layout.size, name="shadow_buffer")
+        freed = Cat(dut.selected[c] & dut.dispatch.ready for c in range(config.cus))
+        self.free = Signal(config.cus, name="shadow_free")
+        m.d.comb += self.free.eq(Cat(~unit.busy for unit in dut.units) | freed)
+        allocating = Signal(name="shadow_allocating")
+        m.d.comb += [
+            allocating.eq(self.buffered & self.free.any()),
+            Assert(dut.issue.ready == (~self.buffered | self.free.any())),
+        ]
+        with m.If(dut.issue.valid & dut.issue.ready):
+            m.d.sync += [self.buffered.eq(1), self.buffer.eq(dut.issue.payload)]
+        with m.Elif(allocating):
+            m.d.sync += self.buffered.eq(0)
+        for c, unit in enumerate(dut.units):
+            lowest = self.free[c] & ~self.free[:c].any() if c else self.free[c]
+            m.d.comb += Assert(unit.allocate == (allocating & lowest))
+        return allocating
 
     def _covers(self, m):
         """The events the harness exercises: a bank conflict (two pending requests of one
@@ -69,11 +101,18 @@ class OperandCollectorFormal(Elaboratable):
             pending = Cat(unit.pending[i] & unit.bank[i][bank]
                           for unit in dut.units for i in range(config.operands))
             conflicts.append(grant.any() & (_popcount(pending) >= 2))
+        blocked = []
+        for bank in range(config.banks):
+            pending = Cat(unit.pending[i] & unit.bank[i][bank]
+                          for unit in dut.units for i in range(config.operands))
+            blocked.append(dut.write[bank] & pending.any())
         m.d.comb += [
             Cover(Cat(conflicts).any(), "bank_conflict"),
             Cover(~dut.issue.ready, "full"),
             Cover(dut.dispatch.valid & dut.dispatch.ready, "dispatch"),
             Cover(dut.dispatch.valid & ~dut.dispatch.ready, "dispatch_refused"),
+            Cover(Cat(unit.free & unit.allocate for unit in dut.units).any(), "turnaround"),
+            Cover(Cat(blocked).any(), "write_blocks_read"),
         ]
 
     def _age(self, m):
@@ -92,11 +131,12 @@ class OperandCollectorFormal(Elaboratable):
 
     def _drive(self, m):
         """Free inputs; ``issue`` follows the stream rule."""
-        dut = self.dut
+        dut, config = self.dut, self.dut.config
         m.d.comb += [
             dut.issue.valid.eq(AnySeq(1)),
             dut.issue.payload.eq(AnySeq(dut.config.issue_layout.size)),
             dut.dispatch.ready.eq(AnySeq(1)),
+            dut.write.eq(AnySeq(config.banks)),
         ]
         for port in dut.read:
             m.d.comb += port.data.eq(AnySeq(dut.config.register_layout.size))
@@ -113,9 +153,10 @@ class OperandCollectorFormal(Elaboratable):
         return self.dut.units[cu], index
 
     def _grants(self, m):
-        """One grant per bank to a pending request of it; the delay line of grants."""
+        """One grant per bank to a pending request of it; the delay line of grants.
+        Returns the grants in flight and, per bank, the grants whose data arrives now."""
         dut, config = self.dut, self.dut.config
-        line = []
+        line, arriving = [], []
         for bank, grant in enumerate(dut.grants):
             port = dut.read[bank]
             pending = Cat(unit.pending[i] & unit.bank[i][bank]
@@ -123,7 +164,8 @@ class OperandCollectorFormal(Elaboratable):
             m.d.comb += [
                 Assert((grant & (grant - 1)) == 0),
                 Assert(port.valid == grant.any()),
-                Assert(~pending.any() | port.valid),
+                Assert(~pending.any() | port.valid | dut.write[bank]),
+                Assert(~(port.valid & dut.write[bank])),
                 Assert((grant & ~pending) == 0),
             ]
             for r in range(config.requests):
@@ -141,25 +183,33 @@ class OperandCollectorFormal(Elaboratable):
                 m.d.sync += later.eq(earlier)
             self._arrival(m, bank, stages[config.read_latency - 1])
             line.extend(stages[:config.read_latency])
-        return line
+            arriving.append(stages[config.read_latency - 1])
+        return line, arriving
 
     def _arrival(self, m, bank, arriving):
-        """The data a bank returns for a grant is in the CU's operand the cycle after."""
+        """The data a bank returns for a grant is in the CU's operand in that cycle (bypass)
+        and stored, ready, the cycle after unless the CU was dispatched."""
         dut, config = self.dut, self.dut.config
         arrived = Signal(config.requests, name=f"arrived_{bank}")
+        kept = Signal(config.cus, name=f"kept_{bank}")
         data = Signal(config.register_layout.size, name=f"arrived_data_{bank}")
-        m.d.sync += [arrived.eq(arriving), data.eq(dut.read[bank].data)]
+        m.d.sync += [arrived.eq(arriving), data.eq(dut.read[bank].data),
+                     kept.eq(Cat(~unit.free for unit in dut.units))]
         for r in range(config.requests):
             unit, i = self._request(r)
-            with m.If(arrived[r] & ~ResetSignal()):
+            cu = r // config.operands
+            with m.If(arriving[r] & ~ResetSignal()):
+                m.d.comb += Assert(unit.busy & unit.valid[i]
+                                   & (unit.data[i].as_value() == dut.read[bank].data.as_value()))
+            with m.If(arrived[r] & kept[cu] & ~ResetSignal()):
                 m.d.comb += Assert(unit.busy & unit.ready[i]
                                    & (unit.data[i].as_value() == data))
 
-    def _queue_lengths(self, m):
+    def _queue_lengths(self, m, allocating):
         """``queue_len`` follows posted - granted requests, per bank."""
         dut, config = self.dut, self.dut.config
-        transfer = dut.issue.valid & dut.issue.ready
-        instr = dut.issue.payload
+        transfer = allocating
+        instr = data.View(config.issue_layout, self.buffer)
         for bank, grant in enumerate(dut.grants):
             shadow = Signal(config.queue_bits + 1, name=f"shadow_queue_{bank}")
             posted = [operand.valid & self._in_bank(instr.warp, operand.reg, bank)
@@ -187,7 +237,7 @@ class OperandCollectorFormal(Elaboratable):
             with m.If(unit.busy & ~unit.valid[i]):
                 m.d.comb += Assert(~unit.pending[i] & ~flying & ~unit.ready[i])
 
-    def _dispatch(self, m):
+    def _dispatch(self, m, arriving, allocating):
         """Offers only complete CUs, holds a refused offer, tracks busy CUs."""
         dut, config = self.dut, self.dut.config
         payload = dut.dispatch.payload
@@ -195,9 +245,12 @@ class OperandCollectorFormal(Elaboratable):
         m.d.comb += [
             Assert((selected & (selected - 1)) == 0),
             Assert(dut.dispatch.valid == selected.any()),
-            Assert(dut.issue.ready == ~Cat(u.busy for u in dut.units).all()),
         ]
-        complete = Cat(unit.busy & (unit.ready | ~unit.valid).all() for unit in dut.units)
+        landing = or_all(arriving)
+        complete = Cat(
+            unit.busy & (unit.ready | landing[c * config.operands:(c + 1) * config.operands]
+                         | ~unit.valid).all()
+            for c, unit in enumerate(dut.units))
         for c, unit in enumerate(dut.units):
             with m.If(selected[c]):
                 m.d.comb += [
@@ -219,6 +272,5 @@ class OperandCollectorFormal(Elaboratable):
                     if o != c:
                         m.d.comb += Assert(~(selected[c] & complete[o] & self.older[o][c]))
         busy = Signal(range(config.cus + 1))
-        m.d.sync += busy.eq(busy + (dut.issue.valid & dut.issue.ready)
-                            - (dut.dispatch.valid & dut.dispatch.ready))
+        m.d.sync += busy.eq(busy + allocating - (dut.dispatch.valid & dut.dispatch.ready))
         m.d.comb += Assert(busy == _popcount(Cat(u.busy for u in dut.units)))

@@ -1,14 +1,15 @@
 """Hand-made mutants of the sub-core blocks: each one comparison or one update changed, each
 killed by its block's formal harness (``tests/test_subcore_*.py::test_formal_kills_mutant``)."""
 
-from amaranth import Mux, Signal
+from amaranth import Const, Mux, Signal
 
 from gpurf.hw.subcore.operand_collector import OperandCollector
 from gpurf.hw.subcore.rba_scorer import RbaScorer
 from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
 from gpurf.hw.subcore.warp_selector import WarpSelector
 
-__all__ = ["AgeNeverCleared", "InvalidOperandCounted", "TableReversed", "TieToHigherIndex"]
+__all__ = ["AgeNeverCleared", "InvalidOperandCounted", "TableReversed", "TieToHigherIndex",
+           "WriteIgnored"]
 
 
 class TieToHigherIndex(WarpSelector):
@@ -59,3 +60,11 @@ class AgeNeverCleared(OperandCollector):
                 with m.If(self.units[j].allocate):
                     m.d.sync += self.older[i][j].eq(1)
                 m.d.comb += self.older[j][i].eq(~self.older[i][j])
+
+
+class WriteIgnored(OperandCollector):
+    """The arbiter grants a read to a bank whose port a writeback uses this cycle (the
+    ``write`` input ignored). Killed by "no grant while the bank is written"."""
+
+    def _written(self, bank):
+        return Const(0, 1)

@@ -4,7 +4,8 @@ The bench stands in for the register-file banks: it remembers every grant it see
 ``read[b]`` and drives the register's data on ``read[b].data`` ``read_latency`` cycles
 later (random values in every other cycle). A register's data is a function of
 ``(warp, reg)`` and a per-run salt, so data routed to the wrong operand or CU differs.
-Issue payloads are random while ``issue.valid`` is low.
+Issue payloads are random while ``issue.valid`` is low; ``write`` (the banks a writeback
+uses) is random with a probability each stimulus sets (0 unless it says otherwise).
 """
 
 from collections import deque
@@ -68,6 +69,8 @@ class Driver:
         self.rng = rng
         self.banks = BankStub(self.config, rng)
         self.offered: int | None = None
+        self.p_write = 0.0
+        """Probability that a bank is written in a cycle."""
 
     def pack(self, warp: int, regs: dict[int, int]) -> int:
         """An issue payload: ``regs`` maps operand index to register id (others invalid)."""
@@ -81,6 +84,8 @@ class Driver:
     def inputs(self, ready: bool) -> dict:
         ins = self.banks.inputs()
         ins["dispatch__ready"] = int(ready)
+        ins["write"] = sum(1 << b for b in range(self.config.banks)
+                           if self.p_write and self.rng.random() < self.p_write)
         ins["issue__valid"] = int(self.offered is not None)
         ins["issue__payload"] = (self.rng.getrandbits(self.config.codecs["issue__payload"].width)
                                  if self.offered is None else self.offered)
@@ -140,6 +145,7 @@ def random_streams(params, rng, cycles):
         if cycle % 64 == 0:
             p_ready = rng.choice([0.1, 0.5, 0.9, 1.0])
             p_issue = rng.choice([0.3, 0.8, 1.0])
+            driver.p_write = rng.choice([0.0, 0.2, 0.5])
         if driver.offered is None and rng.random() < p_issue:
             driver.offer(rng.randrange(config.slots), driver.random_regs(rng.random()))
         outputs = yield driver.inputs(rng.random() < p_ready)
@@ -244,9 +250,37 @@ def directed_queue_len(params, rng, cycles):
     yield from play(driver, program, ready=lambda cycle: cycle % 4 == 0)
 
 
+def directed_turnaround(params, rng, cycles):
+    """One operand per bank, no conflict, dispatch always ready: every CU is dispatched and
+    allocated again on one edge, ``1 + read_latency`` cycles per instruction and CU."""
+    driver = Driver(params, rng)
+    config = driver.config
+    program = []
+    for k in range(4 * config.cus):
+        warp = rng.randrange(config.slots)
+        bank = k % config.banks
+        program.append((warp, {0: rng.choice(driver.regs_in_bank(warp, bank))}))
+    yield from play(driver, program)
+
+
+def directed_writes(params, rng, cycles):
+    """Writebacks hold back reads: each bank written with probability 1/2, then every bank for
+    three cycles in a row, while the CUs queue reads of bank 0."""
+    driver = Driver(params, rng)
+    config = driver.config
+    program = [(w, _bank0(driver, rng, w, config.operands))
+               for w in (rng.randrange(config.slots) for _ in range(2 * config.cus))]
+    driver.p_write = 0.5
+    yield from play(driver, program)
+    driver.p_write = 1.0
+    yield from play(driver, program[:2], limit=3)
+    driver.p_write = 0.0
+    yield from play(driver, [])
+
+
 STIMULI = (random_streams, directed_one_bank, directed_spread, directed_compete,
            directed_reallocate, directed_backpressure, directed_zero_operands,
-           directed_queue_len)
+           directed_queue_len, directed_turnaround, directed_writes)
 
 
 globals().update(cocotb_tests(STIMULI))

@@ -1,0 +1,54 @@
+"""Throughput of the timing model per scheduler: ``python -m gpurf.sim.sm.throughput``.
+
+Runs each workload at a size on the timing model under each scheduler (V100 preset) and
+prints, per run, the warp instructions, wall and process CPU seconds of the whole run
+(functional cohorts included, as ``gpurf sm bench`` counts them), the seconds of the timing
+loop alone (``TimingStats.seconds``), warp instructions per wall and per CPU second, the
+cycles and whether the outputs equal the numpy reference. Figures depend on the machine's
+load: run ``uptime`` beside them.
+"""
+
+import click
+
+from gpurf.sim.sm import run_kernel
+from gpurf.sim.sm.config import load_config
+
+__all__ = ["measure"]
+
+
+def measure(name: str, size: str, scheduler: str) -> dict:
+    """One timed run of ``name`` at ``size`` under ``scheduler``: its figures as a dict."""
+    run = run_kernel(name, size, timing=load_config(scheduler=scheduler))
+    stats, timing = run.stats, run.stats["timing"]
+    instructions = stats["warp_instructions"]
+    return {"kernel": name, "size": size, "scheduler": scheduler,
+            "warp_instructions": instructions, "seconds": stats["seconds"],
+            "cpu_seconds": stats["cpu_seconds"], "timing_loop_seconds": timing.seconds,
+            "per_second": instructions / stats["seconds"],
+            "per_cpu_second": instructions / stats["cpu_seconds"],
+            "cycles": timing.cycles, "passed": run.passed}
+
+
+@click.command()
+@click.argument("kernels", nargs=-1, required=True)
+@click.option("--size", type=click.Choice(["test", "paper"]), default="paper",
+              show_default=True)
+@click.option("--scheduler", "schedulers", multiple=True, default=("gto", "rba"),
+              show_default=True, help="Repeatable.")
+def main(kernels, size, schedulers):
+    """Warp instructions per second of KERNELS on the timing model, per scheduler."""
+    click.echo("| kernel | scheduler | warp instructions | wall s (CPU s) | timing loop s | "
+               "warp-instr/s wall (per CPU s) | cycles | reference |\n"
+               "|---|---|---|---|---|---|---|---|")
+    for name in kernels:
+        for scheduler in schedulers:
+            r = measure(name, size, scheduler)
+            click.echo(f"| {name} | {scheduler} | {r['warp_instructions']:,} | "
+                       f"{r['seconds']:.2f} ({r['cpu_seconds']:.2f}) | "
+                       f"{r['timing_loop_seconds']:.2f} | {r['per_second']:,.0f} "
+                       f"({r['per_cpu_second']:,.0f}) | {r['cycles']:,} | "
+                       f"{'PASS' if r['passed'] else 'FAIL'} |")
+
+
+if __name__ == "__main__":
+    main()
