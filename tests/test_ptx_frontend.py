@@ -3,13 +3,20 @@ on small hand-written PTX whose answers are known."""
 
 import re
 
+import numpy as np
 import pytest
 
+from gpurf.sim.passes.compression.compile_pass import compression_pass
+from gpurf.sim.passes.greener.power_pass import power_pass, sleep_reg_pass
+from gpurf.sim.passes.regless.regions import regless_pass
 from gpurf.sim.ptx import PtxError, parse_ptx
 from gpurf.sim.ptx.cfg import EXIT, build_cfg, dominator_tree
 from gpurf.sim.ptx.liveness import liveness
 from gpurf.sim.ptx.regalloc import allocate_registers, interference
 from gpurf.sim.sm.program import Program
+from gpurf.sim.sm.warp import ExecutionError
+
+from .ptx_launch import DATA, launch, program_of
 
 HEADER = ".version 9.0\n.target sm_80\n.address_size 64\n\n"
 
@@ -123,26 +130,33 @@ BODY = ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n"
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("\tatom.global.add.u32 %r1, [%r2], 1;\n",
-     r"^bad\.ptx:9: unsupported instruction 'atom\.global\.add\.u32'$"),
+    ("\tmma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r1, %r2}, {%r3}, {%r1}, {%r2};\n",
+     r"^bad\.ptx:9: unsupported instruction 'mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.f16"
+     r"\.f16\.f32' \(tensor instructions are outside gpurf's PTX subset\)$"),
+    ("\tadd.rn.f16 %r1, %r2, %r3;\n", r"^bad\.ptx:9: unsupported instruction 'add\.rn\.f16' "
+     r"\(f16/bf16 arithmetic is outside gpurf's PTX subset\)$"),
+    ("\ttex.2d.v4.f32.s32 {%r1, %r2, %r3, %r0}, [t, {%r1, %r2}];\n",
+     r"^bad\.ptx:9: unsupported instruction 'tex\.2d\.v4\.f32\.s32' \(texture instructions "
+     r"are outside gpurf's PTX subset\)$"),
+    ("\tshfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31;\n",
+     r"^bad\.ptx:9: expected 5 operands, found 4 in 'shfl\.sync\.bfly\.b32'$"),
     ("\tadd.rz.f32 %r1, %r2, %r3;\n",
      r"^bad\.ptx:9: expected a type \(u16, s16, .*\) after 'add', found '\.rz' in "
      r"'add\.rz\.f32'$"),
     ("\tadd.s32 %r1, %r2;\n", r"^bad\.ptx:9: expected 3 operands, found 2 in 'add\.s32'$"),
     ("\tadd.s32 %r1, %r2, %r3\n\tret;\n",
      r"^bad\.ptx:9: expected ',' or ';' after the operands of 'add\.s32', found 'ret'$"),
-    ("\t.local .b8 buf[16];\n", r"^bad\.ptx:9: unsupported directive '\.local' in a kernel body$"),
+    ("\t.surfref s;\n", r"^bad\.ptx:9: unsupported directive '\.surfref' in a function body$"),
     ("\tadd.s32 %r1, %r9, 1;\n", r"^bad\.ptx:9: undeclared register '%r9' in 'add\.s32'$"),
     ("\tbra $NOWHERE;\n", r"^bad\.ptx:9: unknown label '\$NOWHERE' in 'bra'$"),
-    ("\tld.global.v4.f32 {%r1, %r2}, [%r3];\n",
-     r"^bad\.ptx:9: unsupported vector operand in 'ld\.global\.v4\.f32'$"),
-    ("\tld.global.v4.f32 %r1, [%r3];\n",
-     r"^bad\.ptx:9: expected a type \(.*\) after 'ld', found '\.v4' in 'ld\.global\.v4\.f32'$"),
+    ("\tld.global.v8.f32 %r1, [%r3];\n",
+     r"^bad\.ptx:9: expected a type \(.*\) after 'ld', found '\.v8' in 'ld\.global\.v8\.f32'$"),
     ("\tbar.sync.aligned 0;\n", r"^bad\.ptx:9: unsupported modifier '\.aligned' in "
      r"'bar\.sync\.aligned'$"),
-    ("\tmov.u32 %r1, {%r2};\n", r"^bad\.ptx:9: unsupported vector operand in 'mov\.u32'$"),
-    ("\tsetp.lt.and.s32 %p1, %r1, %r2, %p0;\n",
-     r"^bad\.ptx:9: expected a type \(.*\) after 'setp', found '\.and' in 'setp\.lt\.and\.s32'$"),
+    ("\tmov.u32 %r1, {%r2, [%r3]};\n",
+     r"^bad\.ptx:9: a vector operand holds registers or immediates in 'mov\.u32'$"),
+    ("\tsetp.lt.and.s32 %p1, %r1, %r2, %p0, %p1;\n",
+     r"^bad\.ptx:9: expected 3 or 4 operands, found 5 in 'setp\.lt\.and\.s32'$"),
     ("\t.reg .b32 %big<200000000>;\n", r"^bad\.ptx:9: \.reg range %big<200000000>: a kernel "
      r"declares between 1 and 65,536 registers of a name$"),
     ("\t.reg .b32 %none<0>;\n", r"^bad\.ptx:9: \.reg range %none<0>: "),
@@ -158,8 +172,9 @@ def test_malformed_ptx_names_file_line_and_instruction(body, message):
 @pytest.mark.parametrize(("text", "message"), [
     (".version 9.0\n.target sm_80\n.address_size 32\n",
      r"^bad\.ptx:3: expected \.address_size 64, found 32$"),
-    (HEADER + ".global .b32 counter;\n",
-     r"^bad\.ptx:5: unsupported module-level directive '\.global' \(expected '\.entry'\)$"),
+    (HEADER + ".surfref s;\n",
+     r"^bad\.ptx:5: unsupported module-level directive '\.surfref' \(expected '\.entry', "
+     r"'\.func', '\.global', '\.const', '\.shared', '\.file' or '\.section'\)$"),
     (HEADER + BODY, r"^bad\.ptx:9: expected '}' to close kernel 'k', found end of file$"),
     (".target sm_80\n", r"^bad\.ptx:1: expected '\.version', found '\.target'$"),
 ])
@@ -176,6 +191,17 @@ def test_malformed_module_structure(text, message):
      r"^bad\.ptx:9: unsupported: register %p1 of 1 bits used as \.f32 in 'add\.f32'$"),
     ("\tmul.s32 %r1, %r2, %r3;\n",
      r"^bad\.ptx:9: unsupported: integer mul without \.lo, \.hi or \.wide in 'mul\.s32'$"),
+    ("\tld.global.v4.f32 {%r1, %r2}, [%r3];\n",
+     r"^bad\.ptx:9: unsupported: 2 data operands for 4 vector elements in 'ld\.global\.v4\.f32'$"),
+    ("\tsetp.lt.and.s32 %p1, %r1, %r2;\n",
+     r"^bad\.ptx:9: unsupported: a fourth \(predicate\) operand goes with \.and, \.or or \.xor "
+     r"in 'setp\.lt\.and\.s32'$"),
+    ("\t.reg .b64 %rd<2>;\n\t.reg .f32 %f<2>;\n\tadd.f32 %f1, %rd1, %f1;\n",
+     r"^bad\.ptx:11: unsupported: register %rd1 of 64 bits used as a \.f32 source \(ptxas "
+     r"rejects it: only ld, st and cvt take a register of another width\) in 'add\.f32'$"),
+    ("\tatom.global.inc.s32 %r1, [%r2], 1;\n",
+     r"^bad\.ptx:9: unsupported: atomic \.inc on \.s32 \(PTX has it on \.u32\) in "
+     r"'atom\.global\.inc\.s32'$"),
 ])
 def test_instructions_the_model_cannot_run_are_errors_at_compile(body, message):
     kernel = parse_ptx(HEADER + BODY + body + "\tret;\n}\n", "bad.ptx").kernels["k"]
@@ -200,3 +226,235 @@ def test_binary_and_oversized_ptx_files_are_named(tmp_path, monkeypatch):
     monkeypatch.setattr(parser, "MAX_PTX_BYTES", 8)
     with pytest.raises(PtxError, match=rf"^{binary}:1: 15 bytes of PTX; at most 8$"):
         parser.load_ptx(binary)
+
+
+# -- constructs of issue 15: what passes see -----------------------------------------------
+PAIR_AND_CARRY = HEADER + """\
+.visible .entry k(.param .u64 k_param_0)
+{
+\t.reg .pred %p<3>;
+\t.reg .b32 %r<6>;
+\t.reg .b64 %rd<5>;
+\tld.param.u64 %rd1, [k_param_0];
+\tmov.u32 %r1, %tid.x;
+\tsetp.lt.u32 %p1|%p2, %r1, 16;
+\tadd.cc.u32 %r2, %r1, -1;
+\taddc.u32 %r3, %r1, 0;
+\tselp.u32 %r4, %r2, %r3, %p1;
+\t@%p2 add.u32 %r4, %r4, 1;
+\tcvta.to.global.u64 %rd2, %rd1;
+\tmul.wide.u32 %rd3, %r1, 4;
+\tadd.s64 %rd4, %rd2, %rd3;
+\tst.global.u32 [%rd4], %r4;
+\tret;
+}
+"""
+
+
+def test_pair_destinations_and_the_carry_flag_are_registers_to_every_pass():
+    kernel = parse_ptx(PAIR_AND_CARRY, "pair.ptx").kernels["k"]
+    setp, add_cc, addc = kernel.instructions[2:5]
+    assert setp.dests == ("%p1", "%p2") and add_cc.dests == ("%r2", "%cc")
+    assert "%cc" in addc.sources and kernel.regs["%cc"].type == "pred"
+    live = liveness(kernel)
+    assert "%cc" in live.live_after[3] and "%cc" not in live.live_after[4]
+    assert {"%p1", "%p2"} <= live.live_after[4]
+    alloc = allocate_registers(kernel)
+    assert alloc.physical["%p1"] != alloc.physical["%p2"]
+    out = launch(program_of(PAIR_AND_CARRY, "pair.ptx"), [np.zeros(32, np.uint32)], 32)[0]
+    tid = np.arange(32, dtype=np.uint64)
+    carried = tid + (tid >= 1)
+    assert np.array_equal(out, np.where(tid < 16, (tid - 1) & 0xFFFFFFFF, carried + 1))
+
+
+GENERIC = HEADER + """\
+.visible .entry g(.param .u64 g_param_0)
+{
+\t.local .align 4 .b8 frame[8];
+\t.shared .align 4 .b32 sh[32];
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<12>;
+\tld.param.u64 %rd1, [g_param_0];
+\tmov.u32 %r1, %tid.x;
+\tmov.u64 %rd2, sh;
+\tcvta.shared.u64 %rd3, %rd2;
+\tmov.u64 %rd4, frame;
+\tcvta.local.u64 %rd5, %rd4;
+\tmul.wide.u32 %rd6, %r1, 4;
+\tadd.s64 %rd7, %rd3, %rd6;
+\tst.u32 [%rd7], %r1;
+\tst.u32 [%rd5+4], %r1;
+\tbar.sync 0;
+\txor.b32 %r2, %r1, 1;
+\tmul.wide.u32 %rd8, %r2, 4;
+\tadd.s64 %rd9, %rd3, %rd8;
+\tld.u32 %r3, [%rd9];
+\tld.u32 %r4, [%rd5+4];
+\tatom.add.u32 %r5, [%rd9], 100;
+\tadd.s64 %rd10, %rd1, %rd6;
+\tmad.lo.u32 %r6, %r3, 1000, %r4;
+\tst.u32 [%rd10], %r6;
+\tadd.u32 %r7, %r5, %r4;
+\tst.u32 [%rd10+128], %r7;
+\tcvta.to.shared.u64 %rd11, %rd7;
+\tld.shared.u32 %r7, [%rd11];
+\tst.u32 [%rd10+256], %r7;
+\tret;
+}
+"""
+
+
+def test_generic_addresses_reach_global_shared_and_local_memory():
+    out = launch(program_of(GENERIC, "generic.ptx"), [np.zeros(96, np.uint32)], 32)[0]
+    tid = np.arange(32)
+    assert np.array_equal(out[:32], (tid ^ 1) * 1000 + tid)
+    assert np.array_equal(out[32:64], (tid ^ 1) + tid)
+    assert np.array_equal(out[64:], tid + 100)
+
+
+def test_a_lane_outside_its_member_mask_is_a_fault():
+    text = HEADER + (".visible .entry s(.param .u64 s_param_0)\n{\n\t.reg .pred %p<2>;\n"
+                     "\t.reg .b32 %r<3>;\n\tmov.u32 %r1, %laneid;\n"
+                     "\tshfl.sync.idx.b32 %r2|%p1, %r1, 0, 31, 65535;\n\tret;\n}\n")
+    with pytest.raises(ExecutionError, match=r"^s\.ptx:10: shfl\.sync\.idx\.b32: lane 16 "
+                                             r"executes it outside its member mask \(block "):
+        launch(program_of(text, "s.ptx"), [np.zeros(1, np.uint32)], 32, warp_by_warp=True)
+
+
+def test_votes_in_divergent_code_see_only_their_lanes():
+    text = HEADER + """\
+.visible .entry v(.param .u64 v_param_0)
+{
+\t.reg .pred %p<3>;
+\t.reg .b32 %r<6>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [v_param_0];
+\tmov.u32 %r1, %laneid;
+\tsetp.ge.u32 %p1, %r1, 8;
+\t@%p1 bra $SKIP;
+\tand.b32 %r2, %r1, 1;
+\tsetp.eq.u32 %p2, %r2, 1;
+\tvote.sync.ballot.b32 %r3, %p2, 255;
+\tactivemask.b32 %r4;
+\tvote.sync.any.pred %p2, %p2, 255;
+\tselp.u32 %r5, 1, 0, %p2;
+\tmul.wide.u32 %rd2, %r1, 16;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tst.global.v2.u32 [%rd3], {%r3, %r4};
+\tst.global.u32 [%rd3+8], %r5;
+$SKIP:
+\tret;
+}
+"""
+    out = launch(program_of(text, "v.ptx"), [np.zeros(128, np.uint32)], 32)[0].reshape(32, 4)
+    assert (out[:8] == [0xAA, 0xFF, 1, 0]).all() and not out[8:].any()
+
+
+STATICS = HEADER + """\
+.global .align 4 .b8 tab[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+.const .align 4 .f32 one = 0f3F800000;
+.global .align 4 .u32 counter;
+.visible .entry s(.param .u64 s_param_0)
+{
+\t.reg .b32 %r<5>;
+\t.reg .f32 %f<2>;
+\t.reg .b64 %rd<3>;
+\tld.param.u64 %rd1, [s_param_0];
+\tld.global.u32 %r1, [tab+4];
+\tld.const.f32 %f1, [one];
+\tmov.u64 %rd2, counter;
+\tatom.global.add.u32 %r2, [%rd2], 1;
+\tmov.b32 %r3, %f1;
+\tadd.u32 %r4, %r1, %r3;
+\tst.global.v2.u32 [%rd1], {%r4, %r2};
+\tret;
+}
+"""
+
+
+def test_module_variables_are_initialized_and_keep_their_values():
+    prog = program_of(STATICS, "statics.ptx")
+    first = launch(prog, [np.zeros(2, np.uint32)], 1)[0]
+    second = launch(prog, [np.zeros(2, np.uint32)], 1)[0]
+    assert first.tolist() == [2 + 0x3F800000, 0] and second.tolist() == [2 + 0x3F800000, 1]
+
+
+def test_calls_are_inlined_so_passes_see_one_body():
+    kernel = next(iter(parse_ptx((DATA / "spaces.ptx").read_text(), "spaces.ptx")
+                       .kernels.values()))
+    assert not any(ins.base == "call" for ins in kernel.instructions)
+    assert [ins.base for ins in kernel.instructions].count("ret") == 1
+    assert {name.split("$c")[1] for name in kernel.regs if "$c" in name} == {"0", "1"}
+    assert any(v.name.startswith("retval0$") for v in kernel.local)
+    alloc = allocate_registers(kernel)
+    assert 0 < alloc.registers < 64
+    assert build_cfg(kernel).reconvergence_pc(0) is not None
+
+
+CALLS = HEADER + """\
+.func (.param .b32 func_retval0) f(.param .b32 f_param_0)
+{
+\t.reg .b32 %r<3>;
+\tld.param.b32 %r1, [f_param_0];
+\tadd.s32 %r2, %r1, 1;
+\tst.param.b32 [func_retval0+0], %r2;
+\tret;
+}
+.visible .entry k()
+{
+\t.reg .b32 %r<3>;
+\tmov.u32 %r1, 1;
+\t{
+\t.param .b32 param0;
+\tst.param.b32 [param0+0], %r1;
+\t.param .b32 retval0;
+\tCALL
+\tld.param.b32 %r2, [retval0+0];
+\t}
+\tret;
+}
+"""
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    ("call.uni (retval0), g, (param0);", r"^c\.ptx:21: call of 'g', which the module does not "
+                                         r"define$"),
+    ("call.uni (retval0), f, (param0, param0);",
+     r"^c\.ptx:21: 'f' takes 1 parameters and returns 1 values; the call passes 2 and receives "
+     r"1$"),
+    ("call.uni (retval0), %r1, (param0), proto;",
+     r"^c\.ptx:21: unsupported: an indirect call \('call\.uni' through %r1\)$"),
+    ("@%r1 call.uni (retval0), f, (param0);", r"^c\.ptx:21: unsupported: a guarded "),
+])
+def test_bad_calls_are_named(call, message):
+    with pytest.raises(PtxError, match=message):
+        parse_ptx(CALLS.replace("CALL", call), "c.ptx")
+
+
+def test_recursion_is_rejected():
+    recursive = CALLS.replace("\tret;\n}\n.visible", "\t{\n\t.param .b32 param0;\n\t.param .b32 "
+                              "retval0;\n\tcall.uni (retval0), f, (param0);\n\t}\n\tret;\n}\n"
+                              ".visible", 1).replace("CALL", "call.uni (retval0), f, (param0);")
+    with pytest.raises(PtxError, match=r"^r\.ptx:\d+: unsupported: recursive call of 'f' "):
+        parse_ptx(recursive, "r.ptx")
+
+
+def test_lineinfo_keeps_each_instruction_on_its_own_line():
+    for path in sorted(DATA.glob("*.ptx")):
+        text = path.read_text()
+        assert ".loc" in text and ".file" in text
+        lines = text.splitlines()
+        kernel = next(iter(parse_ptx(text, path.name).kernels.values()))
+        for ins in kernel.instructions:
+            if "$c" not in str(ins) and ins.base != "bra":
+                assert ins.base in lines[ins.line - 1], (path.name, ins.line, ins.opcode)
+
+
+@pytest.mark.parametrize("name", ["atomics", "bits", "math", "spaces", "warp"])
+def test_the_passes_take_the_new_constructs(name):
+    kernel = next(iter(parse_ptx((DATA / f"{name}.ptx").read_text(), name).kernels.values()))
+    regless = regless_pass(kernel)
+    assert sum(r.instructions for r in regless.regions) == len(kernel.instructions)
+    power_pass(kernel)
+    sleep_reg_pass(kernel)
+    compression_pass(kernel)

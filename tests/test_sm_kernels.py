@@ -16,6 +16,7 @@ from gpurf.sim.sm.launch import LaunchError, load_launch
 from gpurf.sim.sm.memory import GlobalMemory
 from gpurf.sim.sm.program import Program
 from gpurf.sim.sm.run import UnknownKernelError, check_params
+from gpurf.sim.sm.suite import SUITE, suite_table
 
 NVCC = shutil.which("nvcc")
 
@@ -40,6 +41,37 @@ def test_workload_set_covers_the_issue():
     assert set(kernel_names()) >= {"vecadd", "saxpy", "fma_subcore", "sobel", "hotspot",
                                    "reduction", "matmul", "divergent", "narrow"}
     assert {"fma_subcore/balanced", "fma_subcore/unbalanced"} <= set(workload_names())
+
+
+def test_suite_covers_the_papers_benchmark_shapes():
+    assert set(kernel_names()) >= set(SUITE) and len(SUITE) >= 12
+    table = suite_table(["pathfinder"], timing=False).splitlines()
+    assert table[0].startswith("| kernel | launches | blocks | warp instructions |")
+    assert table[2] == "| pathfinder | 7 | 14 | 2,464 | equal |"
+
+
+@pytest.mark.parametrize("name", SUITE)
+def test_suite_kernel_equals_its_reference_for_the_session_seed(name, seed, tmp_path):
+    """Each suite kernel copied to a folder whose launch file takes the session's seed
+    (``--seed`` / ``GPURF_SEED``, printed in the header): new random inputs, same exactness."""
+    folder = tmp_path / name
+    shutil.copytree(kernel_dir(name), folder)
+    launch = folder / "launch.toml"
+    text, count = re.subn(r"^seed = \d+$", f"seed = {seed}", launch.read_text(), flags=re.M)
+    assert count == 1
+    launch.write_text(text)
+    (folder / "reference.py").write_text("from gpurf.sim.kernels.reference import *\n")
+    run = run_kernel(str(folder))
+    assert run.mismatches() == dict.fromkeys(run.expected, 0), f"seed {seed}"
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+def test_imgvf_is_register_bound_near_50_registers():
+    """Issue 18 asks for an IMGVF-like kernel near 50 registers per thread (ptxas -v)."""
+    run = subprocess.run(["ptxas", "-v", "-arch=sm_80", str(kernel_dir("imgvf") / "kernel.ptx"),
+                          "-o", "/dev/null"], capture_output=True, text=True, check=True)
+    registers = int(re.search(r"Used (\d+) registers", run.stderr).group(1))
+    assert 45 <= registers <= 60
 
 
 def _strip_header(text: str) -> str:
@@ -140,7 +172,7 @@ def test_out_of_bounds_store_names_file_and_line():
 
 def test_unknown_workload_lists_the_known_ones():
     with pytest.raises(UnknownKernelError,
-                       match=r"^unknown kernel 'nope'; known: bankconflict, divergent, "):
+                       match=r"^unknown kernel 'nope'; known: backprop_adjust, "):
         run_kernel("nope")
     with pytest.raises(UnknownKernelError, match=r"^unknown variant 'x' of fma_subcore; known: "
                                                  r"balanced, unbalanced, baseline$"):

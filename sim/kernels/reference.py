@@ -3,14 +3,20 @@ directly from the CUDA source (not from the PTX), with the same float rounding o
 
 Each function takes the generated inputs (buffer name -> array) and the scalars (size
 variables and scalar kernel parameters by name) and returns the expected output buffers.
+An ``*_inputs`` function (a launch file's ``inputs`` key) takes the generated buffers, the size
+variables and the launch's random generator and returns the buffers it replaces by
+structured ones.
 """
 
 import numpy as np
 
 from gpurf.sim.kernels.fp import fma_f32
 
-__all__ = ["bankconflict", "divergent", "fma_subcore", "hotspot", "matmul", "narrow",
-           "reduction", "saxpy", "sobel", "vecadd"]
+__all__ = ["backprop_adjust", "backprop_forward", "bankconflict", "bfs", "bfs_inputs",
+           "divergent", "ffma_imad", "fma_subcore", "gaussian", "gaussian_inputs", "histogram",
+           "hotspot", "imgvf", "kmeans", "lud", "lud_inputs", "matmul", "narrow", "nw",
+           "nw_inputs", "pathfinder", "reduction", "saxpy", "scan", "sobel", "spmv",
+           "spmv_inputs", "srad", "vecadd"]
 
 f32 = np.float32
 
@@ -134,3 +140,253 @@ def narrow(buf, p):
     f[:n] = a.astype(f32) * f32(0.5) + hw.astype(f32)
     m[:n] = np.minimum(a, 100)
     return {"q": q, "f": f, "m": m}
+
+
+# -- the register-bound suite (docs/kernels.md) ------------------------------------------------
+# Float kernels fix their rounding order with CUDA's _rn intrinsics, so these references are
+# bit-exact; srad alone calls expf, whose PTX sequence (ex2.approx) is not correctly rounded
+# (its launch file states the tolerance).
+
+HIDDEN = 16
+"""Hidden units of the backprop kernels (``HIDDEN`` in their kernel.cu)."""
+TILE = 16
+"""Tile side of lud and nw (``BS`` in their kernel.cu)."""
+INT_MAX = np.int32(2**31 - 1)
+
+
+def backprop_forward(buf, p):
+    product = (buf["weights"] * buf["input"][:, None]).reshape(-1, HIDDEN, HIDDEN)
+    step = 2
+    while step <= HIDDEN:
+        product[:, ::step] = product[:, ::step] + product[:, step // 2::step]
+        step *= 2
+    return {"partial": product[:, 0, :].reshape(-1)}
+
+
+def backprop_adjust(buf, p):
+    change = ((f32(p["eta"]) * buf["delta"])[None, :] * buf["input"][:, None]
+              + f32(p["momentum"]) * buf["old_change"])
+    return {"weights": buf["weights"] + change, "old_change": change}
+
+
+def csr_rows(rows: int, entries: int, rng) -> np.ndarray:
+    """Row starts of a CSR structure of ``entries`` (>= ``rows``) entries over ``rows`` rows:
+    every row has one entry, the rest fall on rows uniformly at random (lengths vary,
+    binomially)."""
+    lengths = 1 + rng.multinomial(entries - rows, np.full(rows, 1 / rows))
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+
+
+def bfs_inputs(buf, p, rng):
+    """A random directed graph (CSR) and the search's start: vertex 0 at level 0."""
+    vertices = p["vertices"]
+    cost = np.full(vertices, -1, np.int32)
+    cost[0] = 0
+    frontier = np.zeros(vertices, np.int32)
+    frontier[0] = 1
+    return {"row_start": csr_rows(vertices, buf["edges"].size, rng), "cost": cost,
+            "frontier": frontier}
+
+
+def bfs(buf, p):
+    row_start, edges, cost = buf["row_start"], buf["edges"], buf["cost"].copy()
+    owner = np.repeat(np.arange(p["vertices"]), np.diff(row_start))
+    frontier, level = cost == 0, 0
+    while True:
+        targets = edges[frontier[owner]]
+        fresh = np.unique(targets[cost[targets] == -1])
+        if fresh.size == 0:
+            return {"cost": cost}
+        level += 1
+        cost[fresh] = level
+        frontier = np.zeros_like(frontier)
+        frontier[fresh] = True
+
+
+def gaussian_inputs(buf, p, rng):
+    """A diagonally dominant augmented matrix, so that no pivot is near zero."""
+    a = buf["a"].copy()
+    n = p["n"]
+    a[np.arange(n), np.arange(n)] += f32(n)
+    return {"a": a}
+
+
+def gaussian(buf, p):
+    a = buf["a"].copy()
+    for t in range(p["n"] - 1):
+        multiplier = a[t + 1:, t] / a[t, t]
+        a[t + 1:, t:] = fma_f32(-multiplier[:, None], a[t, t:][None, :], a[t + 1:, t:])
+    return {"a": a}
+
+
+def kmeans(buf, p):
+    features, clusters = buf["features"], buf["clusters"]
+    distance = np.zeros((p["points"], p["k"]), f32)
+    for f in range(p["dims"]):
+        diff = features[f][:, None] - clusters[None, :, f]
+        distance = fma_f32(diff, diff, distance)
+    return {"membership": np.argmin(distance, axis=1).astype(np.int32)}
+
+
+def lud_inputs(buf, p, rng):
+    """Diagonally dominant diagonal tiles, so that no pivot is near zero."""
+    m = buf["m"].copy()
+    n = p["n"]
+    m[np.arange(n), np.arange(n)] += f32(TILE)
+    return {"m": m}
+
+
+def lud(buf, p):
+    m = buf["m"].copy()
+    tiles = p["n"] // TILE
+    index = np.arange(tiles)[:, None] * TILE + np.arange(TILE)
+    t = m[index[:, :, None], index[:, None, :]]
+    for i in range(TILE - 1):
+        column = t[:, i + 1:, i]
+        for j in range(i):
+            column = fma_f32(-t[:, i + 1:, j], t[:, j, i][:, None], column)
+        t[:, i + 1:, i] = column / t[:, i, i][:, None]
+        row = t[:, i + 1, i + 1:]
+        for j in range(i + 1):
+            row = fma_f32(-t[:, i + 1, j][:, None], t[:, j, i + 1:], row)
+        t[:, i + 1, i + 1:] = row
+    m[index[:, :, None], index[:, None, :]] = t
+    return {"m": m}
+
+
+def nw_inputs(buf, p, rng):
+    """The score matrix's first row and column: gap penalties from the corner."""
+    score = np.zeros_like(buf["score"])
+    gaps = -p["penalty"] * np.arange(p["n"] + 1, dtype=np.int32)
+    score[0, :], score[:, 0] = gaps, gaps
+    return {"score": score}
+
+
+def nw(buf, p):
+    s, ref, n, penalty = buf["score"].copy(), buf["reference"], p["n"], p["penalty"]
+    for d in range(2, 2 * n + 1):
+        i = np.arange(max(1, d - n), min(n, d - 1) + 1)
+        j = d - i
+        s[i, j] = np.maximum(np.maximum(s[i - 1, j - 1] + ref[i - 1, j - 1],
+                                        s[i - 1, j] - penalty), s[i, j - 1] - penalty)
+    return {"score": s}
+
+
+def pathfinder(buf, p):
+    cost = buf["src"].copy()
+    for row in buf["wall"][1:]:
+        left = np.concatenate([[INT_MAX], cost[:-1]])
+        right = np.concatenate([cost[1:], [INT_MAX]])
+        cost = row + np.minimum(np.minimum(left, cost), right)
+    return {"src": cost}
+
+
+def _srad_coefficient(j, q0sqr):
+    """Each pixel's diffusion coefficient (kernel.cu's ``coefficient``) and its four
+    differences north, south, west, east."""
+    pad = np.pad(j, 1, mode="edge")
+    dn, ds = pad[:-2, 1:-1] - j, pad[2:, 1:-1] - j
+    dw, de = pad[1:-1, :-2] - j, pad[1:-1, 2:] - j
+    g2 = ((dn * dn + ds * ds) + (dw * dw + de * de)) / (j * j)
+    lap = ((dn + ds) + (dw + de)) / j
+    num = f32(0.5) * g2 - f32(0.0625) * (lap * lap)
+    den = f32(1) + f32(0.25) * lap
+    q = np.sqrt(np.maximum(num / (den * den), f32(0)))
+    x = (q * q - f32(q0sqr)) / (f32(q0sqr) * (f32(1) + f32(q0sqr)))
+    c = np.exp(-x.astype(np.float64)).astype(f32)
+    return np.minimum(c, f32(1)), (dn, ds, dw, de)
+
+
+def srad(buf, p):
+    j = buf["j"]
+    c, (dn, ds, dw, de) = _srad_coefficient(j, p["q0sqr"])
+    south = np.vstack([c[1:], c[-1:]])
+    east = np.hstack([c[:, 1:], c[:, -1:]])
+    d = (c * dn + south * ds) + (c * dw + east * de)
+    return {"out": j + (f32(0.25) * f32(p["lambda"])) * d}
+
+
+def spmv_inputs(buf, p, rng):
+    """CSR row starts: the entries cut into rows of random lengths."""
+    return {"row_start": csr_rows(p["rows"], buf["value"].size, rng)}
+
+
+def spmv(buf, p):
+    row_start, column, value, x = buf["row_start"], buf["column"], buf["value"], buf["x"]
+    lengths = np.diff(row_start)
+    y = np.zeros(p["rows"], f32)
+    for k in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > k)
+        entry = row_start[rows] + k
+        y[rows] = fma_f32(value[entry], x[column[entry]], y[rows])
+    return {"y": y}
+
+
+def histogram(buf, p):
+    data = buf["words"][:p["n"]].view(np.uint8)
+    return {"bins": np.bincount(data, minlength=256).astype(np.uint32)}
+
+
+def scan(buf, p):
+    n, block = p["n"], p["block"]
+    blocks = -(-n // block)
+    data = np.zeros(blocks * block, np.int64)
+    data[:n] = buf["inp"][:n]
+    sums = np.cumsum(data.reshape(blocks, block), axis=1).astype(np.int32)
+    out = buf["out"].copy()
+    out[:n] = sums.reshape(-1)[:n]
+    return {"out": out, "block_sums": sums[:, -1].copy()}
+
+
+def imgvf(buf, p):
+    image = buf["image"]
+    side = image.shape[1]
+    near = np.arange(side)
+    up, down = np.maximum(near - 1, 0), np.minimum(near + 1, side - 1)
+    gx = image[:, :, down] - image[:, :, up]
+    gy = image[:, down, :] - image[:, up, :]
+    inv_eps, mu = f32(p["inv_eps"]), f32(p["mu_over_lambda"])
+    pull = f32(p["one_over_lambda"]) * image
+
+    def flow(d, direction):
+        s = (d * direction) * inv_eps
+        return fma_f32(f32(0.5), s / (f32(1) + np.abs(s)), f32(0.5)) * d
+
+    v = image.copy()
+    for _ in range(p["iters"]):
+        def diff(rows, cols, v=v):
+            return v[:, rows][:, :, cols] - v
+
+        total = flow(diff(up, near), -gy)
+        total = total + flow(diff(down, near), gy)
+        total = total + flow(diff(near, up), -gx)
+        total = total + flow(diff(near, down), gx)
+        total = total + flow(diff(up, up), -gx - gy)
+        total = total + flow(diff(up, down), gx - gy)
+        total = total + flow(diff(down, up), gy - gx)
+        total = total + flow(diff(down, down), gx + gy)
+        u = fma_f32(mu, total, v)
+        v = u - pull * (u - image)
+    return {"out": v.reshape(buf["out"].shape)}
+
+
+def ffma_imad(buf, p):
+    n = p["n"]
+    a, b = f32(p["a"]), np.uint32(p["b"])
+    f0 = buf["fin"][:n]
+    f1, f2, f3 = f0 + f32(1), f0 + f32(2), f0 + f32(3)
+    k0 = buf["iin"][:n]
+    k1, k2, k3 = k0 ^ np.uint32(0x5555), k0 + np.uint32(7), k0 * np.uint32(3)
+    for _ in range(p["iters"]):
+        f0 = fma_f32(f0, a, f1)
+        k0 = k0 * b + k1
+        f1 = fma_f32(f1, a, f2)
+        k1 = k1 * b + k2
+        f2 = fma_f32(f2, a, f3)
+        k2 = k2 * b + k3
+        f3 = fma_f32(f3, a, f0)
+        k3 = k3 * b + k0
+    fout, iout = buf["fout"].copy(), buf["iout"].copy()
+    fout[:n] = (f0 + f1) + (f2 + f3)
+    iout[:n] = (k0 ^ k1) + (k2 ^ k3)
+    return {"fout": fout, "iout": iout}

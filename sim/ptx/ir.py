@@ -14,9 +14,18 @@ registers it takes.
 from dataclasses import dataclass, field
 
 __all__ = [
-    "Addr", "Imm", "Instruction", "Kernel", "Label", "Module", "Param", "Reg", "RegDecl",
-    "SharedVar", "Special", "Sym", "type_width",
+    "CARRY", "SPACES", "Addr", "Imm", "Instruction", "Kernel", "Label", "LocalVar", "Module",
+    "Pair", "Param", "Reg", "RegDecl", "SharedVar", "Special", "StaticVar", "Sym", "Vec",
+    "type_width",
 ]
+
+CARRY = "%cc"
+"""The carry flag (``CC.CF``) of ``add.cc``/``addc``/``sub.cc``/``subc``/``mad.cc``/``madc``,
+modelled as an implicit 1-bit register of that name: written by ``.cc`` instructions, read by
+the ``...c`` ones, so liveness, allocation and scoreboarding see the dependence."""
+
+SPACES = ("param", "global", "shared", "local", "const")
+"""State spaces a memory instruction can name; one that names none is generic."""
 
 _WIDTHS = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16,
            "b32": 32, "u32": 32, "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64,
@@ -97,9 +106,45 @@ class Label:
         return self.name
 
 
-Operand = Reg | Special | Imm | Sym | Addr | Label
+@dataclass(frozen=True, slots=True)
+class Vec:
+    """A vector operand ``{%f1, %f2, %f3, %f4}`` of a ``.v2``/``.v4`` ``ld`` or ``st``;
+    ``items`` are :class:`Reg` (or :class:`Imm` in a store)."""
 
-NO_DEST = frozenset({"st", "bra", "bar", "ret", "exit"})
+    items: tuple
+
+    def __str__(self):
+        return "{" + ", ".join(map(str, self.items)) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two destinations ``%p|%q`` (``setp``'s complement, ``shfl.sync``'s in-range flag)."""
+
+    first: Reg
+    second: Reg
+
+    def __str__(self):
+        return f"{self.first}|{self.second}"
+
+
+Operand = Reg | Special | Imm | Sym | Addr | Label | Vec | Pair
+
+NO_DEST = frozenset({"st", "red", "bra", "bar", "ret", "exit"})
+READS_CARRY = frozenset({"addc", "subc", "madc"})
+
+
+def _registers(op) -> list[str]:
+    """Register names an operand names (a vector's or pair's elements, an address's base)."""
+    if isinstance(op, Reg):
+        return [op.name]
+    if isinstance(op, Vec):
+        return [item.name for item in op.items if isinstance(item, Reg)]
+    if isinstance(op, Pair):
+        return [op.first.name, op.second.name]
+    if isinstance(op, Addr) and isinstance(op.base, Reg):
+        return [op.base.name]
+    return []
 """Opcodes whose first operand is not a destination."""
 
 
@@ -136,21 +181,21 @@ class Instruction:
 
     @property
     def dests(self) -> tuple[str, ...]:
-        """Registers written."""
-        if self.base in NO_DEST or not self.operands or not isinstance(self.operands[0], Reg):
-            return ()
-        return (self.operands[0].name,)
+        """Registers written (a vector's or pair's elements; the carry flag of ``.cc``)."""
+        names = []
+        if self.base not in NO_DEST and self.operands and not isinstance(self.operands[0], Addr):
+            names = _registers(self.operands[0])
+        if "cc" in self.mods:
+            names.append(CARRY)
+        return tuple(dict.fromkeys(names))
 
     @property
     def sources(self) -> tuple[str, ...]:
         """Registers read, in operand order (the guard last), without repeats."""
         start = 0 if self.base in NO_DEST else 1
-        names = []
-        for op in self.operands[start:]:
-            if isinstance(op, Reg):
-                names.append(op.name)
-            elif isinstance(op, Addr) and isinstance(op.base, Reg):
-                names.append(op.base.name)
+        names = [name for op in self.operands[start:] for name in _registers(op)]
+        if self.base in READS_CARRY:
+            names.append(CARRY)
         if self.guard is not None:
             names.append(self.guard)
         return tuple(dict.fromkeys(names))
@@ -165,9 +210,10 @@ class Instruction:
 
     @property
     def space(self) -> str | None:
-        """The state space of a ``ld``/``st`` (``"global"``, ``"shared"``, ``"param"``)."""
-        if self.base in ("ld", "st"):
-            return self.mods[0]
+        """The state space of a ``ld``/``st``/``atom``/``red`` (``"global"``, ``"shared"``,
+        ``"param"``, ``"local"``, ``"const"``, or ``"generic"`` when it names none)."""
+        if self.base in ("ld", "st", "atom", "red"):
+            return self.mods[0] if self.mods and self.mods[0] in SPACES else "generic"
         return None
 
     def __str__(self):
@@ -189,15 +235,39 @@ class RegDecl:
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A kernel parameter: name, type, byte offset in the parameter buffer."""
+    """A kernel parameter: name, type, byte offset in the parameter buffer, and ``count``
+    elements for an array (a struct passed by value: ``.param .align 8 .b8 s[16]``)."""
 
     name: str
     type: str
     offset: int
+    count: int = 1
+    align: int = 0
 
     @property
     def size(self) -> int:
-        return type_width(self.type) // 8
+        return type_width(self.type) // 8 * self.count
+
+
+@dataclass(frozen=True, slots=True)
+class LocalVar:
+    """A ``.local`` variable of a kernel (nvcc's stack frame ``__local_depot``): byte
+    offset in each thread's local frame and size."""
+
+    name: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class StaticVar:
+    """A module-scope ``.global`` or ``.const`` variable: its space, byte offset in the
+    module's static image, and initial bytes (zeros where PTX gives no initializer)."""
+
+    name: str
+    space: str
+    offset: int
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,10 +292,23 @@ class Kernel:
     labels: dict[str, int]
     file: str = "<ptx>"
     line: int = 0
+    local: tuple[LocalVar, ...] = ()
+    statics: tuple[StaticVar, ...] = ()
+    """The module's ``.global``/``.const`` variables (shared by its kernels)."""
+    dynamic_shared: str | None = None
+    """The ``.extern .shared`` array, placed at :attr:`shared_bytes` (aligned to 16), whose
+    size the launch gives."""
 
     @property
     def shared_bytes(self) -> int:
-        return max((v.offset + v.size for v in self.shared), default=0)
+        """Bytes of static shared memory (the dynamic array starts here)."""
+        end = max((v.offset + v.size for v in self.shared), default=0)
+        return -(-end // 16) * 16 if self.dynamic_shared else end
+
+    @property
+    def local_bytes(self) -> int:
+        """Bytes of each thread's local frame."""
+        return max((v.offset + v.size for v in self.local), default=0)
 
     @property
     def param_bytes(self) -> int:

@@ -28,7 +28,7 @@ from functools import cache
 
 import numpy as np
 
-from .memory import MemoryFaultError
+from .memory import FaultError
 from .program import ALU, BRA, EXIT, Program
 from .values import TraceValues, ValueRecorder
 from .warp import ExecutionError, ThreadBlock
@@ -106,11 +106,13 @@ class WarpGroup:
     one block (``shared`` is its shared memory) or, for instructions that do not touch
     shared memory, of several (``shared`` is ``None``)."""
 
-    __slots__ = ("memory", "params", "regs", "shared", "special")
+    __slots__ = ("local", "memory", "params", "regs", "shared", "special", "statics")
 
     def __init__(self, block: ThreadBlock, special, regs, shared):
         self.memory = block.memory
         self.shared = shared
+        self.local = block.local if shared is not None else None
+        self.statics = block.statics
         self.params = block.params
         self.special = special
         self.regs = regs
@@ -126,7 +128,8 @@ def _static(program: Program):
         names = dict.fromkeys((*ins.sources, *ins.dests))
         uses.append(tuple(slots[n] for n in names))
         dests.append(tuple(slots[n] for n in ins.dests))
-        private.append(ins.space == "shared" or ins.base in ("atom", "red"))
+        private.append(ins.space in ("shared", "local", "generic")
+                       or ins.base in ("atom", "red"))
     return uses, dests, private
 
 
@@ -149,20 +152,23 @@ def _shared_requests(addresses):
 
 
 def _requests(space, addresses):
-    """The L1 requests of one warp's access (see :class:`WarpTrace`)."""
-    if space == "global":
-        return tuple(sorted(set((addresses >> _LINE_SHIFT).tolist())))
+    """The L1 requests of one warp's access (see :class:`WarpTrace`): bank conflicts for
+    shared memory, 128-byte lines for every other space (global, local, const, generic).
+    ``addresses`` are per lane, or ``(lanes, elements)`` for a vector access."""
+    if space != "shared":
+        return tuple(sorted(set((addresses.ravel() >> _LINE_SHIFT).tolist())))
     return _shared_requests(addresses)
 
 
 def _group_requests(space, addresses, counts):
     """Per warp of a group, the L1 requests of its share (``counts`` lanes each, in
     order) of ``addresses``."""
-    if space != "global":
+    if space == "shared":
         bounds = np.cumsum(counts)[:-1]
         return [_shared_requests(a) for a in np.split(addresses, bounds)]
-    lines = addresses >> _LINE_SHIFT
-    owner = np.repeat(np.arange(len(counts)), counts)
+    elements = 1 if addresses.ndim == 1 else addresses.shape[1]
+    lines = addresses.ravel() >> _LINE_SHIFT
+    owner = np.repeat(np.arange(len(counts)), np.asarray(counts) * elements)
     order = np.lexsort((lines, owner))
     lines, owner = lines[order], owner[order]
     keep = np.ones(lines.size, bool)
@@ -202,7 +208,7 @@ def _step_group(cohort, warps, pc, shared):
     try:
         touched = program.ops[pc](WarpGroup(block, _Specials(cohort, sel), regs, shared),
                                   mask)
-    except MemoryFaultError as fault:
+    except FaultError as fault:
         raise _fault(program, pc, fault, warps) from None
     if before is not None:
         recorder.record([traces[w.row].values for w in warps], pc, before, regs, mask)

@@ -13,6 +13,20 @@ size variables (``"cdiv(n, block)"``; operators ``+ - * // %``, functions ``cdiv
 positive integers within CUDA's limits (at most 1,024 threads per block) and a buffer holds
 at most :data:`MAX_BUFFER_BYTES`.
 
+``inputs = "f"`` names a function of the reference module, ``f(buffers, scalars, rng) ->
+{name: array}``, that replaces generated buffers by structured ones (a CSR matrix, a graph,
+a diagonally dominant matrix); each returned array must have its buffer's dtype and shape.
+
+A ``[loop]`` table makes the launch a host loop, each iteration one launch of the kernel:
+``repeat = N`` (a number or an expression of the size variables) launches N times;
+``until = "flag"`` launches until the buffer ``flag`` is all zeros after a launch (the host
+zeroes it before every launch, so a kernel sets it to ask for another), at most ``max``
+times (required with ``until``; a loop still asking at ``max`` is an error). The variable
+``iteration`` (0, 1, ...) may appear in the grid and in parameter values (a pivot column, a
+row, a level). ``swap = [["a", "b"]]`` exchanges the two buffers' names after every launch
+(ping-pong, as a host swaps two device pointers): the kernel's ``b`` of one launch is its
+``a`` of the next, and outputs are read by name after the last swap.
+
 Every mistake raises :class:`LaunchError` whose message starts with ``file:line:`` and says
 what was expected.
 """
@@ -24,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MAX_BUFFER_BYTES", "MAX_THREADS_PER_BLOCK", "Launch", "LaunchError", "LaunchSpec",
-           "load_launch"]
+__all__ = ["MAX_BUFFER_BYTES", "MAX_ITERATIONS", "MAX_THREADS_PER_BLOCK", "Iteration", "Launch",
+           "LaunchError", "LaunchSpec", "Loop", "load_launch"]
 
 DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "uint32", "int32", "float32",
           "uint64", "int64", "float64")
@@ -33,7 +47,10 @@ PARAM_TYPES = {"u8": "uint8", "s8": "int8", "u16": "uint16", "s16": "int16", "u3
                "s32": "int32", "f32": "float32", "u64": "uint64", "s64": "int64",
                "f64": "float64"}
 _TOP = {"entry", "reference", "seed", "description", "rtol", "sizes", "variants", "launch",
-        "params", "buffers"}
+        "params", "buffers", "inputs", "loop"}
+_LOOP_KEYS = {"repeat", "until", "max", "swap"}
+ITERATION = "iteration"
+"""The loop variable of a ``[loop]`` launch, usable in the grid and in parameter values."""
 _BUFFER_KEYS = {"dtype", "shape", "init", "range", "output"}
 _FUNCS = {"cdiv": lambda a, b: -(-a // b), "min": min, "max": max}
 
@@ -47,6 +64,9 @@ exhausted memory; the papers' sizes need at most a few MiB."""
 MAX_EXPRESSION_CHARACTERS = 200
 """Expressions longer than this are rejected before they are parsed (a launch expression is a
 few terms; a very deep one would exhaust Python's recursion)."""
+MAX_ITERATIONS = 100_000
+"""The most launches a ``[loop]`` may ask for (``repeat`` or ``max``); the papers' host loops
+run at most a few thousand."""
 
 
 class LaunchError(ValueError):
@@ -54,9 +74,31 @@ class LaunchError(ValueError):
 
 
 @dataclass(frozen=True)
+class Iteration:
+    """One launch of a host loop: its grid and parameter values."""
+
+    grid: tuple[int, int, int]
+    params: list[tuple[str, str, object]]
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A host loop made concrete: at most ``len(iterations)`` launches; with ``until`` the
+    loop stops after the first launch that leaves that buffer all zeros, and ``exhausted``
+    is the error to raise when the last launch still asks for another."""
+
+    iterations: tuple[Iteration, ...]
+    until: str | None
+    swaps: tuple[tuple[str, str], ...]
+    exhausted: str
+
+
+@dataclass(frozen=True)
 class Launch:
     """A launch made concrete for one size and variant: dimensions, variables, buffers
-    (the generated inputs; outputs start as generated too) and parameter values."""
+    (the generated inputs; outputs start as generated too) and parameter values. ``grid``
+    and ``params`` are the first launch's; ``loop`` (``None`` for a single launch) holds
+    every launch of a host loop."""
 
     entry: str
     grid: tuple[int, int, int]
@@ -67,6 +109,30 @@ class Launch:
     params: list[tuple[str, str, object]]
     reference: str | None
     rtol: float
+    loop: Loop | None = None
+
+    @property
+    def iterations(self) -> tuple[Iteration, ...]:
+        """Every launch (one for a launch without a loop)."""
+        return self.loop.iterations if self.loop else (Iteration(self.grid, self.params),)
+
+    @property
+    def max_grid(self) -> tuple[int, int, int]:
+        """The largest grid of any launch, per dimension (what a static analysis may assume
+        of ``%nctaid`` and ``%ctaid``)."""
+        return tuple(max(dims) for dims in zip(*(it.grid for it in self.iterations),
+                                                               strict=True))
+
+    @property
+    def fixed_params(self) -> list[tuple[str, str, object]]:
+        """The parameters, with ``None`` as the value of any scalar that changes between the
+        launches of a host loop (a static analysis must not assume one value for it)."""
+        fixed = []
+        for column in zip(*(it.params for it in self.iterations), strict=True):
+            name, ptype, value = column[0]
+            varies = any(v != value for _, _, v in column)
+            fixed.append((name, ptype, None if varies else value))
+        return fixed
 
 
 class LaunchSpec:
@@ -83,6 +149,9 @@ class LaunchSpec:
         except tomllib.TOMLDecodeError as error:
             line = getattr(error, "lineno", None) or _toml_line(str(error))
             raise LaunchError(f"{self.path}:{line}: invalid TOML: {error}") from None
+        self.input_function = None
+        """``f(buffers, scalars, rng)`` named by ``inputs``, attached by whoever resolves the
+        reference module (:func:`gpurf.sim.sm.run.load_workload`)."""
         self._validate()
 
     # -- errors --------------------------------------------------------------------------
@@ -164,6 +233,53 @@ class LaunchSpec:
                 if "value" not in param:
                     raise self.error(table, None, "missing 'value' (expected a number or "
                                                   "an expression)")
+        self.inputs = None
+        if "inputs" in d:
+            self.inputs = self._need(d, (), "inputs", (str,), "the name of a function that "
+                                     "makes the structured input buffers")
+        self._validate_loop()
+
+    def _validate_loop(self):
+        """``[loop]``: exactly one of ``repeat`` and ``until``; ``max`` with ``until``;
+        ``until`` and ``swap`` name buffers; swapped buffers agree in dtype and shape."""
+        if "loop" not in self.data:
+            return
+        loop = self._need(self.data, (), "loop", (dict,), "a table [loop]")
+        table = ("loop",)
+        for key in loop:
+            if key not in _LOOP_KEYS:
+                raise self.error(table, key, f"unknown loop key '{key}' (expected one of "
+                                             f"{', '.join(sorted(_LOOP_KEYS))})")
+        if ("repeat" in loop) == ("until" in loop):
+            raise self.error(table, None, "[loop] needs exactly one of 'repeat' (a launch "
+                                          "count) and 'until' (a flag buffer)")
+        if "until" in loop:
+            flag = self._need(loop, table, "until", (str,), "the name of a flag buffer")
+            self._known_buffer(flag, table, "until")
+            if "max" not in loop:
+                raise self.error(table, None, "missing 'max' (expected the most launches "
+                                              "an 'until' loop may take)")
+        elif "max" in loop:
+            raise self.error(table, "max", "'max' belongs to an 'until' loop; 'repeat' "
+                                           "gives the count")
+        for pair in self._need(loop, table, "swap", (list,), "a list of [a, b] buffer pairs") \
+                if "swap" in loop else ():
+            if not (isinstance(pair, list) and len(pair) == 2
+                    and all(isinstance(n, str) for n in pair) and pair[0] != pair[1]):
+                raise self.error(table, "swap", f"each swap must be [a, b], two different "
+                                                f"buffer names, not {pair!r}")
+            for name in pair:
+                self._known_buffer(name, table, "swap")
+            first, second = (self.buffers[n] for n in pair)
+            if first.get("dtype") != second.get("dtype") or first.get("shape") != \
+                    second.get("shape"):
+                raise self.error(table, "swap", f"swapped buffers {pair[0]!r} and {pair[1]!r} "
+                                                f"must have the same dtype and shape")
+
+    def _known_buffer(self, name, table, key):
+        if name not in self.buffers:
+            raise self.error(table, key, f"unknown buffer {name!r} (expected one of "
+                                         f"{', '.join(self.buffers)})")
 
     # -- evaluation ----------------------------------------------------------------------
     def variables(self, size: str, variant: str | None = None) -> dict:
@@ -203,7 +319,8 @@ class LaunchSpec:
         return number
 
     def _dimensions(self, variables) -> dict[str, tuple[int, int, int]]:
-        """Grid and block, each dimension a positive integer within CUDA's limits."""
+        """Grid and block, each dimension a positive integer within CUDA's limits (the grid
+        of every launch of a loop)."""
         dims = {k: tuple(self.whole(v, variables, ("launch",), k)
                          for v in self.data["launch"][k]) for k in ("grid", "block")}
         threads = dims["block"][0] * dims["block"][1] * dims["block"][2]
@@ -229,7 +346,7 @@ class LaunchSpec:
     def make(self, size: str = "test", variant: str | None = None) -> Launch:
         """The concrete launch for ``size`` and ``variant``, with generated buffers."""
         var = self.variables(size, variant)
-        dims = self._dimensions(var)
+        dims = self._dimensions({**var, ITERATION: 0} if "loop" in self.data else var)
         rng = np.random.default_rng(self.seed)
         buffers = {}
         for name, buf in self.buffers.items():
@@ -248,16 +365,63 @@ class LaunchSpec:
             else:
                 buffers[name] = rng.integers(int(low), int(high), shape, endpoint=True,
                                              dtype=dtype)
+        self._structured_inputs(buffers, var, rng)
+        outputs = tuple(n for n, b in self.buffers.items() if b.get("output", False))
+        loop = self._loop(var) if "loop" in self.data else None
+        first = loop.iterations[0] if loop else Iteration(dims["grid"], self._params(var))
+        return Launch(self.entry, first.grid, dims["block"], var, buffers, outputs,
+                      first.params, self.reference, self.rtol, loop)
+
+    def _params(self, variables) -> list[tuple[str, str, object]]:
         params = []
         for i, param in enumerate(self.params):
             if "buffer" in param:
                 params.append((param["name"], "ptr", param["buffer"]))
             else:
-                value = self.evaluate(param["value"], var, ("params", i), "value")
+                value = self.evaluate(param["value"], variables, ("params", i), "value")
                 params.append((param["name"], param["type"], value))
-        outputs = tuple(n for n, b in self.buffers.items() if b.get("output", False))
-        return Launch(self.entry, dims["grid"], dims["block"], var, buffers, outputs, params,
-                      self.reference, self.rtol)
+        return params
+
+    def _loop(self, variables) -> Loop:
+        """Every launch of the ``[loop]``, its grid and parameters evaluated with
+        ``iteration`` = 0, 1, ..."""
+        loop, table = self.data["loop"], ("loop",)
+        key = "repeat" if "repeat" in loop else "max"
+        count = self.whole(loop[key], variables, table, key)
+        if count > MAX_ITERATIONS:
+            raise self.error(table, key, f"'{key}' is {count:,} launches; at most "
+                                         f"{MAX_ITERATIONS:,} are allowed")
+        iterations = []
+        for index in range(count):
+            var = {**variables, ITERATION: index}
+            iterations.append(Iteration(self._dimensions(var)["grid"], self._params(var)))
+        until = loop.get("until")
+        exhausted = self.error(table, "max", f"the loop still asks for a launch after max = "
+                                             f"{count:,} launches (flag buffer {until!r} is "
+                                             f"not all zeros)")
+        swaps = tuple(tuple(pair) for pair in loop.get("swap", ()))
+        return Loop(tuple(iterations), until, swaps, str(exhausted))
+
+    def _structured_inputs(self, buffers, variables, rng):
+        """Apply the ``inputs`` function: its arrays replace generated buffers."""
+        if self.inputs is None:
+            return
+        if self.input_function is None:
+            raise self.error((), "inputs", f"inputs function {self.inputs!r} is not loaded "
+                                           f"(load the kernel as a workload)")
+        made = self.input_function({k: v.copy() for k, v in buffers.items()}, dict(variables),
+                                   rng)
+        for name, array in made.items():
+            if name not in buffers:
+                raise self.error((), "inputs", f"inputs function {self.inputs!r} made "
+                                               f"unknown buffer {name!r}")
+            want = buffers[name]
+            if not isinstance(array, np.ndarray) or array.dtype != want.dtype \
+                    or array.shape != want.shape:
+                raise self.error((), "inputs", f"inputs function {self.inputs!r} made "
+                                               f"{name!r} as {_describe(array)}; expected "
+                                               f"{want.dtype} of shape {want.shape}")
+            buffers[name] = array
 
 
 def _eval(node, variables):
@@ -280,6 +444,12 @@ def _eval(node, variables):
             and node.func.id in _FUNCS and not node.keywords):
         return _FUNCS[node.func.id](*(_eval(a, variables) for a in node.args))
     raise ValueError("only numbers, size variables, + - * // % and cdiv/min/max are allowed")
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} of shape {value.shape}"
+    return type(value).__name__
 
 
 def _toml_line(message: str) -> int:

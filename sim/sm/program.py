@@ -12,6 +12,7 @@ from functools import cached_property
 from gpurf.sim.ptx.cfg import build_cfg
 from gpurf.sim.ptx.ir import Kernel
 
+from .memory import STATIC_BASE, Memory
 from .semantics import Context, compile_instruction
 
 __all__ = ["ALU", "BAR", "BRA", "EXIT", "Program"]
@@ -30,13 +31,21 @@ class Program:
         names = sorted(kernel.regs, key=lambda n: (kernel.regs[n].width, n))
         self.slots = {name: i for i, name in enumerate(names)}
         self.widths = {name: kernel.regs[name].width for name in names}
-        ctx = Context(kernel.file, self.slots, self.widths,
-                      {v.name: v.offset for v in kernel.shared},
-                      {p.name: (p.offset, p.type) for p in kernel.params})
+        shared = {v.name: v.offset for v in kernel.shared}
+        if kernel.dynamic_shared:
+            shared[kernel.dynamic_shared] = kernel.shared_bytes
+        ctx = Context(kernel.file, self.slots, self.widths, shared,
+                      {p.name: (p.offset, p.type) for p in kernel.params},
+                      {v.name: v.offset for v in kernel.local},
+                      {v.name: STATIC_BASE + v.offset for v in kernel.statics},
+                      kernel.local_bytes)
+        self.statics = _static_image(kernel)
+        """The module's ``.global``/``.const`` variables, initialized from the PTX; like a
+        CUDA module's, they keep their values from one launch of this program to the next."""
         code = kernel.instructions
         self.code = code
         self.ops = [compile_instruction(ins, ctx) for ins in code]
-        self.kinds = [_kind(ins.base) for ins in code]
+        self.kinds = [_kind(ins) for ins in code]
         self.guards = [None if ins.guard is None else self.slots[ins.guard] for ins in code]
         self.targets = [kernel.labels[ins.operands[0].name] if ins.is_branch else None
                         for ins in code]
@@ -50,5 +59,15 @@ class Program:
         return [self.widths[name] for name in self.slots]
 
 
-def _kind(base: str) -> int:
-    return {"bra": BRA, "ret": EXIT, "exit": EXIT, "bar": BAR}.get(base, ALU)
+def _kind(ins) -> int:
+    if ins.base == "bar" and ins.mods[0] == "warp":
+        return ALU
+    return {"bra": BRA, "ret": EXIT, "exit": EXIT, "bar": BAR}.get(ins.base, ALU)
+
+
+def _static_image(kernel: Kernel) -> Memory:
+    size = max((v.offset + len(v.data) for v in kernel.statics), default=0)
+    memory = Memory(size, base=STATIC_BASE, space="global")
+    for v in kernel.statics:
+        memory.data[v.offset:v.offset + len(v.data)] = bytearray(v.data)
+    return memory

@@ -5,11 +5,18 @@
 generates the inputs, runs every thread block on the functional model (cohorts of blocks
 one after another: blocks share nothing but global memory, and the kernels do not
 communicate through it), reads the output buffers back and computes the reference outputs.
+
+A launch with a ``[loop]`` (:mod:`~gpurf.sim.sm.launch`) is a host loop: each iteration is
+one launch over the same global memory, in order; before a launch the ``until`` flag buffer
+is zeroed, after it the ``swap`` pairs exchange names and the loop ends when the flag is all
+zeros. With timing, each launch starts on an empty SM (caches and pipelines drained, as
+between two kernel launches) and the statistics add across launches
+(:func:`add_timing_stats`).
 """
 
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 
 import numpy as np
@@ -25,8 +32,8 @@ from .program import Program
 from .warp import ThreadBlock
 from .workload import UnknownKernelError, find_workload
 
-__all__ = ["KernelRun", "LaunchError", "UnknownKernelError", "check_params", "load_workload",
-           "pack_params", "run_kernel"]
+__all__ = ["KernelRun", "LaunchError", "UnknownKernelError", "add_timing_stats", "check_params",
+           "load_workload", "pack_params", "run_kernel"]
 
 
 @dataclass
@@ -40,7 +47,8 @@ class KernelRun:
         Output buffers after the run, the reference's outputs, the generated inputs.
     stats : dict
         ``warp_instructions``, ``thread_instructions``, ``simd_efficiency`` (thread
-        instructions / (32 x warp instructions)), ``blocks``, ``warps``, ``barriers``,
+        instructions / (32 x warp instructions)), ``launches`` (the host loop's launches;
+        1 without a loop), ``blocks``, ``warps``, ``barriers`` (summed over launches),
         ``seconds`` (wall time of the run), ``cpu_seconds`` (its process CPU time), and
         with timing ``timing`` (:class:`~gpurf.sim.sm.stats.TimingStats`).
     rtol : float
@@ -94,6 +102,7 @@ def load_workload(name: str) -> tuple[LaunchSpec, Program, str | None]:
     if workload.shipped and not callable(getattr(reference, spec.reference or "", None)):
         raise spec.error((), "reference", f"no function {spec.reference!r} in "
                          "gpurf.sim.kernels.reference")
+    spec.input_function = workload.input_function(spec)
     ptx = workload.ptx_file()
     try:
         program = _program(str(ptx), spec.entry, ptx.stat().st_mtime)
@@ -116,10 +125,11 @@ def check_params(spec: LaunchSpec, kernel: Kernel) -> None:
                              f".param {ptx.name} is .{ptx.type}")
 
 
-def pack_params(launch: Launch, kernel: Kernel, memory: GlobalMemory) -> bytes:
-    """The kernel's parameter buffer: values at the ``.param`` offsets."""
+def pack_params(launch: Launch, kernel: Kernel, memory: GlobalMemory, params=None) -> bytes:
+    """The kernel's parameter buffer: values at the ``.param`` offsets (``params``: one
+    iteration's, default the first launch's)."""
     raw = bytearray(kernel.param_bytes)
-    for (_, ptype, value), ptx in zip(launch.params, kernel.params, strict=True):
+    for (_, ptype, value), ptx in zip(params or launch.params, kernel.params, strict=True):
         if ptype == "ptr":
             data = np.uint64(memory.addresses[value]).tobytes()
         else:
@@ -134,58 +144,48 @@ def _blocks(grid):
 
 
 def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
-               timing=None, values=False) -> KernelRun:
+               timing=None, values=False, mechanism=None) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
-    ``progress(iterable)`` may wrap the blocks (e.g. a tqdm bar); ``on_step(step, warp)``
-    is called after every warp instruction (warp by warp, block by block; without it, blocks
-    run in cohorts of :data:`~gpurf.sim.sm.batch.COHORT` and warps at the same instruction run
-    together, :func:`gpurf.sim.sm.batch.run_blocks`). With ``timing`` (an
-    :class:`~gpurf.sim.sm.config.SMConfig`) the blocks run on the timing model
+    ``progress(iterable)`` may wrap the blocks of each launch (e.g. a tqdm bar);
+    ``on_step(step, warp)`` is called after every warp instruction (warp by warp, block by
+    block; without it, blocks run in cohorts of :data:`~gpurf.sim.sm.batch.COHORT` and warps
+    at the same instruction run together, :func:`gpurf.sim.sm.batch.run_blocks`). With
+    ``timing`` (an :class:`~gpurf.sim.sm.config.SMConfig`) the blocks run on the timing model
     (:class:`~gpurf.sim.sm.timing.TimingSM`) and ``stats["timing"]`` holds its
-    :class:`~gpurf.sim.sm.stats.TimingStats`; the outputs are the same either way. With
-    ``values`` (``True`` or a :class:`~gpurf.sim.sm.values.RegisterStorage`; needs
-    ``timing``) register values go through timing and every register access is checked
-    (:mod:`gpurf.sim.sm.values`).
+    :class:`~gpurf.sim.sm.stats.TimingStats` (summed over a host loop's launches); the
+    outputs are the same either way. With ``values`` (``True`` or a
+    :class:`~gpurf.sim.sm.values.RegisterStorage`; needs ``timing``) register values go
+    through timing and every register access is checked (:mod:`gpurf.sim.sm.values`).
+    ``mechanism(program) -> (program, options)`` (optional) gives the program to run in
+    place of the workload's (e.g. one that narrows what it writes) and keyword options of
+    :class:`~gpurf.sim.sm.timing.TimingSM` (:mod:`gpurf.sim.sm.compression`).
     """
     if values is not False and timing is None:
         raise ValueError("values through timing need a timing configuration")
     spec, program, variant = load_workload(name)
+    program, options = mechanism(program) if mechanism else (program, {})
+    options = {"values": values, **options}
     launch = spec.make(size, variant)
     inputs = {k: v.copy() for k, v in launch.buffers.items()}
     memory = GlobalMemory(launch.buffers)
-    params = pack_params(launch, program.kernel, memory)
-    blocks = _blocks(launch.grid)
-    stats = {"warp_instructions": 0, "thread_instructions": 0, "blocks": len(blocks),
+    stats = {"warp_instructions": 0, "thread_instructions": 0, "launches": 0, "blocks": 0,
              "warps": 0, "barriers": 0}
-
-    def make_block(block_id):
-        return ThreadBlock(program, block_id, launch.block, launch.grid, memory, params)
-
-    def count(block):
-        stats["warps"] += len(block.warps)
-        stats["barriers"] += block.barriers
-        stats["warp_instructions"] += sum(w.instructions for w in block.warps)
-        stats["thread_instructions"] += sum(w.thread_instructions for w in block.warps)
-
     start, cpu = time.perf_counter(), time.process_time()
-    ordered = progress(blocks) if progress else blocks
-    if timing is not None:
-        from .timing import TimingSM
-
-        sm = TimingSM(program, timing, make_block, values=values)
-        stats["timing"] = sm.run_blocks(ordered, len(blocks), on_block=count)
-    elif on_step is None:
-        ids = iter(ordered)
-        while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:
-            run_blocks(cohort)
-            for block in cohort:
-                count(block)
+    for iteration in launch.iterations:
+        if launch.loop and launch.loop.until:
+            _zero(memory, launch.loop.until)
+        timed = _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
+                        options)
+        if timed is not None:
+            stats["timing"] = add_timing_stats(stats.get("timing"), timed)
+        for first, second in launch.loop.swaps if launch.loop else ():
+            _swap(memory, first, second)
+        if launch.loop and launch.loop.until and not memory.read(launch.loop.until).any():
+            break
     else:
-        for block_id in ordered:
-            block = make_block(block_id)
-            block.run(on_step)
-            count(block)
+        if launch.loop and launch.loop.until:
+            raise LaunchError(launch.loop.exhausted)
     stats["seconds"] = time.perf_counter() - start
     stats["cpu_seconds"] = time.process_time() - cpu
     stats["simd_efficiency"] = (stats["thread_instructions"]
@@ -193,3 +193,72 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     outputs = {k: memory.read(k) for k in launch.outputs}
     expected = find_workload(name).expected(spec, launch, size, inputs)
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
+
+
+def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, options):
+    """One launch of ``iteration``'s grid; the timing statistics with ``timing``."""
+    params = pack_params(launch, program.kernel, memory, iteration.params)
+    blocks = _blocks(iteration.grid)
+    stats["launches"] += 1
+    stats["blocks"] += len(blocks)
+
+    def make_block(block_id):
+        return ThreadBlock(program, block_id, launch.block, iteration.grid, memory, params)
+
+    def count(block):
+        stats["warps"] += len(block.warps)
+        stats["barriers"] += block.barriers
+        stats["warp_instructions"] += sum(w.instructions for w in block.warps)
+        stats["thread_instructions"] += sum(w.thread_instructions for w in block.warps)
+
+    ordered = progress(blocks) if progress else blocks
+    if timing is not None:
+        from .timing import TimingSM
+
+        return TimingSM(program, timing, make_block, **options).run_blocks(
+            ordered, len(blocks), on_block=count)
+    if on_step is None:
+        ids = iter(ordered)
+        while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:
+            run_blocks(cohort)
+            for block in cohort:
+                count(block)
+        return None
+    for block_id in ordered:
+        block = make_block(block_id)
+        block.run(on_step)
+        count(block)
+    return None
+
+
+def _zero(memory: GlobalMemory, name: str) -> None:
+    """Zero buffer ``name`` in ``memory`` (a host loop's flag before a launch)."""
+    offset, dtype, shape = memory.buffers[name]
+    memory.data[offset:offset + int(np.prod(shape)) * dtype.itemsize] = 0
+
+
+def _swap(memory: GlobalMemory, first: str, second: str) -> None:
+    """Exchange the names of two buffers of ``memory`` (the host swapping two pointers)."""
+    for table in (memory.buffers, memory.addresses):
+        table[first], table[second] = table[second], table[first]
+
+
+def add_timing_stats(total, more):
+    """``total`` + ``more`` (:class:`~gpurf.sim.sm.stats.TimingStats`) field by field:
+    numbers add, lists add element by element, dicts of numbers add key by key; the
+    configuration (and anything else) is ``total``'s. ``total`` may be ``None``."""
+    if total is None:
+        return more
+    summed = {}
+    for item in fields(total):
+        a, b = getattr(total, item.name), getattr(more, item.name)
+        if isinstance(a, bool) or item.name == "config":
+            continue
+        if isinstance(a, int | float):
+            summed[item.name] = a + b
+        elif isinstance(a, list) and all(isinstance(x, int | float) for x in a + b):
+            summed[item.name] = [x + y for x, y in zip(a, b, strict=True)]
+        elif isinstance(a, dict) and all(isinstance(x, int | float)
+                                         for x in [*a.values(), *b.values()]):
+            summed[item.name] = {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+    return replace(total, **summed)

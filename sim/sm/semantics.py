@@ -24,8 +24,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurf.sim.kernels.fp import fma_f32, fma_f64, ftz
-from gpurf.sim.ptx.ir import Addr, Imm, Instruction, Reg, Special, Sym, type_width
+from gpurf.sim.ptx.ir import CARRY, Addr, Imm, Instruction, Pair, Reg, Special, Sym, Vec, type_width
 from gpurf.sim.ptx.parser import PtxError
+
+from .memory import (
+    GLOBAL_BASE,
+    LOCAL_WINDOW,
+    SHARED_WINDOW,
+    WINDOW_BYTES,
+    FaultError,
+    MemoryFaultError,
+)
 
 __all__ = ["NUMPY_TYPES", "STORAGE", "Context", "compile_instruction"]
 
@@ -46,13 +55,26 @@ _WIDE = {"u16": "u32", "s16": "s32", "u32": "u64", "s32": "s64"}
 @dataclass(frozen=True)
 class Context:
     """What compiling needs besides the instruction: register slots and widths, symbol
-    addresses (shared variables) and parameter offsets."""
+    addresses (shared variables, the dynamic shared array; local variables' offsets in the
+    thread's frame; module variables' static addresses), parameter offsets, and the bytes of
+    one thread's local frame."""
 
     file: str
     index: dict[str, int]
     width: dict[str, int]
     shared: dict[str, int]
     params: dict[str, tuple[int, str]]
+    local: dict[str, int] = None
+    statics: dict[str, int] = None
+    frame: int = 0
+
+    def symbol(self, name: str) -> tuple[str, int] | None:
+        """``(space, address)`` of a shared, local or module variable, else ``None``."""
+        for space, table in (("shared", self.shared), ("local", self.local or {}),
+                             ("global", self.statics or {})):
+            if name in table:
+                return space, table[name]
+        return None
 
 
 class _UnsupportedError(Exception):
@@ -81,9 +103,10 @@ def _imm(op: Imm, t: str):
     return np.array(op.value & ((1 << width) - 1), _UINT[width]).view(dt)[()]
 
 
-def _reader(op, t: str, ctx: Context):
+def _reader(op, t: str, ctx: Context, relaxed: bool = False):
     """``fn(warp)`` giving operand ``op`` as type ``t`` (an array, or a scalar for
-    immediates)."""
+    immediates). A register must have the type's width, as ptxas demands, except where
+    ``relaxed`` (``ld``/``st``/``cvt`` may use a wider register, chopped)."""
     dt = NUMPY_TYPES[t]
     if isinstance(op, Reg):
         i, rw = ctx.index[op.name], ctx.width[op.name]
@@ -91,6 +114,10 @@ def _reader(op, t: str, ctx: Context):
             raise _UnsupportedError(f"register {op.name} of {rw} bits used as .{t}")
         if t == "pred" or rw == type_width(t):
             return (lambda w: w.regs[i]) if t == "pred" else (lambda w: w.regs[i].view(dt))
+        if not relaxed:
+            raise _UnsupportedError(f"register {op.name} of {rw} bits used as a .{t} source "
+                                    "(ptxas rejects it: only ld, st and cvt take a register of "
+                                    "another width)")
         unsigned = _UINT[type_width(t)]
         return lambda w: w.regs[i].astype(unsigned).view(dt)
     if isinstance(op, Imm):
@@ -101,19 +128,24 @@ def _reader(op, t: str, ctx: Context):
             raise _UnsupportedError(f"special register {op.name} used as .{t}")
         name = op.name
         return lambda w: w.special[name].astype(dt)
-    if isinstance(op, Sym) and op.name in ctx.shared:
-        value = _imm(Imm(ctx.shared[op.name]), t)
+    if isinstance(op, Sym) and ctx.symbol(op.name) is not None:
+        value = _imm(Imm(ctx.symbol(op.name)[1]), t)
         return lambda w: value
     raise _UnsupportedError(f"operand '{op}' cannot be read as .{t}")
 
 
-def _writer(op, t: str, ctx: Context):
-    """``fn(warp, value, mask)`` storing a value of type ``t`` into register ``op``."""
+def _writer(op, t: str, ctx: Context, relaxed: bool = False):
+    """``fn(warp, value, mask)`` storing a value of type ``t`` into register ``op`` (of the
+    type's width; wider only where ``relaxed``: ``ld`` and ``cvt``)."""
     if not isinstance(op, Reg):
         raise _UnsupportedError(f"destination '{op}' is not a register")
     i, rw = ctx.index[op.name], ctx.width[op.name]
     if (t == "pred") != (rw == 1):
         raise _UnsupportedError(f"register {op.name} of {rw} bits written as .{t}")
+    if t != "pred" and rw != type_width(t) and not relaxed:
+        raise _UnsupportedError(f"register {op.name} of {rw} bits written as .{t} (ptxas "
+                                "rejects it: only ld and cvt write a register of another "
+                                "width)")
     dt, store = NUMPY_TYPES[t], STORAGE[rw]
     if t == "pred":
         def write(w, value, mask):
@@ -283,27 +315,54 @@ _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "hi": np.greater, "hs": np.greater_equal}
 
 
-def _setp(ins: Instruction, ctx: Context):
-    cmp, t = ins.mods[0], ins.mods[-1]
-    ra, rb = (_reader(op, t, ctx) for op in ins.operands[1:])
-    write = _writer(ins.operands[0], "pred", ctx)
+def _comparison(cmp: str, t: str):
+    """``fn(a, b)`` of a ``setp`` comparison on type ``t`` (``...u`` comparisons of floats
+    are true where either is NaN)."""
     if not _float(t):
         if cmp not in _CMP:
             raise _UnsupportedError(f"comparison .{cmp} on an integer type")
-        func = _CMP[cmp]
-    elif cmp in ("num", "nan"):
+        return _CMP[cmp]
+    if cmp in ("num", "nan"):
         def func(a, b):
             either = np.isnan(a) | np.isnan(b)
             return ~either if cmp == "num" else either
-    else:
-        ordered = _CMP[cmp.rstrip("u")] if cmp.endswith("u") else _CMP[cmp]
-        unordered = cmp.endswith("u")
+        return func
+    ordered = _CMP[cmp.rstrip("u")] if cmp.endswith("u") else _CMP[cmp]
+    unordered = cmp.endswith("u")
 
-        def func(a, b):
-            either = np.isnan(a) | np.isnan(b)
-            result = ordered(a, b)
-            return (result | either) if unordered else (result & ~either)
-    return lambda w, mask: write(w, func(ra(w), rb(w)), mask)
+    def func(a, b):
+        either = np.isnan(a) | np.isnan(b)
+        result = ordered(a, b)
+        return (result | either) if unordered else (result & ~either)
+    return func
+
+
+_COMBINE = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+
+
+def _setp(ins: Instruction, ctx: Context):
+    """``setp.cmp[.op].t p[|q], a, b[, c]``: ``p = cmp(a, b) op c``, ``q = !cmp(a, b) op c``."""
+    cmp, t = ins.mods[0], ins.mods[-1]
+    combine = next((_COMBINE[m] for m in ins.mods[1:-1] if m in _COMBINE), None)
+    if (combine is None) != (len(ins.operands) == 3):
+        raise _UnsupportedError("a fourth (predicate) operand goes with .and, .or or .xor")
+    ra, rb = (_reader(op, t, ctx) for op in ins.operands[1:3])
+    rc = _reader(ins.operands[3], "pred", ctx) if combine is not None else None
+    dst = ins.operands[0]
+    write = _writer(dst.first if isinstance(dst, Pair) else dst, "pred", ctx)
+    complement = _writer(dst.second, "pred", ctx) if isinstance(dst, Pair) else None
+    func = _comparison(cmp, t)
+
+    def run(w, mask):
+        result = func(ra(w), rb(w))
+        other = ~result
+        if combine is not None:
+            c = rc(w)
+            result, other = combine(result, c), combine(other, c)
+        write(w, result, mask)
+        if complement is not None:
+            complement(w, other, mask)
+    return run
 
 
 def _selp(ins: Instruction, ctx: Context):
@@ -317,11 +376,45 @@ def _selp(ins: Instruction, ctx: Context):
 
 def _mov(ins: Instruction, ctx: Context):
     t = ins.mods[-1]
-    src = ins.operands[1]
-    if isinstance(src, Sym) and src.name not in ctx.shared:
+    dst, src = ins.operands
+    if isinstance(dst, Vec) or isinstance(src, Vec):
+        return _pack(ins, ctx)
+    if isinstance(src, Sym) and ctx.symbol(src.name) is None:
         raise _UnsupportedError(f"mov of the address of '{src.name}'")
-    read, write = _reader(src, t, ctx), _writer(ins.operands[0], t, ctx)
+    read, write = _reader(src, t, ctx), _writer(dst, t, ctx)
     return lambda w, mask: write(w, read(w), mask)
+
+
+def _pack(ins: Instruction, ctx: Context):
+    """``mov.b64 %rd, {%r1, %r2}`` (pack, first element lowest) and its inverse (unpack)."""
+    t = ins.mods[-1]
+    dst, src = ins.operands
+    width = type_width(t)
+    vector = dst if isinstance(dst, Vec) else src
+    part = width // len(vector.items)
+    if isinstance(dst, Vec) == isinstance(src, Vec) or part not in _UINT:
+        raise _UnsupportedError("a vector mov packs 2 or 4 registers into one or unpacks it")
+    wide, narrow = _UINT[width], f"b{part}"
+    shifts = [wide(part * k) for k in range(len(vector.items))]
+    if isinstance(src, Vec):
+        reads = [_reader(item, narrow, ctx) for item in src.items]
+        write = _writer(dst, t, ctx)
+
+        def run(w, mask):
+            value = wide(0)
+            for read, shift in zip(reads, shifts, strict=True):
+                value = value | (np.asarray(read(w)).astype(wide) << shift)
+            write(w, np.asarray(value, wide).view(NUMPY_TYPES[t]), mask)
+        return run
+    read = _reader(src, t, ctx)
+    writes = [_writer(item, narrow, ctx) for item in dst.items]
+    low = _UINT[part]
+
+    def run(w, mask):
+        value = np.asarray(read(w)).view(wide)
+        for write, shift in zip(writes, shifts, strict=True):
+            write(w, (value >> shift).astype(low), mask)
+    return run
 
 
 _RANGE = {t: (np.iinfo(NUMPY_TYPES[t]).min, np.iinfo(NUMPY_TYPES[t]).max)
@@ -370,21 +463,43 @@ def _cvt(ins: Instruction, ctx: Context):
         else:
             def convert(x):
                 return np.asarray(x).astype(dd)
-    read, write = _reader(ins.operands[1], src_t, ctx), _writer(ins.operands[0], dst_t, ctx)
+    read = _reader(ins.operands[1], src_t, ctx, relaxed=True)
+    write = _writer(ins.operands[0], dst_t, ctx, relaxed=True)
     return lambda w, mask: write(w, convert(read(w)), mask)
 
 
+_WINDOWS = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "global": 0, "const": 0}
+
+
 def _cvta(ins: Instruction, ctx: Context):
-    read, write = _reader(ins.operands[1], "u64", ctx), _writer(ins.operands[0], "u64", ctx)
-    return lambda w, mask: write(w, read(w), mask)
+    """``cvta.space`` (a space's address to a generic one) and ``cvta.to.space`` (back):
+    shared and local addresses move into or out of their generic windows
+    (:mod:`gpurf.sim.sm.memory`); global and const addresses are generic already."""
+    t = ins.mods[-1]
+    space = ins.mods[-2]
+    dt = NUMPY_TYPES[t]
+    window = np.array(_WINDOWS[space], dt)
+    to_space = ins.mods[0] == "to"
+    read, write = _reader(ins.operands[1], t, ctx), _writer(ins.operands[0], t, ctx)
+
+    def run(w, mask):
+        value = np.asarray(read(w), dt)
+        write(w, value - window if to_space else value + window, mask)
+    return run
 
 
 def _address(op: Addr, space: str, ctx: Context):
-    """``fn(warp)`` giving the 32 lanes' byte addresses (``uint64``) of a memory operand."""
+    """``fn(warp)`` giving the 32 lanes' byte addresses (``uint64``) of a memory operand: in
+    ``space``'s own addresses (a variable's offset, or a register's value)."""
     if isinstance(op.base, Sym):
-        if op.base.name not in ctx.shared:
-            raise _UnsupportedError(f"'{op.base.name}' is not a .shared variable")
-        value = np.full(32, ctx.shared[op.base.name] + op.offset, np.uint64)
+        found = ctx.symbol(op.base.name)
+        if found is None:
+            raise _UnsupportedError(f"'{op.base.name}' is not a variable")
+        home, address = found
+        if space != home and not (space in ("const", "generic") and home == "global"):
+            raise _UnsupportedError(f"'{op.base.name}' is a .{home} variable, accessed as "
+                                    f".{space}")
+        value = np.full(32, (address + op.offset) & ((1 << 64) - 1), np.uint64)
         return lambda w: value
     i, offset = ctx.index[op.base.name], np.uint64(op.offset & ((1 << 64) - 1))
     if ctx.width[op.base.name] not in (32, 64):
@@ -392,49 +507,524 @@ def _address(op: Addr, space: str, ctx: Context):
     return lambda w: w.regs[i].astype(np.uint64) + offset
 
 
+def _thread_frames(w, mask, frame: int) -> np.ndarray:
+    """The byte offset of each executing lane's local frame in its block's local memory."""
+    tid = w.special["%warpid"].astype(np.uint64) * np.uint64(32) + w.special["%laneid"]
+    return np.broadcast_to(tid, mask.shape)[mask] * np.uint64(frame)
+
+
+def _local(w, mask, offsets, frame: int, lanes=None):
+    """Local-memory addresses of frame ``offsets`` (of the executing lanes, or of those
+    ``lanes`` of them), checked against the frame size."""
+    outside = offsets >= np.uint64(frame)
+    if outside.any():
+        raise MemoryFaultError(f"local access at 0x{int(offsets[outside][0]):x}, outside the "
+                               f"{frame}-byte frame of each thread")
+    frames = _thread_frames(w, mask, frame)
+    return (frames if lanes is None else frames[lanes]) + offsets
+
+
+def _parts(w, space: str, addresses, mask, frame: int):
+    """Where ``addresses`` (of the executing lanes, in ``space``) go: a list of
+    ``(memory, lanes, addresses in that memory)`` with ``lanes`` ``None`` for all."""
+    if space == "shared":
+        return [(w.shared, None, addresses)]
+    if space == "local":
+        return [(w.local, None, _local(w, mask, addresses, frame))]
+    if space == "const":
+        return [(w.statics, None, addresses)]
+    kind = (addresses < np.uint64(GLOBAL_BASE)).astype(np.int8)
+    if space == "generic":
+        for code, base in ((2, SHARED_WINDOW), (3, LOCAL_WINDOW)):
+            inside = (addresses >= np.uint64(base)) & (addresses < np.uint64(base + WINDOW_BYTES))
+            kind[inside] = code
+    present = np.unique(kind).tolist()
+    parts = []
+    for code in present:
+        lanes = None if len(present) == 1 else np.flatnonzero(kind == code)
+        mine = addresses if lanes is None else addresses[lanes]
+        if code == 0:
+            parts.append((w.memory, lanes, mine))
+        elif code == 1:
+            parts.append((w.statics, lanes, mine))
+        elif code == 2:
+            parts.append((w.shared, lanes, mine - np.uint64(SHARED_WINDOW)))
+        else:
+            parts.append((w.local, lanes, _local(w, mask, mine - np.uint64(LOCAL_WINDOW),
+                                                 frame, lanes)))
+    return parts
+
+
+def _load(w, space, addresses, mask, dt, frame):
+    parts = _parts(w, space, addresses, mask, frame)
+    if len(parts) == 1:
+        return parts[0][0].load(parts[0][2], dt)
+    values = np.empty(addresses.shape, dt)
+    for memory, lanes, mine in parts:
+        values[lanes] = memory.load(mine, dt)
+    return values
+
+
+def _store(w, space, addresses, mask, values, frame):
+    for memory, lanes, mine in _parts(w, space, addresses, mask, frame):
+        memory.store(mine, values if lanes is None else values[lanes])
+
+
+def _vector(ins: Instruction, operand) -> list:
+    """The registers (or immediates) of a ``.v2``/``.v4`` operand, or ``[operand]``."""
+    count = {"v2": 2, "v4": 4}.get(next((m for m in ins.mods if m in ("v2", "v4")), ""), 1)
+    items = list(operand.items) if isinstance(operand, Vec) else [operand]
+    if len(items) != count:
+        raise _UnsupportedError(f"{len(items)} data operands for {count} vector elements")
+    return items
+
+
+def _aligned(addresses, size):
+    misaligned = (addresses & np.uint64(size - 1)) != 0
+    if misaligned.any():
+        raise MemoryFaultError(f"misaligned vector access of {size} bytes at "
+                               f"0x{int(addresses[misaligned][0]):x}")
+
+
+def _touched(space, addresses, count, size):
+    """What a memory instruction reports: its space and the addresses of every element
+    (``(lanes, count)`` for a vector access)."""
+    if count == 1:
+        return space, addresses
+    return space, addresses[:, None] + np.arange(count, dtype=np.uint64) * np.uint64(size)
+
+
 def _ld(ins: Instruction, ctx: Context):
-    space, t = ins.mods[0], ins.mods[-1]
+    space, t = ins.space, ins.mods[-1]
     dst, src = ins.operands
     if not isinstance(src, Addr):
         raise _UnsupportedError("ld needs an address operand [..]")
     dt = NUMPY_TYPES[t]
+    size = np.dtype(dt).itemsize
     read_type = {"b8": "u8"}.get(t, t)
-    write = _writer(dst, read_type, ctx)
+    writes = [_writer(item, read_type, ctx, relaxed=True) for item in _vector(ins, dst)]
     if space == "param":
         if not isinstance(src.base, Sym) or src.base.name not in ctx.params:
             raise _UnsupportedError(f"ld.param from '{src.base}', not a kernel parameter")
         offset = ctx.params[src.base.name][0] + src.offset
 
         def run(w, mask):
-            write(w, np.frombuffer(w.params, dt, 1, offset)[0], mask)
+            for k, write in enumerate(writes):
+                write(w, np.frombuffer(w.params, dt, 1, offset + k * size)[0], mask)
         return run
     address = _address(src, space, ctx)
+    frame, count = ctx.frame, len(writes)
 
     def run(w, mask):
         addresses = np.broadcast_to(address(w), mask.shape)[mask]
-        memory = w.shared if space == "shared" else w.memory
-        values = np.zeros(mask.shape, dt)
-        values[mask] = memory.load(addresses, dt)
-        write(w, values, mask)
-        return space, addresses
+        if count > 1:
+            _aligned(addresses, count * size)
+        for k, write in enumerate(writes):
+            values = np.zeros(mask.shape, dt)
+            values[mask] = _load(w, space, addresses + np.uint64(k * size), mask, dt, frame)
+            write(w, values, mask)
+        return _touched(space, addresses, count, size)
     return run
 
 
 def _st(ins: Instruction, ctx: Context):
-    space, t = ins.mods[0], ins.mods[-1]
+    space, t = ins.space, ins.mods[-1]
     dst, src = ins.operands
     if not isinstance(dst, Addr):
         raise _UnsupportedError("st needs an address operand [..]")
+    if space == "param":
+        raise _UnsupportedError("st.param outside a call sequence")
     dt = NUMPY_TYPES[t]
+    size = np.dtype(dt).itemsize
     address = _address(dst, space, ctx)
-    read = _reader(src, t, ctx)
+    reads = [_reader(item, t, ctx, relaxed=True) for item in _vector(ins, src)]
+    frame, count = ctx.frame, len(reads)
 
     def run(w, mask):
         addresses = np.broadcast_to(address(w), mask.shape)[mask]
-        memory = w.shared if space == "shared" else w.memory
-        values = np.broadcast_to(np.asarray(read(w), dt), mask.shape)[mask]
-        memory.store(addresses, values)
+        if count > 1:
+            _aligned(addresses, count * size)
+        for k, read in enumerate(reads):
+            values = np.broadcast_to(np.asarray(read(w), dt), mask.shape)[mask]
+            _store(w, space, addresses + np.uint64(k * size), mask, values, frame)
+        return _touched(space, addresses, count, size)
+    return run
+
+
+_ATOM_TYPES = {"add": ("u32", "s32", "u64", "s64", "f32", "f64"),
+               "min": ("u32", "s32", "u64", "s64"), "max": ("u32", "s32", "u64", "s64"),
+               "inc": ("u32",), "dec": ("u32",), "and": ("b32", "b64"), "or": ("b32", "b64"),
+               "xor": ("b32", "b64"), "exch": ("b32", "b64"), "cas": ("b32", "b64")}
+
+
+def _atom(ins: Instruction, ctx: Context):
+    """``atom.op.t d, [a], b[, c]`` and ``red.op.t [a], b``: lane by lane in lane order
+    (:meth:`gpurf.sim.sm.memory.Memory.atomic`), ``d`` each lane's old value."""
+    space, op, t = ins.space, ins.mods[-2], ins.mods[-1]
+    if t not in _ATOM_TYPES[op]:
+        raise _UnsupportedError(f"atomic .{op} on .{t} (PTX has it on "
+                                f"{', '.join('.' + x for x in _ATOM_TYPES[op])})")
+    red = ins.base == "red"
+    operands = ins.operands if red else ins.operands[1:]
+    if len(operands) != (3 if op == "cas" else 2):
+        raise _UnsupportedError(f"atomic .{op} takes {3 if op == 'cas' else 2} operands after "
+                                "the destination")
+    if not isinstance(operands[0], Addr):
+        raise _UnsupportedError(f"{ins.base} needs an address operand [..]")
+    dt = NUMPY_TYPES[t]
+    address = _address(operands[0], space, ctx)
+    reads = [_reader(item, t, ctx) for item in operands[1:]]
+    write = None if red else _writer(ins.operands[0], t, ctx)
+    flush = ftz if (t == "f32" and op == "add") else None
+    frame = ctx.frame
+
+    def run(w, mask):
+        addresses = np.broadcast_to(address(w), mask.shape)[mask]
+        b, *rest = (np.broadcast_to(np.asarray(r(w), dt), mask.shape)[mask] for r in reads)
+        if flush is not None:
+            b = flush(b)
+        c = rest[0] if rest else None
+        old = np.empty(addresses.shape, dt)
+        for memory, lanes, mine in _parts(w, space, addresses, mask, frame):
+            pick = slice(None) if lanes is None else lanes
+            old[pick] = memory.atomic(op, mine, b[pick], None if c is None else c[pick], flush)
+        if write is not None:
+            values = np.zeros(mask.shape, dt)
+            values[mask] = old
+            write(w, values, mask)
         return space, addresses
+    return run
+
+
+_LANE = np.arange(32, dtype=np.int64)
+_LANE_BITS = np.left_shift(np.uint32(1), np.arange(32, dtype=np.uint32))
+
+
+def _members(w, mask, member_mask) -> np.ndarray:
+    """The lanes each lane's member mask names, checking that every executing lane is one
+    (PTX: a ``.sync`` instruction executed outside its member mask is undefined)."""
+    member = (np.broadcast_to(np.asarray(member_mask, np.uint32), mask.shape)
+              & _LANE_BITS) != 0
+    outside = mask & ~member
+    if outside.any():
+        lane = int(np.argwhere(outside)[0][-1])
+        raise FaultError(f"lane {lane} executes it outside its member mask")
+    return member
+
+
+def _shfl(ins: Instruction, ctx: Context):
+    """``shfl.sync.mode.b32 d[|p], a, b, c, membermask`` (PTX ISA pseudocode: ``c`` packs
+    the clamp lane in bits 0-4 and the segment mask in bits 8-12; out of range, a lane keeps
+    its own value and ``p`` is false). A source lane that is not executing gives its
+    register's current value (PTX leaves it undefined)."""
+    mode = ins.mods[1]
+    dst = ins.operands[0]
+    ra = _reader(ins.operands[1], "b32", ctx)
+    rb, rc, rm = (_reader(op, "u32", ctx) for op in ins.operands[2:])
+    write = _writer(dst.first if isinstance(dst, Pair) else dst, "b32", ctx)
+    in_range = _writer(dst.second, "pred", ctx) if isinstance(dst, Pair) else None
+
+    def run(w, mask):
+        _members(w, mask, rm(w))
+        a = np.broadcast_to(ra(w), mask.shape)
+        b = np.broadcast_to(np.asarray(rb(w), np.int64) & 31, mask.shape)
+        c = np.broadcast_to(np.asarray(rc(w), np.int64), mask.shape)
+        source, valid = _shfl_source(mode, b, c)
+        write(w, np.take_along_axis(a, source, axis=-1), mask)
+        if in_range is not None:
+            in_range(w, valid, mask)
+    return run
+
+
+def _shfl_source(mode: str, b, c):
+    """The lane each lane reads in a ``shfl.sync`` of ``mode`` and whether it is in range
+    (the PTX ISA's pseudocode; out of range, a lane reads itself)."""
+    segment, clamp = (c >> 8) & 31, c & 31
+    top = (_LANE & segment) | (clamp & ~segment)
+    if mode == "up":
+        source = _LANE - b
+        valid = source >= top
+    else:
+        source = {"down": _LANE + b, "bfly": _LANE ^ b,
+                  "idx": (_LANE & segment) | (b & ~segment)}[mode]
+        valid = source <= top
+    return np.where(valid, source, _LANE), valid
+
+
+def _vote(ins: Instruction, ctx: Context):
+    """``vote.sync.mode d, a, membermask`` over the executing lanes of the member mask:
+    ``all``/``any``/``uni`` of predicate ``a``, or ``ballot`` (bit ``l`` = lane ``l``'s
+    ``a``)."""
+    mode, t = ins.mods[1], ins.mods[-1]
+    if (mode == "ballot") != (t == "b32"):
+        raise _UnsupportedError("vote.ballot gives .b32, all/any/uni give .pred")
+    ra, rm = _reader(ins.operands[1], "pred", ctx), _reader(ins.operands[2], "u32", ctx)
+    write = _writer(ins.operands[0], t, ctx)
+
+    def run(w, mask):
+        voting = mask & _members(w, mask, rm(w))
+        a = np.broadcast_to(ra(w), mask.shape)
+        if mode == "ballot":
+            result = np.bitwise_or.reduce(np.where(a & voting, _LANE_BITS, np.uint32(0)),
+                                          axis=-1)
+        else:
+            every, some = (a | ~voting).all(axis=-1), (a & voting).any(axis=-1)
+            result = {"all": every, "any": some, "uni": every | ~some}[mode]
+        write(w, np.broadcast_to(np.asarray(result)[..., None], mask.shape), mask)
+    return run
+
+
+def _activemask(ins: Instruction, ctx: Context):
+    write = _writer(ins.operands[0], "b32", ctx)
+
+    def run(w, mask):
+        bits = np.bitwise_or.reduce(np.where(mask, _LANE_BITS, np.uint32(0)), axis=-1)
+        write(w, np.broadcast_to(np.asarray(bits)[..., None], mask.shape), mask)
+    return run
+
+
+def _nothing(ins: Instruction, ctx: Context):
+    """``membar``/``fence``/``bar.warp.sync``: the functional model makes every store visible
+    at once and runs a warp's lanes together, so there is nothing to wait for."""
+    return lambda w, mask: None
+
+
+_MATH = {"sqrt": np.sqrt, "rcp": np.reciprocal, "rsqrt": lambda x: 1 / np.sqrt(x),
+         "ex2": np.exp2, "lg2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+
+
+def _math(ins: Instruction, ctx: Context):
+    """``sqrt``/``rcp`` (``.rn``: correctly rounded, in the type itself) and the ``.approx``
+    functions (``rsqrt``, ``ex2``, ``lg2``, ``sin``, ``cos``, ``tanh``, ``sqrt``/``rcp``):
+    computed in double and rounded once, which is within every bound PTX documents for
+    them."""
+    t, rounding = ins.mods[-1], ins.mods[0]
+    if rounding not in ("rn", "approx"):
+        raise _UnsupportedError(f"directed rounding .{rounding}")
+    dt = NUMPY_TYPES[t]
+    inner = _MATH[ins.base]
+    if rounding == "rn":
+        def func(x):
+            return inner(np.asarray(x, dt))
+    else:
+        def func(x):
+            return inner(np.asarray(x, np.float64)).astype(dt)
+    func = _float_op(func, ins.mods, t)
+    read, write = _reader(ins.operands[1], t, ctx), _writer(ins.operands[0], t, ctx)
+    return lambda w, mask: write(w, np.asarray(func(read(w)), dt), mask)
+
+
+def _smear(x):
+    """Every bit below the highest set bit of ``x`` set too."""
+    for shift in (1, 2, 4, 8, 16, 32)[:x.dtype.itemsize.bit_length() + 2]:
+        x = x | (x >> x.dtype.type(shift))
+    return x
+
+
+_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.uint8)
+
+
+def _brev(x):
+    raw = np.ascontiguousarray(x)
+    flipped = _REVERSED[raw[..., None].view(np.uint8)][..., ::-1]
+    return np.ascontiguousarray(flipped).view(raw.dtype)[..., 0]
+
+
+def _bits(ins: Instruction, ctx: Context):
+    """``popc``, ``clz``, ``brev`` of ``.b32``/``.b64`` (``popc``/``clz`` give ``.u32``)."""
+    t = ins.mods[-1]
+    dt = NUMPY_TYPES[t]
+    width = type_width(t)
+    read = _reader(ins.operands[1], t, ctx)
+    write = _writer(ins.operands[0], t if ins.base == "brev" else "u32", ctx)
+    base = ins.base
+
+    def run(w, mask):
+        x = np.atleast_1d(np.asarray(read(w), dt))
+        if base == "popc":
+            value = _popc(x)
+        elif base == "clz":
+            value = np.uint32(width) - _popc(_smear(x))
+        else:
+            value = _brev(x)
+        write(w, value, mask)
+    return run
+
+
+def _popc(x):
+    """Set bits of each element, as ``uint32``."""
+    return np.bitwise_count(x).astype(np.uint32)
+
+
+_U64 = np.uint64
+
+
+def _low_bits(count):
+    """``uint64`` masks of the ``count`` (0..255, as ``uint64``) lowest bits."""
+    return np.where(count >= _U64(64), ~_U64(0), (_U64(1) << np.minimum(count, _U64(63)))
+                    - _U64(1))
+
+
+def _shifted_left(x, count):
+    """``x << count`` in ``uint64``, 0 where ``count`` is 64 or more."""
+    return np.where(count >= _U64(64), _U64(0), x << np.minimum(count, _U64(63)))
+
+
+def _bfe(ins: Instruction, ctx: Context):
+    """``bfe.t d, a, pos, len``: ``len`` bits of ``a`` from ``pos`` (both taken mod 256),
+    sign-extended for signed types from the field's last bit inside ``a``."""
+    t = ins.mods[-1]
+    width = type_width(t)
+    ra = _reader(ins.operands[1], t, ctx)
+    rpos, rlen = (_reader(op, "u32", ctx) for op in ins.operands[2:])
+    write = _writer(ins.operands[0], t, ctx)
+    top = _U64(width - 1)
+    full = _low_bits(_U64(width))
+
+    def run(w, mask):
+        a = np.asarray(ra(w)).view(_UINT[width]).astype(_U64)
+        pos = np.asarray(rpos(w)).astype(_U64) & _U64(0xFF)
+        length = np.asarray(rlen(w)).astype(_U64) & _U64(0xFF)
+        inside = np.where(pos > top, _U64(0), np.minimum(length, _U64(width) - pos))
+        value = (a >> np.minimum(pos, top)) & _low_bits(inside)
+        if _signed(t):
+            last = np.minimum(pos + length - _U64(1), top)
+            sign = ((a >> last) & _U64(1)).astype(bool) & (length != 0)
+            value = np.where(sign, value | (full & ~_low_bits(inside)), value)
+        write(w, (value & full).astype(_UINT[width]).view(NUMPY_TYPES[t]), mask)
+    return run
+
+
+def _bfi(ins: Instruction, ctx: Context):
+    """``bfi.t d, f, b, pos, len``: ``b`` with ``len`` bits from ``pos`` replaced by the low
+    bits of ``f`` (``pos``, ``len`` mod 256; bits past the top are dropped)."""
+    t = ins.mods[-1]
+    width = type_width(t)
+    rf, rb = (_reader(op, t, ctx) for op in ins.operands[1:3])
+    rpos, rlen = (_reader(op, "u32", ctx) for op in ins.operands[3:])
+    write = _writer(ins.operands[0], t, ctx)
+    full = _low_bits(_U64(width))
+
+    def run(w, mask):
+        f, b = (np.asarray(r(w)).view(_UINT[width]).astype(_U64) for r in (rf, rb))
+        pos = np.asarray(rpos(w)).astype(_U64) & _U64(0xFF)
+        length = np.asarray(rlen(w)).astype(_U64) & _U64(0xFF)
+        field = _shifted_left(_low_bits(length), pos) & full
+        value = (b & ~field) | (_shifted_left(f, pos) & field)
+        write(w, value.astype(_UINT[width]).view(NUMPY_TYPES[t]), mask)
+    return run
+
+
+_PRMT_MODES = {
+    "f4e": lambda c, i: (c + i) % 8, "b4e": lambda c, i: (c - i) % 8,
+    "rc8": lambda c, i: c, "ecl": lambda c, i: np.maximum(c, i),
+    "ecr": lambda c, i: np.minimum(c, i), "rc16": lambda c, i: 2 * (c & 1) + (i & 1)}
+
+
+def _prmt(ins: Instruction, ctx: Context):
+    """``prmt.b32[.mode] d, a, b, c``: bytes of ``{b, a}`` (``a`` the low four) chosen by
+    ``c``: by default four nibbles, each a byte index (bits 0-2) and a sign-replicate flag
+    (bit 3); the modes use ``c``'s low two bits as in the PTX ISA's table."""
+    mode = ins.mods[-1] if ins.mods[-1] in _PRMT_MODES else None
+    ra, rb, rc = (_reader(op, "b32", ctx) for op in ins.operands[1:])
+    write = _writer(ins.operands[0], "b32", ctx)
+
+    def run(w, mask):
+        a, b, c = np.broadcast_arrays(*(np.asarray(r(w)).astype(np.uint64) for r in (ra, rb,
+                                                                                     rc)))
+        source = (b << np.uint64(32)) | a
+        out = np.zeros(a.shape, np.uint64)
+        for i in range(4):
+            if mode is None:
+                nibble = (c >> np.uint64(4 * i)) & np.uint64(15)
+                pick = nibble & np.uint64(7)
+            else:
+                pick = _PRMT_MODES[mode](c & np.uint64(3), np.uint64(i)).astype(np.uint64)
+            byte = (source >> (pick * np.uint64(8))) & np.uint64(0xFF)
+            if mode is None:
+                sign = ((nibble & np.uint64(8)) != 0) & ((byte & np.uint64(0x80)) != 0)
+                byte = np.where(nibble & np.uint64(8), np.where(sign, np.uint64(0xFF),
+                                                                  np.uint64(0)), byte)
+            out |= byte.astype(np.uint64) << np.uint64(8 * i)
+        write(w, out.astype(np.uint32), mask)
+    return run
+
+
+def _lop3(ins: Instruction, ctx: Context):
+    """``lop3.b32 d, a, b, c, lut``: bit ``i`` of ``d`` is bit ``(a_i<<2 | b_i<<1 | c_i)``
+    of ``lut`` (so ``lut = F(0xF0, 0xCC, 0xAA)`` computes ``F``)."""
+    lut_op = ins.operands[4]
+    if not isinstance(lut_op, Imm) or lut_op.float_bits or not 0 <= lut_op.value <= 255:
+        raise _UnsupportedError("lop3's lookup table is an immediate 0..255")
+    lut = lut_op.value
+    ra, rb, rc = (_reader(op, "b32", ctx) for op in ins.operands[1:4])
+    write = _writer(ins.operands[0], "b32", ctx)
+
+    def run(w, mask):
+        a, b, c = (np.asarray(r(w), np.uint32) for r in (ra, rb, rc))
+        out = np.zeros(np.broadcast_shapes(a.shape, b.shape, c.shape), np.uint32)
+        for minterm in range(8):
+            if lut >> minterm & 1:
+                out |= ((a if minterm & 4 else ~a) & (b if minterm & 2 else ~b)
+                        & (c if minterm & 1 else ~c))
+        write(w, out, mask)
+    return run
+
+
+def _shf(ins: Instruction, ctx: Context):
+    """``shf.{l,r}.{wrap,clamp}.b32 d, a, b, n``: the funnel ``{b, a}`` shifted by ``n``
+    (``wrap``: ``n mod 32``; ``clamp``: at most 32); ``l`` keeps the high word, ``r`` the
+    low one."""
+    left, wrap = ins.mods[0] == "l", ins.mods[1] == "wrap"
+    ra, rb, rn = (_reader(op, "b32", ctx) for op in ins.operands[1:])
+    write = _writer(ins.operands[0], "b32", ctx)
+
+    def run(w, mask):
+        a, b, n = (np.asarray(r(w)).astype(np.uint64) for r in (ra, rb, rn))
+        n = n & np.uint64(31) if wrap else np.minimum(n, np.uint64(32))
+        funnel = (b << np.uint64(32)) | a
+        out = (funnel << n) >> np.uint64(32) if left else funnel >> n
+        write(w, (out & np.uint64(0xFFFFFFFF)).astype(np.uint32), mask)
+    return run
+
+
+def _carry(ins: Instruction, ctx: Context):
+    """``add.cc``/``addc``, ``sub.cc``/``subc``, ``mad{c}.{lo,hi}.cc``: unsigned arithmetic
+    on the type's width with the carry (or, subtracting, borrow) flag :data:`CARRY` in and
+    out (``subc`` computes ``a - (b + borrow)``)."""
+    base, t = ins.base, ins.mods[-1]
+    if t not in ("u32", "s32", "u64", "s64"):
+        raise _UnsupportedError(f"carry arithmetic on .{t}")
+    width = type_width(t)
+    unsigned = _UINT[width]
+    carry_in = base in ("addc", "subc", "madc")
+    carry_out = "cc" in ins.mods
+    subtract = base in ("sub", "subc")
+    reads = [_reader(op, t, ctx) for op in ins.operands[1:]]
+    write = _writer(ins.operands[0], t, ctx)
+    flag = ctx.index[CARRY]
+    write_flag = _writer(Reg(CARRY), "pred", ctx)
+    high = "hi" in ins.mods
+
+    def run(w, mask):
+        values = [np.asarray(r(w)).view(unsigned) for r in reads]
+        if base in ("mad", "madc"):
+            a, b, addend = values
+            product = (_mul_hi(a, b, f"u{width}") if high else a * b).astype(unsigned)
+            values = [product, addend]
+        x, y = np.broadcast_arrays(*values)
+        cin = (w.regs[flag] if carry_in else np.zeros(mask.shape, bool)).astype(unsigned)
+        if subtract:
+            first, second = x - y, x < y
+            result = first - cin
+            out = second | (first < cin)
+        else:
+            first = x + y
+            result = first + cin
+            out = (first < x) | (result < first)
+        write(w, result.view(NUMPY_TYPES[t]), mask)
+        if carry_out:
+            write_flag(w, out, mask)
     return run
 
 
@@ -444,17 +1034,31 @@ _FACTORIES = {
     "abs": _unary, "neg": _unary, "not": _unary,
     "and": _logic, "or": _logic, "xor": _logic, "shl": _shift, "shr": _shift,
     "setp": _setp, "selp": _selp, "mov": _mov, "cvt": _cvt, "cvta": _cvta,
-    "ld": _ld, "st": _st,
+    "ld": _ld, "st": _st, "atom": _atom, "red": _atom,
+    "shfl": _shfl, "vote": _vote, "activemask": _activemask,
+    "membar": _nothing, "fence": _nothing,
+    "sqrt": _math, "rcp": _math, "rsqrt": _math, "ex2": _math, "lg2": _math, "sin": _math,
+    "cos": _math, "tanh": _math,
+    "popc": _bits, "clz": _bits, "brev": _bits, "bfe": _bfe, "bfi": _bfi, "prmt": _prmt,
+    "lop3": _lop3, "shf": _shf, "addc": _carry, "subc": _carry, "madc": _carry,
 }
 
 CONTROL = frozenset({"bra", "ret", "exit", "bar"})
 
 
+def _factory(ins: Instruction):
+    if ins.base in ("add", "sub", "mad") and "cc" in ins.mods:
+        return _carry
+    if ins.base == "bar" and ins.mods[0] == "warp":
+        return _nothing
+    return _FACTORIES[ins.base]
+
+
 def compile_instruction(ins: Instruction, ctx: Context):
     """``fn(warp, mask)`` executing ``ins`` (``None`` for control instructions)."""
-    if ins.base in CONTROL:
+    if ins.base in CONTROL and not (ins.base == "bar" and ins.mods[0] == "warp"):
         return None
     try:
-        return _FACTORIES[ins.base](ins, ctx)
+        return _factory(ins)(ins, ctx)
     except _UnsupportedError as why:
         raise PtxError(ctx.file, ins.line, f"unsupported: {why} in '{ins.opcode}'") from None

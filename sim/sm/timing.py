@@ -75,12 +75,13 @@ INT, FP32, SFU, MEM, BRANCH = range(len(UNITS))
 
 def unit_of(ins) -> int:
     """The functional unit class of an instruction."""
-    if ins.base in ("ld", "st"):
+    if ins.base in ("ld", "st", "atom", "red"):
         return MEM
     if ins.base in ("bra", "ret", "exit", "bar"):
         return BRANCH
     types = [m for m in ins.mods if m[:1] in "fubs" and m[1:].isdigit()]
-    if ins.base in ("div", "rem") or "f64" in types:
+    if ins.base in ("div", "rem", "sqrt", "rcp", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh") \
+            or "f64" in types:
         return SFU
     return FP32 if any(t in ("f32", "f16") for t in types) else INT
 

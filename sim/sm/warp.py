@@ -29,7 +29,7 @@ import numpy as np
 
 from gpurf.sim.ptx.ir import Instruction
 
-from .memory import Memory, MemoryFaultError
+from .memory import FaultError, Memory
 from .program import ALU, BAR, BRA, EXIT, Program
 from .semantics import STORAGE
 
@@ -96,6 +96,8 @@ class Warp:
         self.program = program
         self.memory = block.memory
         self.shared = block.shared
+        self.local = block.local
+        self.statics = block.statics
         self.params = block.params
         self._regs = None
         self._special = None
@@ -146,7 +148,7 @@ class Warp:
         if kind == ALU:
             try:
                 touched = program.ops[pc](self, mask)
-            except MemoryFaultError as fault:
+            except FaultError as fault:
                 raise ExecutionError(f"{program.kernel.file}:{ins.line}: {ins.opcode}: {fault} "
                                      f"(block {self.block.block_id}, warp {self.index})") from None
             if touched is not None:
@@ -203,10 +205,12 @@ class ThreadBlock:
         Global memory, shared by all blocks of the launch.
     params : bytes
         The packed kernel parameters.
+    dynamic_shared : int
+        Bytes of the ``.extern .shared`` array (the launch's dynamic shared memory).
     """
 
     def __init__(self, program: Program, block_id, block_dim, grid_dim, memory: Memory,
-                 params: bytes):
+                 params: bytes, dynamic_shared: int = 0):
         self.program = program
         self.block_id = tuple(block_id)
         self.block_dim = tuple(block_dim)
@@ -215,7 +219,10 @@ class ThreadBlock:
         self.params = params
         self.threads = int(np.prod(self.block_dim))
         self.warp_count = -(-self.threads // LANES)
-        self.shared = Memory(program.kernel.shared_bytes, space="shared")
+        self.shared = Memory(program.kernel.shared_bytes + dynamic_shared, space="shared")
+        self.local = Memory(self.warp_count * LANES * program.kernel.local_bytes, space="local")
+        """Every thread's local frame, thread ``t``'s at ``t * local_bytes``."""
+        self.statics = program.statics
         self.barriers = 0
         self.uniform_specials = {"%nwarpid": _uniform(self.warp_count), "%smid": _uniform(0),
                                  "%clock": _uniform(0)}

@@ -72,13 +72,22 @@ class Workload:
         return {name: self._expected_array(spec, name, size) for name in launch.outputs}
 
     def _reference_function(self, spec: LaunchSpec):
+        return self._function(spec, "reference", spec.reference)
+
+    def input_function(self, spec: LaunchSpec):
+        """The function the launch file's ``inputs`` key names (``None`` without one)."""
+        return None if spec.inputs is None else self._function(spec, "inputs", spec.inputs)
+
+    def _function(self, spec: LaunchSpec, key: str, name: str | None):
+        """Function ``name`` of the reference module (the shipped one, or the folder's
+        ``reference.py``), an error at the launch file's ``key`` if there is none."""
         if self.shipped:
             module, where = reference, "gpurf.sim.kernels.reference"
         else:
             module, where = _user_module(self.folder / "reference.py"), "reference.py"
-        function = getattr(module, spec.reference or "", None)
+        function = getattr(module, name or "", None)
         if not callable(function):
-            raise spec.error((), "reference", f"no function {spec.reference!r} in {where}")
+            raise spec.error((), key, f"no function {name!r} in {where}")
         return function
 
     def _expected_array(self, spec: LaunchSpec, name: str, size: str) -> np.ndarray:

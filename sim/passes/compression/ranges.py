@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpurf.sim.ptx.cfg import CFG, EXIT, build_cfg
-from gpurf.sim.ptx.ir import Imm, Instruction, Kernel, Reg, Special, Sym, type_width
+from gpurf.sim.ptx.ir import Imm, Instruction, Kernel, Reg, Special, Sym, Vec, type_width
 
 __all__ = [
     "IntWidth",
@@ -139,11 +139,12 @@ class LaunchRanges:
     @classmethod
     def from_launch(cls, launch, kernel: Kernel) -> "LaunchRanges":
         """The ranges of ``launch`` (a :class:`gpurf.sim.sm.launch.Launch`: its dims and
-        scalar params) of ``kernel``."""
+        scalar params; a host loop's largest grid, and only the params every launch
+        shares) of ``kernel``."""
         params = {ptx.name: int(value) for (_, ptype, value), ptx
-                  in zip(launch.params, kernel.params, strict=True)
-                  if ptype != "ptr" and ptype[0] in "su"}
-        return cls(tuple(launch.block), tuple(launch.grid), params)
+                  in zip(launch.fixed_params, kernel.params, strict=True)
+                  if ptype != "ptr" and ptype[0] in "su" and value is not None}
+        return cls(tuple(launch.block), tuple(launch.max_grid), params)
 
     def special(self, name: str) -> Interval:
         base, _, axis = name.partition(".")
@@ -194,6 +195,8 @@ class _Transfer:
         base, mods, ops = ins.base, ins.mods, ins.operands
         t = mods[-1]
         dest_t = self.kernel.regs[ins.dests[0]].type
+        if isinstance(ops[0], Vec):
+            return domain(dest_t)
         if base == "mov" and isinstance(ops[1], Reg) and \
                 self.kernel.regs[ops[1].name].width == type_width(t):
             return state.get(ops[1].name, domain(t))
