@@ -533,14 +533,22 @@ class TimingSM:
     values : bool or RegisterStorage
         Carry register values through timing and check every register access
         (:mod:`gpurf.sim.sm.values`; ``True``: a plain register file).
+    registers : int, optional
+        Registers per thread that admission counts (default: the allocator's); a
+        compressed register file's (:mod:`gpurf.sim.sm.compression`).
+    stages : sequence of int, optional
+        Per instruction, cycles a mechanism's added pipeline stages add to its completion
+        (:mod:`gpurf.sim.sm.compression`).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT, values=False):
+                 cohort: int = COHORT, values=False, registers=None, stages=None):
         self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
+        self.registers = self.info.registers if registers is None else registers
+        self.stages = list(stages) if stages is not None else [0] * len(program.code)
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
         self.uncollected = [tuple(r for r in reads if r not in regs.values())
@@ -599,8 +607,8 @@ class TimingSM:
     # -- blocks ------------------------------------------------------------------------
     def _fits(self, warps: int) -> list[int] | None:
         """The sub-cores the next ``warps`` warps would take, if the block fits now."""
-        config, info = self.config, self.info
-        regs = info.registers * 32 * warps
+        config = self.config
+        regs = self.registers * 32 * warps
         shared = self.program.kernel.shared_bytes
         if (self.used_blocks + 1 > config.max_blocks or self.used_warps + warps >
                 config.max_warps or self.used_regs + regs > config.registers
@@ -641,7 +649,7 @@ class TimingSM:
                 warp.update_wake(self.info.needs)
             self.used_blocks += 1
             self.used_warps += block.warp_count
-            self.used_regs += self.info.registers * 32 * block.warp_count
+            self.used_regs += self.registers * 32 * block.warp_count
             self.used_shared += self.program.kernel.shared_bytes
             run.admitted += 1
             for warp in warps:
@@ -662,7 +670,7 @@ class TimingSM:
             warp.sub.free(warp)
         self.used_blocks -= 1
         self.used_warps -= len(record.warps)
-        self.used_regs -= self.info.registers * 32 * len(record.warps)
+        self.used_regs -= self.registers * 32 * len(record.warps)
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
@@ -674,6 +682,7 @@ class TimingSM:
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
         done = self._memory(warp, pc, now, pos) if unit == MEM else now + self.latency[unit]
+        done += self.stages[pc]
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done

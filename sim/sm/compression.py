@@ -1,0 +1,295 @@
+"""Static data compression in the golden SM (paper Sections 3 and 5; issue 18 item 2).
+
+A compressed register file stores each register in the 4-bit slices the compression pass
+gave it (:mod:`gpurf.sim.passes.compression.compile_pass`), so a thread needs
+:attr:`~gpurf.sim.passes.compression.compile_pass.CompressionPass.after` physical registers
+instead of ``before``. Here the timing model (:class:`~gpurf.sim.sm.timing.TimingSM`) runs
+with that:
+
+- **Admission**: blocks are admitted while warp slots, blocks, shared memory and
+  ``after x 32 x warps`` registers allow (:func:`resident_blocks` is the same rule,
+  statically).
+- **Values**: the functional pass runs a program that stores every register it writes as
+  the hardware stores it (:func:`narrowing_program`: a float rounded to its Table 3 format
+  and widened back, an integer truncated to its slices and extended), so its trace holds
+  the values the kernel computes with on the compressed file. With values through timing
+  (:mod:`gpurf.sim.sm.values`) the register accesses go to a :class:`CompressedStorage`:
+  an emulated physical file of ``after`` registers per warp where a write is truncated
+  and scattered to its slices (per lane) and a read gathers the slices back and extends
+  or converts them; every read must equal the trace's value, which checks the widths,
+  formats, slice allocation and indirection entries in timing order.
+- **Added stages** (paper Sections 3.2.7-3.2.8, Fig. 6; :class:`CompressionTiming`, per
+  instruction :func:`added_cycles`): an instruction that reads registers spends
+  ``table_read`` cycles in the source indirection table, ``convert`` in the value
+  converter (the extractor works inside the register read: Section 3.2.8), one cycle per
+  extra entry in its most used table bank (the table is banked like the register file,
+  ``table_banks`` banks by architectural register), and ``double_fetch`` cycles per split
+  source operand (a collector unit collects one operand per cycle, Section 3.1, and a
+  split operand is two register reads); an instruction that writes registers completes
+  ``writeback`` cycles later (the paper's default 3, swept 0, 2, 4, 8 in Fig. 12).
+
+**Interpretation.** The added cycles are added to the instruction's completion (as its
+dependants see it) and not to its stay in the collector unit, and the double fetch's
+second read does not occupy a register bank: the paper's GPGPU-Sim modification is not
+published at that level; the write-back delay is, like the paper's, the same for every
+operand. Registers keep the uncompressed allocation's bank mapping.
+"""
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurf.hw.compression.formats import FP32
+from gpurf.hw.compression.layouts import SLICE_BITS
+from gpurf.sim.passes.compression.compile_pass import CompressionPass
+from gpurf.sim.passes.compression.precision import narrow_lanes, widen_lanes
+
+from .config import SMConfig
+from .program import Program
+from .values import LANES, RegisterStorage, word_layout
+
+__all__ = ["CompressedStorage", "CompressionTiming", "added_cycles", "mechanism",
+           "narrowing_program", "resident_blocks"]
+
+_NIBBLE = np.uint32(0xF)
+
+
+@dataclass(frozen=True)
+class CompressionTiming:
+    """The cycles a compressed register file adds (module docstring; paper defaults).
+
+    Attributes
+    ----------
+    table_read, convert : int
+        Stages of the operand-read path: source indirection table, value converter.
+    writeback : int
+        Write-back delay of every result (conversion, destination table, its conflicts).
+    double_fetch : int
+        Cycles per split source operand.
+    table_banks : int
+        Banks of the source indirection table.
+    """
+
+    table_read: int = 1
+    convert: int = 1
+    writeback: int = 3
+    double_fetch: int = 1
+    table_banks: int = 16
+
+    def __post_init__(self):
+        for name in ("table_read", "convert", "writeback", "double_fetch"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
+        if self.table_banks < 1:
+            raise ValueError(f"table_banks must be >= 1, not {self.table_banks}")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one virtual register is stored: its data slices' physical register rows and
+    bit shifts, and how its stored bits come back (float format or integer extension)."""
+
+    rows: np.ndarray
+    shifts: np.ndarray
+    data: np.ndarray
+    fmt: object
+    bits: int
+    signed: bool
+    width: int
+
+    def store(self, value: np.ndarray) -> np.ndarray:
+        """The stored bits (``uint64``) of register values ``value`` (any shape)."""
+        if self.fmt is not None:
+            return narrow_lanes(value.astype(np.uint32), self.fmt).astype(np.uint64)
+        stored = value.astype(np.uint64)
+        if self.bits < 64:
+            stored &= np.uint64((1 << self.bits) - 1)
+        return stored
+
+    def load(self, stored: np.ndarray) -> np.ndarray:
+        """The register value (``uint64``) of stored bits ``stored``."""
+        if self.fmt is not None:
+            return widen_lanes(stored.astype(np.uint32), self.fmt).astype(np.uint64)
+        if self.signed and self.bits < self.width:
+            top = np.uint64(1 << (self.bits - 1))
+            fill = np.uint64(((1 << self.width) - 1) ^ ((1 << self.bits) - 1))
+            stored = np.where(stored & top, stored | fill, stored)
+        return stored
+
+    def scatter(self, phys: np.ndarray, stored: np.ndarray, lanes: np.ndarray) -> None:
+        """Write ``stored`` (32 lanes) to its slices of ``phys`` in ``lanes`` only."""
+        nibbles = ((stored[None, :] >> self.data[:, None]) & np.uint64(0xF)).astype(np.uint32)
+        for row, shift, nibble in zip(self.rows.tolist(), self.shifts.tolist(), nibbles,
+                                      strict=True):
+            cleared = phys[row] & ~np.uint32(0xF << shift)
+            phys[row] = np.where(lanes, cleared | (nibble << np.uint32(shift)), phys[row])
+
+    def gather(self, phys: np.ndarray) -> np.ndarray:
+        """The stored bits (``uint64``, 32 lanes) read back from ``phys``."""
+        nibbles = ((phys[self.rows] >> self.shifts[:, None]) & _NIBBLE).astype(np.uint64)
+        return np.bitwise_or.reduce(nibbles << self.data[:, None], axis=0)
+
+
+def _plans(cp: CompressionPass) -> dict:
+    plans = {}
+    for vreg in cp.allocation.entries:
+        positions = cp.allocation.positions(vreg)
+        width = cp.kernel.regs[vreg].width
+        fmt = cp.floats.get(vreg)
+        plans[vreg] = _Plan(
+            np.array([r for r, _ in positions], np.intp),
+            np.array([SLICE_BITS * s for _, s in positions], np.uint32),
+            np.array([SLICE_BITS * k for k in range(len(positions))], np.uint64),
+            None if fmt is None or fmt == FP32 else fmt, cp.bits(vreg), cp.signed(vreg),
+            width)
+    return plans
+
+
+# -- the functional side ----------------------------------------------------------------
+def narrowing_program(program: Program, cp: CompressionPass) -> Program:
+    """``program`` storing every register it writes as the compressed file stores it
+    (a copy whose instructions narrow their destinations in the executing lanes; the
+    same for a warp and for a group of warps, :mod:`gpurf.sim.sm.batch`)."""
+    plans = _plans(cp)
+    narrowed = copy.copy(program)
+    narrowed.ops = [_narrowing(op, [(program.slots[d], plans[d]) for d in ins.dests
+                                    if d in plans and _narrows(plans[d])])
+                    for op, ins in zip(program.ops, program.code, strict=True)]
+    return narrowed
+
+
+def _narrows(plan: _Plan) -> bool:
+    return plan.fmt is not None or plan.bits < plan.width
+
+
+def _narrowing(op, dests):
+    if not dests:
+        return op
+
+    def run(warp, mask):
+        touched = op(warp, mask)
+        for slot, plan in dests:
+            reg = warp.regs[slot]
+            np.copyto(reg, plan.load(plan.store(reg)).astype(reg.dtype), where=mask)
+        return touched
+
+    return run
+
+
+# -- the timing side --------------------------------------------------------------------
+class CompressedStorage(RegisterStorage):
+    """The register accesses of a compressed register file (module docstring).
+
+    Parameters
+    ----------
+    program : Program
+        The program the timing model replays (its registers are the uncompressed
+        allocation's: each write names the virtual register it stores through its pc).
+    cp : CompressionPass
+        The widths, formats and slices this file stores with.
+    """
+
+    def __init__(self, program: Program, cp: CompressionPass):
+        self.cp = cp
+        self.plans = _plans(cp)
+        self.dests = [{w.reg: (w.name, w.half) for w in words}
+                      for words in word_layout(program).dests]
+        self.files: dict[tuple, tuple[np.ndarray, dict]] = {}
+        self.accesses = {"reads": 0, "writes": 0}
+
+    def _file(self, warp) -> tuple[np.ndarray, dict]:
+        key = (warp.block, warp.warp)
+        if key not in self.files:
+            self.files[key] = (np.zeros((max(1, self.cp.after), LANES), np.uint32), {})
+        return self.files[key]
+
+    def write(self, warp, reg, values, lanes, cycle, pc):
+        phys, owner = self._file(warp)
+        vreg, half = self.dests[pc][reg]
+        owner[reg] = (vreg, half)
+        plan = self.plans[vreg]
+        value = plan.load(plan.gather(phys))
+        word = values.astype(np.uint64)
+        if plan.width == 64:
+            keep = np.uint64(0xFFFFFFFF << (32 * (1 - half)))
+            word = (value & keep) | (word << np.uint64(32 * half))
+        plan.scatter(phys, plan.store(word), lanes)
+        self.accesses["writes"] += 1
+
+    def read(self, warp, reg, cycle, lanes):
+        phys, owner = self._file(warp)
+        self.accesses["reads"] += 1
+        if reg not in owner:
+            return np.zeros(LANES, np.uint32)
+        vreg, half = owner[reg]
+        plan = self.plans[vreg]
+        value = plan.load(plan.gather(phys))
+        return ((value >> np.uint64(32 * half)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+    def free(self, warp):
+        self.files.pop((warp.block, warp.warp), None)
+
+
+def _split_and_banks(cp: CompressionPass, banks: int) -> tuple[dict, dict]:
+    """Per virtual register: its split entries, and the table banks of its entries (an
+    architectural register per distinct entry, numbered in table order)."""
+    numbers: dict[int, int] = {}
+    split, table_banks = {}, {}
+    for row in cp.allocation.table():
+        number = numbers.setdefault(row["word"], len(numbers))
+        split[row["vreg"]] = split.get(row["vreg"], 0) + (1 if row["m1"] else 0)
+        table_banks.setdefault(row["vreg"], []).append(number % banks)
+    return split, table_banks
+
+
+def added_cycles(program: Program, cp: CompressionPass, timing: CompressionTiming) -> list:
+    """Per instruction, the cycles the compressed file adds to its completion."""
+    split, table_banks = _split_and_banks(cp, timing.table_banks)
+    cycles = []
+    for ins in program.code:
+        sources = [s for s in dict.fromkeys(ins.sources) if s in cp.allocation.entries]
+        dests = [d for d in ins.dests if d in cp.allocation.entries]
+        added = timing.writeback if dests else 0
+        if sources:
+            banks = [b for s in sources for b in table_banks[s]]
+            conflicts = max(banks.count(b) for b in banks) - 1
+            added += (timing.table_read + timing.convert + conflicts
+                      + timing.double_fetch * sum(split[s] for s in sources))
+        cycles.append(added)
+    return cycles
+
+
+def table_entries(cp: CompressionPass) -> int:
+    """Architectural registers the kernel's indirection table needs: one per distinct
+    entry (registers with the same entry hold the same slices, so never live together)."""
+    return len({row["word"] for row in cp.allocation.table()})
+
+
+def mechanism(cp: CompressionPass, timing: CompressionTiming | None = None, *,
+              values: bool = True, storage: CompressionPass | None = None):
+    """The ``mechanism`` of :func:`gpurf.sim.sm.run.run_kernel` running ``cp`` on the
+    timing model: narrowing program, registers, added stages and (with ``values``) a
+    :class:`CompressedStorage` storing with ``storage`` (default ``cp``: another pass
+    there is a deliberately wrong file, caught by the value check)."""
+    timing = timing or CompressionTiming()
+
+    def prepare(program: Program):
+        narrowed = narrowing_program(program, cp)
+        options = {"registers": cp.after, "stages": added_cycles(program, cp, timing)}
+        if values:
+            options["values"] = CompressedStorage(narrowed, storage or cp)
+        return narrowed, options
+
+    return prepare
+
+
+def resident_blocks(config: SMConfig, registers: int, warps: int, shared_bytes: int) -> int:
+    """Blocks of ``warps`` warps an SM holds at once (the timing model's admission rule,
+    without the sub-cores' slots): blocks, warps, registers and shared memory."""
+    limits = [config.max_blocks, config.max_warps // warps]
+    if registers:
+        limits.append(config.registers // (registers * LANES * warps))
+    if shared_bytes:
+        limits.append(config.shared_bytes // shared_bytes)
+    return min(limits)
