@@ -49,8 +49,10 @@ from .config import SMConfig
 from .program import Program
 from .values import LANES, RegisterStorage, word_layout
 
-__all__ = ["CompressedStorage", "CompressionTiming", "added_cycles", "mechanism",
-           "narrowing_program", "resident_blocks"]
+__all__ = ["IMAGE_KERNELS", "QUALITY", "TABLE_ENTRIES", "CompressedStorage",
+           "CompressionTiming", "TableOverflowError", "added_cycles", "compile_kernel",
+           "functional_run", "mechanism", "narrowing_program", "resident_blocks", "ssim",
+           "table_entries", "tune_formats", "within_quality"]
 
 _NIBBLE = np.uint32(0xF)
 
@@ -293,3 +295,117 @@ def resident_blocks(config: SMConfig, registers: int, warps: int, shared_bytes: 
     if shared_bytes:
         limits.append(config.shared_bytes // shared_bytes)
     return min(limits)
+
+
+# -- the compiler's side, on workloads ----------------------------------------------------
+TABLE_ENTRIES = 256
+"""Architectural registers an indirection table holds (paper Section 3.2.2)."""
+
+QUALITY = {"perfect": 0.0, "high": 0.1}
+"""The paper's quality levels (Section 6): perfect (no output change) and high (10 %
+deviation; SSIM 0.9 for an image kernel, :data:`IMAGE_KERNELS`)."""
+
+SSIM_HIGH = 0.9
+IMAGE_KERNELS = ("sobel",)
+"""Kernels whose output is an image (quality: SSIM, like the paper's graphics kernels)."""
+
+
+class TableOverflowError(ValueError):
+    """A kernel needs more indirection-table entries than the table has."""
+
+
+def compile_kernel(name: str, *, floats=None, launch_size: str | None = None,
+                   per_kernel: bool = False) -> CompressionPass:
+    """The compression pass of workload ``name``'s kernel: integers narrowed by range
+    analysis (``launch_size``: assuming the launch of that size is known, the table
+    loaded at launch; ``None``: only CUDA's limits, what a compiler sees), floats in
+    ``floats`` (register -> format, or one format). Raises :class:`TableOverflowError`
+    beyond :data:`TABLE_ENTRIES` entries."""
+    from gpurf.sim.passes.compression.compile_pass import compression_pass
+    from gpurf.sim.passes.compression.ranges import LaunchRanges
+
+    from .run import load_workload
+
+    spec, program, variant = load_workload(name)
+    launch = (None if launch_size is None else
+              LaunchRanges.from_launch(spec.make(launch_size, variant), program.kernel))
+    cp = compression_pass(program.kernel, launch=launch, floats=floats)
+    entries = table_entries(cp)
+    if entries > TABLE_ENTRIES:
+        raise TableOverflowError(f"{name}: the compressed kernel needs {entries} indirection "
+                                 f"table entries, the table has {TABLE_ENTRIES}")
+    return cp
+
+
+def ssim(got: np.ndarray, want: np.ndarray, window: int = 7) -> float:
+    """Mean structural similarity (Wang et al. 2004) of two 2-D images over ``window``
+    x ``window`` uniform windows, constants for the reference's dynamic range."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    span = float(np.ptp(want)) or 1.0
+    c1, c2 = (0.01 * span) ** 2, (0.03 * span) ** 2
+    win = np.lib.stride_tricks.sliding_window_view
+    size = min(window, *got.shape)
+    x, y = win(got, (size, size)), win(want, (size, size))
+    mx, my = x.mean(axis=(-1, -2)), y.mean(axis=(-1, -2))
+    vx, vy = x.var(axis=(-1, -2)), y.var(axis=(-1, -2))
+    cov = ((x - mx[..., None, None]) * (y - my[..., None, None])).mean(axis=(-1, -2))
+    index = ((2 * mx * my + c1) * (2 * cov + c2)) / ((mx ** 2 + my ** 2 + c1) * (vx + vy + c2))
+    return float(index.mean())
+
+
+def within_quality(name: str, run, level: str) -> bool:
+    """Whether ``run``'s outputs meet quality ``level`` against its reference."""
+    from gpurf.sim.passes.compression.precision import quality_error
+
+    if level == "perfect":
+        return quality_error(run.outputs, run.expected) == 0.0
+    if name.partition("/")[0] in IMAGE_KERNELS:
+        return all(ssim(run.outputs[k], v) >= SSIM_HIGH for k, v in run.expected.items())
+    return quality_error(run.outputs, run.expected) <= QUALITY[level]
+
+
+def functional_run(name: str, size: str, cp: CompressionPass):
+    """Run ``name`` functionally with the compressed file's narrowing (no timing)."""
+    from .run import run_kernel
+
+    return run_kernel(name, size, mechanism=lambda program: (narrowing_program(program, cp),
+                                                             {}))
+
+
+def tune_formats(name: str, level: str, *, size: str = "test", per_kernel: bool = False,
+                 launch_size: str | None = None) -> dict:
+    """The float formats of ``name`` meeting quality ``level`` on its ``size`` input
+    (paper Section 4.1): the narrowest Table 3 format for every ``f32`` register that
+    passes (a binary search, quality taken as monotone in the format), then, unless
+    ``per_kernel``, each register in turn narrowed one format at a time while the run
+    still passes (per value, Angerd et al.). The chosen formats' run always passed."""
+    from gpurf.sim.passes.compression.precision import table3_formats
+
+    from .run import load_workload
+
+    kernel = load_workload(name)[1].kernel
+    written = {d for ins in kernel.instructions for d in ins.dests}
+    registers = sorted(v for v, d in kernel.regs.items() if d.type == "f32" and v in written)
+    if not registers:
+        return {}
+    formats = table3_formats()
+
+    def passes(floats) -> bool:
+        cp = compile_kernel(name, floats=floats, launch_size=launch_size)
+        return within_quality(name, functional_run(name, size, cp), level)
+
+    lo, hi = 0, len(formats) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if passes(dict.fromkeys(registers, formats[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    chosen = dict.fromkeys(registers, formats[lo])
+    if not per_kernel:
+        for vreg in registers:
+            index = formats.index(chosen[vreg])
+            while index > 0 and passes({**chosen, vreg: formats[index - 1]}):
+                index -= 1
+                chosen[vreg] = formats[index]
+    return chosen
