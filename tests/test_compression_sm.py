@@ -1,0 +1,195 @@
+"""The compressed register file in the golden SM (:mod:`gpurf.sim.sm.compression`): every
+kernel runs on the timing model with the pass's registers, its added stages and the value
+check on, its outputs within quality; a file that stores with other widths, formats or
+slices than the run is caught at the first read it gets wrong; a narrowing the kernel cannot
+take is caught by its outputs.
+
+Random choices (the kernel, the register pair made to share slices) come from ``--seed`` /
+``GPURF_SEED`` (tests/conftest.py) and are printed, so a failure replays.
+"""
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from gpurf.hw.compression.formats import table3_format
+from gpurf.sim.kernels import one_per_kernel
+from gpurf.sim.passes.compression.slices import slice_interference
+from gpurf.sim.ptx.liveness import liveness
+from gpurf.sim.sm import run_kernel
+from gpurf.sim.sm.compression import (
+    CompressedStorage,
+    CompressionTiming,
+    TableOverflowError,
+    added_cycles,
+    compile_kernel,
+    functional_run,
+    mechanism,
+    narrowing_program,
+    resident_blocks,
+    ssim,
+    table_entries,
+    within_quality,
+)
+from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.run import load_workload
+from gpurf.sim.sm.values import ValueMismatchError, WarpId
+
+FERMI = load_config(preset="fermi", max_blocks=8)
+FP8 = table3_format(2)
+
+
+def _timed(name, cp, **options):
+    return run_kernel(name, "test", timing=FERMI, mechanism=mechanism(cp, **options))
+
+
+@pytest.mark.parametrize("name", one_per_kernel())
+def test_every_kernel_runs_compressed_with_its_values_checked(name):
+    cp = compile_kernel(name)
+    run = _timed(name, cp)
+    assert run.passed, run.mismatches()
+    assert within_quality(name, run, "perfect")
+    values = run.stats["timing"].values
+    assert values["reads"] > 0 and values["writes"] > 0
+    assert cp.after <= cp.before
+    assert table_entries(cp) <= 256
+
+
+def test_the_mechanism_hands_the_sm_its_registers_stages_and_program():
+    cp = compile_kernel("hotspot")
+    program = load_workload("hotspot")[1]
+    prepared, options = mechanism(cp)(program)
+    assert options["registers"] == cp.after
+    assert len(options["stages"]) == len(program.code)
+    assert prepared.ops is not program.ops
+
+
+def test_a_storage_with_narrower_floats_is_caught(seed):
+    name = random.Random(seed).choice(["hotspot", "sobel", "srad", "kmeans"])
+    print(f"kernel {name}")
+    cp = compile_kernel(name)
+    wrong = compile_kernel(name, floats=FP8)
+    with pytest.raises(ValueMismatchError, match="read of"):
+        _timed(name, cp, storage=wrong)
+
+
+def test_a_slice_allocation_sharing_live_slices_is_caught(seed):
+    """Two registers live together made to share their entries: the second write
+    overwrites the first one's slices, and its next read gets the other's value."""
+    rng = random.Random(seed)
+    name = "sobel"
+    cp = compile_kernel(name)
+    kernel = cp.kernel
+    graph = slice_interference(kernel, liveness(kernel), cp.allocation.slices)
+    pairs = sorted((a, b) for a in graph for b in graph[a]
+                   if cp.allocation.slices[a] == cp.allocation.slices[b]
+                   and kernel.regs[a].width == kernel.regs[b].width
+                   and cp.floats.get(a) == cp.floats.get(b) and cp.ints.get(a) == cp.ints.get(b)
+                   and a < b)
+    a, b = rng.choice(pairs)
+    print(f"{a} given {b}'s slices")
+    entries = {**cp.allocation.entries, a: cp.allocation.entries[b]}
+    broken = dataclasses.replace(cp, allocation=dataclasses.replace(cp.allocation,
+                                                                    entries=entries))
+    with pytest.raises(ValueMismatchError):
+        _timed(name, cp, storage=broken)
+
+
+def test_a_narrowing_the_kernel_cannot_take_fails_its_quality():
+    cp = compile_kernel("hotspot", floats=FP8)
+    run = functional_run("hotspot", "test", cp)
+    assert not within_quality("hotspot", run, "perfect")
+    assert not run.passed
+
+
+def test_storage_returns_what_it_stored_lane_by_lane(seed):
+    """Random values through a :class:`CompressedStorage`: a read gives the written value
+    stored and extended (narrowed floats round to their format), lanes not written keep the
+    old value."""
+    rng = np.random.default_rng(seed)
+    cp = compile_kernel("srad", floats=FP8)
+    program = load_workload("srad")[1]
+    storage = CompressedStorage(program, cp)
+    warp = WarpId((0, 0, 0), 0, 0, 0)
+    checked = 0
+    for pc, dests in enumerate(storage.dests):
+        for reg, (vreg, _half) in dests.items():
+            plan = storage.plans[vreg]
+            if plan.width != 32:
+                continue
+            first, second = rng.integers(0, 1 << 32, (2, 32), dtype=np.uint64)
+            lanes = rng.random(32) < 0.5
+            storage.write(warp, reg, first.astype(np.uint32), np.ones(32, bool), 0, pc)
+            storage.write(warp, reg, second.astype(np.uint32), lanes, 0, pc)
+            want = np.where(lanes, plan.load(plan.store(second)), plan.load(plan.store(first)))
+            got = storage.read(warp, reg, 0, np.ones(32, bool))
+            assert np.array_equal(got, want.astype(np.uint32)), (pc, vreg)
+            checked += 1
+    assert checked > 10
+
+
+def test_added_cycles_follow_each_parameter():
+    cp = compile_kernel("sobel")
+    program = load_workload("sobel")[1]
+    base = added_cycles(program, cp, CompressionTiming())
+    for delay in (0, 2, 4, 8):
+        swept = added_cycles(program, cp, CompressionTiming(writeback=delay))
+        for ins, a, b in zip(program.code, base, swept, strict=True):
+            writes = any(d in cp.allocation.entries for d in ins.dests)
+            assert b - a == (delay - 3 if writes else 0)
+    no_split = added_cycles(program, cp, CompressionTiming(double_fetch=0))
+    split = {r["vreg"] for r in cp.allocation.table() if r["m1"]}
+    assert split, "sobel has split registers"
+    for ins, a, b in zip(program.code, base, no_split, strict=True):
+        assert a - b == sum(1 for s in dict.fromkeys(ins.sources) if s in split)
+    one_bank = added_cycles(program, cp, CompressionTiming(table_banks=1))
+    many = added_cycles(program, cp, CompressionTiming(table_banks=4096))
+    for ins, a, b in zip(program.code, one_bank, many, strict=True):
+        sources = [s for s in dict.fromkeys(ins.sources) if s in cp.allocation.entries]
+        entries = sum(len(cp.allocation.entries[s]) for s in sources)
+        assert a - b == max(0, entries - 1)
+    with pytest.raises(ValueError, match="writeback"):
+        CompressionTiming(writeback=-1)
+
+
+def test_resident_blocks_the_papers_imgvf_example():
+    """Section 6.1: 10 warps per block, 14,560 bytes of shared memory; 52 registers: one
+    block, 29: three, 24: four by registers but three by shared memory."""
+    assert resident_blocks(FERMI, 52, 10, 14560) == 1
+    assert resident_blocks(FERMI, 29, 10, 14560) == 3
+    assert resident_blocks(FERMI, 24, 10, 0) == 4
+    assert resident_blocks(FERMI, 24, 10, 14560) == 3
+    assert resident_blocks(FERMI, 8, 1, 0) == 8
+
+
+def test_more_entries_than_the_table_holds_is_an_error(monkeypatch):
+    import gpurf.sim.sm.compression as compression
+
+    entries = table_entries(compile_kernel("sobel"))
+    monkeypatch.setattr(compression, "TABLE_ENTRIES", entries - 1)
+    with pytest.raises(TableOverflowError, match=f"needs {entries} indirection table"):
+        compile_kernel("sobel")
+
+
+def test_launch_knowledge_never_needs_more_registers():
+    for name in ("sobel", "hotspot", "matmul"):
+        assert (compile_kernel(name, launch_size="paper").after
+                <= compile_kernel(name).after)
+
+
+def test_ssim():
+    rng = np.random.default_rng(1)
+    image = rng.random((32, 32))
+    assert ssim(image, image) == pytest.approx(1.0)
+    assert ssim(image + rng.normal(0, 0.3, image.shape), image) < 0.9
+    assert ssim(image + 1e-4, image) > 0.99
+
+
+def test_narrowing_program_leaves_the_workloads_program_alone():
+    cp = compile_kernel("hotspot", floats=FP8)
+    program = load_workload("hotspot")[1]
+    ops = list(program.ops)
+    narrowing_program(program, cp)
+    assert program.ops == ops
