@@ -42,6 +42,7 @@ warp has retired. Cycles in which no sub-core can act are skipped to the next ev
 
 import bisect
 import copy
+import dataclasses
 import heapq
 import itertools
 import time
@@ -417,7 +418,7 @@ class _SubCore:
         register the next instruction writes still to be read by an older instruction of
         the warp (the collector may dispatch a younger instruction first, so its write
         could overtake the older read: write-after-read)."""
-        writes = self.sm.info.writes
+        writes = self.sm.overwrites
         return [w.slot for w in self.live if w.wake <= now
                 and not (w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]]))]
 
@@ -539,16 +540,26 @@ class TimingSM:
     stages : sequence of int, optional
         Per instruction, cycles a mechanism's added pipeline stages add to its completion
         (:mod:`gpurf.sim.sm.compression`).
+    overwrites : sequence of sets, optional
+        Per instruction, the registers whose pending reads it must not overtake (default:
+        those it writes; a compressed file's writes also overwrite the slices of others).
+    needs : sequence of tuples, optional
+        Per instruction, the register slots whose pending writes it waits for (default:
+        its sources, guard and destinations).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT, values=False, registers=None, stages=None):
+                 cohort: int = COHORT, values=False, registers=None, stages=None,
+                 overwrites=None, needs=None):
         self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
+        if needs is not None:
+            self.info = dataclasses.replace(self.info, needs=tuple(needs))
         self.registers = self.info.registers if registers is None else registers
         self.stages = list(stages) if stages is not None else [0] * len(program.code)
+        self.overwrites = self.info.writes if overwrites is None else overwrites
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
         self.uncollected = [tuple(r for r in reads if r not in regs.values())
