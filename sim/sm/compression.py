@@ -36,6 +36,7 @@ operand. Registers keep the uncompressed allocation's bank mapping.
 """
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -421,13 +422,15 @@ def tune_formats(name: str, level: str, *, size: str = "test", per_kernel: bool 
     """The float formats of ``name`` meeting quality ``level`` on its ``size`` input
     (paper Section 4.1): the narrowest Table 3 format for every ``f32`` register that
     passes (a binary search, quality taken as monotone in the format), then, unless
-    ``per_kernel``, each register in turn narrowed one format at a time while the run
-    still passes (per value, Angerd et al.). The chosen formats' run always passed."""
+    ``per_kernel``, per value (Angerd et al.): rounds in which every register still
+    narrowable tries the next narrower format, found by group testing (a group that
+    passes together narrows together, one that fails is halved), until no register
+    narrows. Every accepted step was a run that passed with all earlier steps, so the
+    chosen formats' run passed."""
     from gpurf.sim.passes.compression.precision import table3_formats
 
-    from .run import load_workload
-
-    kernel = load_workload(name)[1].kernel
+    base = compile_kernel(name, launch_size=launch_size)
+    kernel = base.kernel
     written = {d for ins in kernel.instructions for d in ins.dests}
     registers = sorted(v for v, d in kernel.regs.items() if d.type == "f32" and v in written)
     if not registers:
@@ -435,7 +438,7 @@ def tune_formats(name: str, level: str, *, size: str = "test", per_kernel: bool 
     formats = table3_formats()
 
     def passes(floats) -> bool:
-        cp = compile_kernel(name, floats=floats, launch_size=launch_size)
+        cp = dataclasses.replace(base, floats={v: f for v, f in floats.items() if f != FP32})
         return within_quality(name, functional_run(name, size, cp), level)
 
     lo, hi = 0, len(formats) - 1
@@ -446,10 +449,24 @@ def tune_formats(name: str, level: str, *, size: str = "test", per_kernel: bool 
         else:
             lo = mid + 1
     chosen = dict.fromkeys(registers, formats[lo])
-    if not per_kernel:
-        for vreg in registers:
-            index = formats.index(chosen[vreg])
-            while index > 0 and passes({**chosen, vreg: formats[index - 1]}):
-                index -= 1
-                chosen[vreg] = formats[index]
+    if per_kernel:
+        return chosen
+    open_ = [v for v in registers if formats.index(chosen[v]) > 0]
+    while open_:
+        narrowed = _narrow_group(open_, chosen, formats, passes)
+        open_ = [v for v in narrowed if formats.index(chosen[v]) > 0]
     return chosen
+
+
+def _narrow_group(group: list, chosen: dict, formats: list, passes) -> list:
+    """Narrow by one format the registers of ``group`` that can (in ``chosen``, in
+    place); the ones narrowed."""
+    trial = {**chosen, **{v: formats[formats.index(chosen[v]) - 1] for v in group}}
+    if passes(trial):
+        chosen.update(trial)
+        return list(group)
+    if len(group) == 1:
+        return []
+    half = len(group) // 2
+    return (_narrow_group(group[:half], chosen, formats, passes)
+            + _narrow_group(group[half:], chosen, formats, passes))
