@@ -29,8 +29,10 @@ from gpurf.sim.sm.compression import (
     mechanism,
     narrowing_program,
     resident_blocks,
+    run_compressed,
     ssim,
     table_entries,
+    tune_formats,
     within_quality,
 )
 from gpurf.sim.sm.config import load_config
@@ -193,3 +195,20 @@ def test_narrowing_program_leaves_the_workloads_program_alone():
     ops = list(program.ops)
     narrowing_program(program, cp)
     assert program.ops == ops
+
+
+@pytest.mark.parametrize("level", ["perfect", "high"])
+def test_tuned_formats_meet_their_quality_per_value_at_least_as_narrow(level):
+    per_value = tune_formats("hotspot", level)
+    per_kernel = tune_formats("hotspot", level, per_kernel=True)
+    assert within_quality("hotspot", functional_run(
+        "hotspot", "test", compile_kernel("hotspot", floats=per_value)), level)
+    assert all(per_value[v].width <= per_kernel[v].width for v in per_kernel)
+    assert (compile_kernel("hotspot", floats=per_value).after
+            <= compile_kernel("hotspot", floats=per_kernel).after)
+
+
+def test_run_compressed_fewer_registers_and_quality_met():
+    run, cp = run_compressed("hotspot", "test", FERMI, level="high")
+    assert run.stats["quality"] and cp.after < cp.before
+    assert run.stats["timing"].values["reads"] > 0

@@ -27,6 +27,15 @@ with that:
   source operand (a collector unit collects one operand per cycle, Section 3.1, and a
   split operand is two register reads); an instruction that writes registers completes
   ``writeback`` cycles later (the paper's default 3, swept 0, 2, 4, 8 in Fig. 12).
+- **Hazards** (:func:`hazards`): a register dead after an older instruction may give its
+  slices to a younger instruction's result, a hazard an uncompressed file does not have;
+  the younger instruction waits for older pending writes to registers sharing its
+  destinations' slices and does not overtake their pending reads. (The value check found
+  both on ``histogram``: an atomic's late result landing on a younger register's slices.)
+
+The pass and its precision search on workloads: :func:`compile_kernel` (without launch
+knowledge by default; an error beyond :data:`TABLE_ENTRIES`), :func:`tune_formats` (per
+value by default), :func:`within_quality`; :func:`run_compressed` puts them together.
 
 **Interpretation.** The added cycles are added to the instruction's completion (as its
 dependants see it) and not to its stay in the collector unit, and the double fetch's
@@ -53,7 +62,8 @@ from .values import LANES, RegisterStorage, word_layout
 __all__ = ["IMAGE_KERNELS", "QUALITY", "TABLE_ENTRIES", "CompressedStorage",
            "CompressionTiming", "TableOverflowError", "added_cycles", "compile_kernel",
            "functional_run", "hazards", "mechanism", "narrowing_program",
-           "resident_blocks", "ssim", "table_entries", "tune_formats", "within_quality"]
+           "resident_blocks", "run_compressed", "ssim", "table_entries", "tune_formats",
+           "within_quality"]
 
 _NIBBLE = np.uint32(0xF)
 
@@ -470,3 +480,24 @@ def _narrow_group(group: list, chosen: dict, formats: list, passes) -> list:
     half = len(group) // 2
     return (_narrow_group(group[:half], chosen, formats, passes)
             + _narrow_group(group[half:], chosen, formats, passes))
+
+
+def run_compressed(name: str, size: str, config: SMConfig, *, level: str = "perfect",
+                   per_kernel: bool = False, launch_known: bool = False,
+                   timing: CompressionTiming | None = None, values: bool = True):
+    """``gpurf sm run NAME --mechanism compression``: tune ``name``'s floats for quality
+    ``level`` on the test input, compile (``launch_known``: the range analysis assumes the
+    launch of ``size``), and run on the timing model ``config`` with the compressed file
+    (value check on unless ``values`` is false). Returns ``(run, pass)``; the run's
+    ``stats["quality"]`` says whether its outputs meet ``level``."""
+    from .run import run_kernel
+
+    if level not in QUALITY:
+        raise ValueError(f"quality must be one of {', '.join(QUALITY)}, not {level!r}")
+    launch_size = size if launch_known else None
+    formats = tune_formats(name, level, per_kernel=per_kernel, launch_size=launch_size)
+    cp = compile_kernel(name, floats=formats, launch_size=launch_size)
+    run = run_kernel(name, size, timing=config,
+                     mechanism=mechanism(cp, timing, values=values))
+    run.stats["quality"] = within_quality(name, run, level)
+    return run, cp
