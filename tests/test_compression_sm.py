@@ -26,6 +26,7 @@ from gpurf.sim.sm.compression import (
     added_cycles,
     compile_kernel,
     functional_run,
+    hazards,
     mechanism,
     narrowing_program,
     resident_blocks,
@@ -212,3 +213,42 @@ def test_run_compressed_fewer_registers_and_quality_met():
     run, cp = run_compressed("hotspot", "test", FERMI, level="high")
     assert run.stats["quality"] and cp.after < cp.before
     assert run.stats["timing"].values["reads"] > 0
+
+
+def test_hazards_cover_registers_sharing_a_destination():
+    """A result waits for pending writes to, and does not overtake pending reads of, every
+    register sharing its uncompressed register (bfs: a dead atomic result shares one with a
+    live constant) or, compressed, one of its slices."""
+    from gpurf.sim.ptx.regalloc import allocate_registers
+
+    program = load_workload("bfs")[1]
+    cp = compile_kernel("bfs")
+    physical = allocate_registers(program.kernel).physical
+    for with_cp in (None, cp):
+        needs, overwrites = hazards(program, with_cp)
+        for pc, ins in enumerate(program.code):
+            for dest in ins.dests:
+                if program.kernel.regs[dest].width == 1:
+                    continue
+                sharing = {v for v, r in physical.items() if r == physical[dest]
+                           and program.kernel.regs[v].width == 32}
+                if with_cp is not None:
+                    sharing |= {v for v in cp.allocation.entries
+                                if set(cp.allocation.positions(v))
+                                & set(cp.allocation.positions(dest))}
+                assert {program.slots[v] for v in sharing} <= set(needs[pc])
+                assert physical[dest] in overwrites[pc]
+
+
+def test_without_the_hazard_rule_the_value_check_catches_histogram():
+    """The scoreboard alone lets histogram's late atomic result land on the slices a
+    younger result was given."""
+    prepare = mechanism(compile_kernel("histogram"))
+
+    def without_hazards(program):
+        narrowed, options = prepare(program)
+        del options["needs"], options["overwrites"]
+        return narrowed, options
+
+    with pytest.raises(ValueMismatchError):
+        run_kernel("histogram", "test", timing=FERMI, mechanism=without_hazards)

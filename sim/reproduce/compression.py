@@ -17,6 +17,7 @@ from gpurf.sim.kernels import one_per_kernel
 from gpurf.sim.sm.compression import (
     QUALITY,
     CompressionTiming,
+    baseline,
     compile_kernel,
     mechanism,
     resident_blocks,
@@ -84,7 +85,7 @@ def _kernel_rows(name: str, size: str, config, say) -> dict:
     """Everything measured for one kernel: per level the passes, runs and sweep."""
     warps, shared, before = _shape(name, size)
     say(f"compression: {name}: baseline")
-    base = run_kernel(name, size, timing=config, values=True)
+    base = run_kernel(name, size, timing=config, values=True, mechanism=baseline)
     out = {"name": name.partition("/")[0], "before": before, "warps": warps,
            "occupancy": _occupancy(config, before, warps, shared), "ipc": _ipc(base),
            "passed": base.passed}

@@ -60,7 +60,8 @@ from .program import Program
 from .values import LANES, RegisterStorage, word_layout
 
 __all__ = ["IMAGE_KERNELS", "QUALITY", "TABLE_ENTRIES", "CompressedStorage",
-           "CompressionTiming", "TableOverflowError", "added_cycles", "compile_kernel",
+           "CompressionTiming", "TableOverflowError", "added_cycles", "baseline",
+           "compile_kernel",
            "functional_run", "hazards", "mechanism", "narrowing_program",
            "resident_blocks", "run_compressed", "ssim", "table_entries", "tune_formats",
            "within_quality"]
@@ -283,29 +284,44 @@ def _sharing(cp: CompressionPass) -> dict:
             for vreg in cp.allocation.entries}
 
 
-def hazards(program: Program, cp: CompressionPass) -> tuple[list, list]:
+def _words(kernel, vreg: str, first: int) -> tuple:
+    """The uncompressed 32-bit registers of ``vreg`` placed at ``first``."""
+    width = kernel.regs[vreg].width
+    return () if width == 1 else (first, first + 1) if width == 64 else (first,)
+
+
+def hazards(program: Program, cp: CompressionPass | None = None) -> tuple[list, list]:
     """Per instruction, ``(needs, overwrites)`` of :class:`~gpurf.sim.sm.timing.TimingSM`
     for a compressed file: a register dead after an older instruction may give its slices
     to a younger one's result, so the younger one waits for the older one's pending write
     to any register sharing its destinations' slices (write-after-write: a load's late
     result would land on them), and does not overtake a pending read of one
-    (write-after-read: the collector may write the younger result back first)."""
+    (write-after-read: the collector may write the younger result back first). The same
+    holds for registers sharing an uncompressed register (the storage names registers
+    by those): a dead result (an atomic's) shares its register with a live one, and the
+    scoreboard, which tracks virtual registers, would let the live one's write go first.
+    Without ``cp``: that rule alone, for an uncompressed file (:func:`baseline`)."""
     from gpurf.sim.ptx.regalloc import allocate_registers
 
     from .timing import static_info
 
-    physical = allocate_registers(cp.kernel).physical
-    sharing = _sharing(cp)
+    kernel = program.kernel
+    physical = allocate_registers(kernel).physical
+    sharing = _sharing(cp) if cp is not None else {}
+    by_register: dict[int, set] = {}
+    for vreg, first in physical.items():
+        for reg in _words(kernel, vreg, first):
+            by_register.setdefault(reg, set()).add(vreg)
     info = static_info(program)
     needs, overwrites = [], []
     for pc, ins in enumerate(program.code):
-        others = set().union(*(sharing.get(d, ()) for d in ins.dests))
+        others = set().union(*(sharing.get(d, ()) for d in ins.dests),
+                             *(by_register[r] for r in info.writes[pc]))
         regs = set(info.writes[pc])
         for other in others:
             first = physical.get(other)
             if first is not None:
-                regs.update((first, first + 1) if cp.kernel.regs[other].width == 64
-                            else (first,))
+                regs.update(_words(kernel, other, first))
         slots = dict.fromkeys((*info.needs[pc], *sorted(program.slots[o] for o in others)))
         needs.append(tuple(slots))
         overwrites.append(frozenset(regs))
@@ -316,6 +332,14 @@ def table_entries(cp: CompressionPass) -> int:
     """Architectural registers the kernel's indirection table needs: one per distinct
     entry (registers with the same entry hold the same slices, so never live together)."""
     return len({row["word"] for row in cp.allocation.table()})
+
+
+def baseline(program: Program):
+    """The ``mechanism`` of the uncompressed baseline the compressed runs are compared
+    with: the workload's program and the uncompressed hazards of :func:`hazards` (the same
+    scoreboard rule the compressed runs have)."""
+    needs, overwrites = hazards(program)
+    return program, {"needs": needs, "overwrites": overwrites}
 
 
 def mechanism(cp: CompressionPass, timing: CompressionTiming | None = None, *,
