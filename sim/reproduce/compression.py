@@ -32,7 +32,8 @@ from gpurf.synth.papers import paper_values
 
 from .result import Comparison, Plot, Result, Series, Table
 
-__all__ = ["SWEEP", "TOLERANCE", "fermi", "register_bound", "reproduce"]
+__all__ = ["SWEEP", "TOLERANCE", "fermi", "kernel_shape", "occupancy", "register_bound",
+           "reproduce"]
 
 TOLERANCE = 0.25
 """A synthesized unit matches the paper's hand estimate within this fraction of it."""
@@ -52,7 +53,7 @@ def fermi():
     return load_config(preset="fermi", max_blocks=8)
 
 
-def _shape(name: str, size: str) -> tuple[int, int, int]:
+def kernel_shape(name: str, size: str) -> tuple[int, int, int]:
     """Warps per block, shared bytes per block and baseline registers of ``name``."""
     spec, program, variant = load_workload(name)
     launch = spec.make(size, variant)
@@ -65,14 +66,15 @@ def register_bound(config, size: str, kernels=None) -> list[str]:
     """The kernels (one per kernel file) whose resident blocks registers limit."""
     chosen = []
     for name in one_per_kernel(kernels):
-        warps, shared, registers = _shape(name, size)
+        warps, shared, registers = kernel_shape(name, size)
         if (resident_blocks(config, registers, warps, shared)
                 < resident_blocks(config, 0, warps, shared)):
             chosen.append(name)
     return chosen
 
 
-def _occupancy(config, registers: int, warps: int, shared: int) -> float:
+def occupancy(config, registers: int, warps: int, shared: int) -> float:
+    """Resident warps / maximum warps, in percent."""
     return round(100 * resident_blocks(config, registers, warps, shared) * warps
                  / config.max_warps, 1)
 
@@ -83,11 +85,11 @@ def _ipc(run) -> float:
 
 def _kernel_rows(name: str, size: str, config, say) -> dict:
     """Everything measured for one kernel: per level the passes, runs and sweep."""
-    warps, shared, before = _shape(name, size)
+    warps, shared, before = kernel_shape(name, size)
     say(f"compression: {name}: baseline")
     base = run_kernel(name, size, timing=config, values=True, mechanism=baseline)
     out = {"name": name.partition("/")[0], "before": before, "warps": warps,
-           "occupancy": _occupancy(config, before, warps, shared), "ipc": _ipc(base),
+           "occupancy": occupancy(config, before, warps, shared), "ipc": _ipc(base),
            "passed": base.passed}
     for level in LEVELS:
         say(f"compression: {name}: tuning floats for {level} quality")
@@ -97,7 +99,7 @@ def _kernel_rows(name: str, size: str, config, say) -> dict:
         say(f"compression: {name}: {level}: timing with the value check")
         run = run_kernel(name, size, timing=config, mechanism=mechanism(cp))
         out[level] = {"after": cp.after, "launch": launch.after, "entries": table_entries(cp),
-                      "occupancy": _occupancy(config, cp.after, warps, shared),
+                      "occupancy": occupancy(config, cp.after, warps, shared),
                       "ipc": _ipc(run), "quality": within_quality(name, run, level),
                       "reads": run.stats["timing"].values.get("reads", 0), "cp": cp}
     cp = out["high"]["cp"]
