@@ -1,5 +1,5 @@
 """The timing model's view of the operand collector: 64-bit sources read as two registers,
-writebacks holding back reads, an unplaced register an error."""
+an unplaced register an error, out-of-order dispatch, the scorer's cached inputs."""
 
 import dataclasses
 
@@ -7,8 +7,10 @@ import pytest
 
 from gpurf.sim.ptx.parser import parse_ptx
 from gpurf.sim.ptx.regalloc import allocate_registers
+from gpurf.sim.sm import run_kernel
+from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.program import Program
-from gpurf.sim.sm.timing import _physical, static_info
+from gpurf.sim.sm.timing import _physical, _SubCore, static_info
 from gpurf.sim.sm.warp import ExecutionError
 
 HEAD = ".version 9.0\n.target sm_80\n.address_size 64\n"
@@ -68,3 +70,35 @@ def test_an_unplaced_register_is_an_error():
     add = program.code[_line_of(program, "add.s64")]
     with pytest.raises(ExecutionError, match=rf"k\.ptx: line {add.line}: register %rd2 "):
         _physical(kernel, broken, add, add.sources)
+
+
+def _figures(name, **config):
+    timing = run_kernel(name, "test", timing=load_config(**config)).stats["timing"]
+    return (timing.cycles, timing.issued, timing.bank_conflicts, timing.register_reads,
+            timing.dispatch_stalls, timing.stalls, timing.l1_hits)
+
+
+def test_out_of_order_dispatch_keeps_each_instructions_l1_requests():
+    """On the GTX 980 preset (4 CUs) matmul's global load can dispatch before the same
+    warp's earlier shared access: each takes its own request record (counted at issue)."""
+    run = run_kernel("matmul", "test", timing=load_config(preset="gtx980"))
+    assert run.passed
+    assert run.stats["timing"].instructions == run.stats["warp_instructions"]
+
+
+@pytest.mark.parametrize(("name", "config"), [
+    ("bankconflict", {"scheduler": "rba"}),
+    ("sobel", {"scheduler": "rba", "cus": 4}),
+    ("fma_subcore/unbalanced", {"scheduler": "rba", "assign": "shuffle"}),
+    ("reduction", {"scheduler": "rba", "score_latency": 3}),
+])
+def test_cached_scorer_inputs_decide_as_recomputed_ones(monkeypatch, name, config):
+    """The sub-core keeps each slot's scorer operands as warps move (``slot_ops``); the
+    reference rebuilds them every cycle. Every figure of the run is the same."""
+    cached = _figures(name, **config)
+
+    def recomputed(sub, queue_len):
+        return sub.scorer.advance([sub._operands(w) for w in sub.slots], queue_len)
+
+    monkeypatch.setattr(_SubCore, "_scores", recomputed)
+    assert _figures(name, **config) == cached

@@ -391,30 +391,78 @@ def test_write_after_read_hazard_is_held_back(monkeypatch):
 
 
 def test_memory_requests_follow_the_instruction_not_the_dispatch_order(monkeypatch):
-    """Regression (found with the hazard above disabled): the collector may dispatch a
-    younger memory access of a warp before an older one; each must take its own L1
-    requests (gtx980 matmul took the other's and crashed). Every access here gets the
-    requests of its own dynamic position, and some dispatch out of order (49 in v100
-    matmul at test size)."""
+    """Regression (found with the hazard above disabled; fixed in the timing model as
+    well): the collector may dispatch a younger memory access of a warp before an older
+    one, and each must take its own L1 request record (gtx980 matmul gave a shared access
+    a global access's lines and crashed). Here some accesses dispatch out of order (49 in
+    v100 matmul at test size), and each takes a record of its own space."""
     from gpurf.sim.sm import timing
 
     seen = []
     memory = timing.TimingSM._memory
 
-    def spying(self, warp, pc, now, pos):
-        if self.info.space[pc] == "param":
-            return memory(self, warp, pc, now, pos)
-        index = warp.claims[pos]
-        mine = sum(1 for p in warp.pcs[:pos]
-                   if self.info.unit[p] == timing.MEM and self.info.space[p] != "param")
-        seen.append((id(warp), pos, index == mine))
-        return memory(self, warp, pc, now, pos)
+    def spying(self, warp, pc, request, now):
+        space = self.info.space[pc]
+        if space != "param":
+            kind = tuple if space == "global" else int
+            seen.append((id(warp), request, isinstance(warp.requests[request], kind)))
+        return memory(self, warp, pc, request, now)
 
     monkeypatch.setattr(timing.TimingSM, "_memory", spying)
     run = run_kernel("matmul", "test", timing=CONFIG, values=True)
     assert run.passed and seen and all(own for _, _, own in seen)
     last, overtaken = {}, 0
-    for warp, pos, _ in seen:
-        overtaken += pos < last.get(warp, -1)
-        last[warp] = max(pos, last.get(warp, -1))
+    for warp, request, _ in seen:
+        overtaken += request < last.get(warp, -1)
+        last[warp] = max(request, last.get(warp, -1))
     assert overtaken
+
+
+@pytest.mark.parametrize("name", ["saxpy", "sobel", "reduction"])
+def test_values_do_not_change_timing(name):
+    def figures(values):
+        stats = run_kernel(name, "test", timing=CONFIG, values=values).stats["timing"]
+        return {k: v for k, v in stats.as_dict().items() if k not in ("seconds", "values")}
+
+    assert figures(False) == figures(True)
+
+
+_DEAD_LOAD = """\tld.global.nc.f32 \t%f2, [%rd6];
+\tld.global.nc.f32 \t%f5, [%rd6];
+\tmov.f32 \t%f6, 0f3F800000;
+"""
+
+
+def test_a_dead_long_write_does_not_land_on_a_younger_value(tmp_path, monkeypatch):
+    """Regression (found by this check on the kernel suite: bfs's unused atomic old value):
+    a load whose value is never read (``%f5``) and a younger value (``%f6 = 1.0``, which
+    saxpy's result is then multiplied by) share a physical register; without waiting for
+    the sharer's pending write, the load's write lands after ``%f6``'s and the ``mul``
+    reads the loaded value."""
+    import shutil
+
+    from gpurf.sim.kernels import kernel_dir
+    from gpurf.sim.ptx.regalloc import allocate_registers
+    from gpurf.sim.sm import timing
+
+    folder = tmp_path / "deadload"
+    shutil.copytree(kernel_dir("saxpy"), folder)
+    ptx = (folder / "kernel.ptx").read_text()
+    ptx = ptx.replace(".reg .f32 \t%f<5>;", ".reg .f32 \t%f<7>;")
+    ptx = ptx.replace("\tld.global.nc.f32 \t%f2, [%rd6];\n", _DEAD_LOAD)
+    ptx = ptx.replace("\tst.global.f32", "\tmul.f32 \t%f4, %f4, %f6;\n\tst.global.f32")
+    assert ptx.count("%f6") == 2
+    (folder / "kernel.ptx").write_text(ptx)
+    (folder / "kernel.cu").unlink()
+    (folder / "reference.py").write_text("from gpurf.sim.kernels.reference import saxpy\n")
+    _, program, _ = load_workload(str(folder))
+    physical = allocate_registers(program.kernel).physical
+    assert physical["%f5"] == physical["%f6"]
+    assert _run(str(folder), True).passed
+    monkeypatch.setattr(timing, "_register_keys", lambda alloc, names, base: ())
+    timing.static_info.cache_clear()
+    try:
+        with pytest.raises(ValueMismatchError, match=r"mul\.f32: .* read of R\d+ \(%f6\)"):
+            _run(str(folder), True)
+    finally:
+        timing.static_info.cache_clear()

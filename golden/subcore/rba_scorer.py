@@ -35,13 +35,14 @@ class RbaScorer(PortModel, config=RbaScorerConfig):
                              maxlen=config.score_latency)
         self._previous = None
         self._last = None
+        self._score_max = config.score_max
 
     def _scores(self, slots, queue_len):
         """:func:`rba_score` of every slot (inlined: the SM timing model calls this every
         cycle of every sub-core)."""
         if slots is None:
             return [0] * self.config.slots
-        score_max, banks = self.config.score_max, len(queue_len)
+        score_max, banks = self._score_max, len(queue_len)
         scores = []
         for operands in slots:
             total = 0

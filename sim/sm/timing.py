@@ -13,8 +13,10 @@ Per cycle, per sub-core:
    cycle's bank grants (a bank written back this cycle grants no read: writebacks have the
    bank's port first) and the collector unit (CU) it offers for dispatch; the offer is
    taken when the instruction's functional unit is free.
-2. The scheduler picks one ready warp (not finished, not at a barrier, its registers not
-   pending in the scoreboard, no branch in flight), if the collector's issue register is
+2. The scheduler picks one ready warp (not finished, not at a barrier, its registers --
+   virtual, and its destinations' physical ones -- not pending in the scoreboard, no
+   destination still to be read by an older instruction of the warp in the collector, no
+   branch in flight), if the collector's issue register is
    free after this cycle's dispatch and allocation: GTO and RBA through
    the golden :func:`~gpurf.golden.subcore.warp_selector.select_warp` (RBA with scores from the
    golden :class:`~gpurf.golden.subcore.rba_scorer.RbaScorer`, fed this cycle's queue lengths),
@@ -95,8 +97,10 @@ class StaticInfo:
     kind: tuple
     space: tuple
     needs: tuple
-    """Register slots that must not be pending to issue (sources, guard, destinations)."""
+    """Scoreboard keys that must not be pending to issue: register slots (sources, guard,
+    destinations) and the destinations' physical registers (:func:`_register_keys`)."""
     dests: tuple
+    """Scoreboard keys an instruction writes (slots and physical registers, as ``needs``)."""
     reads: tuple
     """Physical 32-bit registers read from the register file (a 64-bit source: both of its
     registers; predicates excluded)."""
@@ -104,6 +108,8 @@ class StaticInfo:
     registers: int
     writes: tuple = ()
     """Physical 32-bit registers an instruction writes back (predicates excluded)."""
+    records: tuple = ()
+    """The instruction has an L1 request record in a warp's trace (memory, not ``param``)."""
     issue: tuple = ()
     """Per instruction: ``{operand index: register}`` of its reads as the collector takes
     them (capped at the configured operands by :meth:`TimingSM.__init__`)."""
@@ -133,21 +139,44 @@ def static_info(program: Program) -> StaticInfo:
     unit, needs, dests, reads, writes, space, long = [], [], [], [], [], [], []
     for ins in program.code:
         unit.append(unit_of(ins))
-        needs.append(tuple(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))))
-        dests.append(tuple(slots[n] for n in ins.dests))
+        physical = _register_keys(alloc, ins.dests, len(slots))
+        needs.append((*(slots[n] for n in dict.fromkeys((*ins.sources, *ins.dests))),
+                      *physical))
+        dests.append((*(slots[n] for n in ins.dests), *physical))
         reads.append(_physical(kernel, alloc, ins, ins.sources))
         writes.append(_physical(kernel, alloc, ins, ins.dests))
         space.append(ins.space)
         long.append(ins.base == "ld" and ins.space == "global")
+    records = tuple(u == MEM and sp != "param" for u, sp in zip(unit, space, strict=True))
     return StaticInfo(tuple(unit), tuple(program.kinds), tuple(space), tuple(needs),
-                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes))
+                      tuple(dests), tuple(reads), tuple(long), alloc.registers, tuple(writes),
+                      records)
+
+
+def _register_keys(alloc, names, base: int) -> tuple[int, ...]:
+    """Scoreboard keys of the physical registers of ``names`` (``base`` + register; the
+    predicate file after the 4,096 32-bit registers the allocator may use).
+
+    The scoreboard tracks virtual registers, but the allocator puts values whose lives do
+    not overlap in one physical register: an instruction also waits for the pending writes
+    of its destinations' physical registers, or a long-latency write of a value never read
+    (an atomic's unused old value) could land after a younger value's write."""
+    keys = []
+    for name in names:
+        first = alloc.physical.get(name)
+        if first is None:
+            continue
+        units = alloc.units[name]
+        offset = base + (4096 if units == 0 else 0)
+        keys.extend(offset + r for r in range(first, first + max(1, units)))
+    return tuple(keys)
 
 
 class _Warp:
     """A warp being replayed: its trace, position, scoreboard and state."""
 
-    __slots__ = ("at_bar", "block", "claims", "done_at", "hold", "index", "pcs", "pending",
-                 "pos", "reading", "requests", "rpos", "slot", "sub", "values", "wake")
+    __slots__ = ("at_bar", "block", "done_at", "hold", "index", "pcs", "pending", "pos",
+                 "reading", "requests", "rpos", "slot", "sub", "values", "wake")
 
     def __init__(self, block, index, trace):
         self.block = block
@@ -157,11 +186,9 @@ class _Warp:
         self.values = trace.values
         self.pos = 0
         self.rpos = 0
-        self.claims = {}
-        """Dynamic position -> index in ``requests`` of a memory access issued and not yet
-        dispatched (the collector may dispatch a younger access of the warp first)."""
         self.pending = {}
-        """Register slot -> cycle its pending write completes (INF: not yet known)."""
+        """Scoreboard key (register slot or physical register, :attr:`StaticInfo.needs`) ->
+        cycle its pending write completes (INF: not yet known)."""
         self.reading = {}
         """Physical register -> reads of it issued and not yet made (write-after-read)."""
         self.hold = 0
@@ -265,6 +292,8 @@ class _SubCore:
         self.rba_greedy = config.rba_greedy
         self.ops_cache: dict[tuple[int, int], list] = {}
         """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
+        self.slot_ops: list = [[(0, 0)] * config.operands] * config.slots
+        """Per slot, the ``(valid, bank)`` operands of its warp's next instruction."""
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
@@ -310,6 +339,7 @@ class _SubCore:
         self.order.append(slot)
         bisect.insort(self.live, warp, key=_slot_of)
         self._ages()
+        self._refresh(slot)
 
     def free(self, warp: _Warp) -> None:
         self.catch_up()
@@ -318,6 +348,7 @@ class _SubCore:
         if warp.slot in self.active:
             self.active.remove(warp.slot)
         self._ages()
+        self._refresh(warp.slot)
 
     def _ages(self):
         """Ages of the occupied slots: rank in assignment order, larger = older."""
@@ -342,8 +373,15 @@ class _SubCore:
             self.ops_cache[key] = ops
         return ops
 
+    def _refresh(self, slot: int) -> None:
+        """Keep :attr:`slot_ops` (the scorer's view of ``slot``) after its warp or the
+        warp's position changed."""
+        if self.scorer is not None:
+            self.slot_ops[slot] = self._operands(self.slots[slot])
+
     def _scores(self, queue_len):
-        return self.scorer.advance([self._operands(w) for w in self.slots], queue_len)
+        # A copy: the scorer keeps the list a cycle (score_latency) while slots change.
+        return self.scorer.advance(list(self.slot_ops), queue_len)
 
     def catch_up(self) -> None:
         """Feed the scorer the idle cycles it missed (zero queues, unchanged slots)."""
@@ -395,15 +433,17 @@ class _SubCore:
                 chosen = self.slots[self._select(ready)]
             pc = chosen.pcs[chosen.pos]
             oc.advance(grants, offer, dispatched is not None,
-                       (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.pos)))
+                       (chosen.slot, self.issue_regs[pc],
+                        (chosen, pc, chosen.rpos, chosen.pos)))
         else:
             chosen = None
             oc.advance(grants, offer, dispatched is not None, None)
         if dispatched is not None:
-            done = self.sm.dispatch(self, dispatched[0], dispatched[1], now, dispatched[2])
-            _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
+            done = self.sm.dispatch(self, *dispatched[:3], now)
+            if self.sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], self.sm.uncollected[dispatched[1]])
             if self.values is not None:
-                self.values.dispatch(*dispatched, now, done)
+                self.values.dispatch(dispatched[0], dispatched[1], dispatched[3], now, done)
         if chosen is not None:
             self._issued(chosen, pc)
         else:
@@ -427,7 +467,13 @@ class _SubCore:
         units = self.oc.units
         for cu, index in grants.values():
             unit = units[cu]
-            _unread(unit.tag[0], (unit.operands[index].reg,))
+            reading = unit.tag[0].reading
+            reg = unit.operands[index].reg
+            left = reading[reg] - 1
+            if left:
+                reading[reg] = left
+            else:
+                del reading[reg]
 
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
@@ -461,12 +507,12 @@ class _SubCore:
         reading = warp.reading
         for reg in info.reads[pc]:
             reading[reg] = reading.get(reg, 0) + 1
-        if info.unit[pc] == MEM and info.space[pc] != "param":
-            warp.claims[warp.pos] = warp.rpos
-            warp.rpos += 1
         self.issued += 1
         self.greedy = self.last = warp.slot
         warp.pos += 1
+        if info.records[pc]:
+            warp.rpos += 1
+        self._refresh(warp.slot)
         pending = warp.pending
         for d in info.dests[pc]:
             pending[d] = INF
@@ -685,15 +731,17 @@ class TimingSM:
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
-    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, now: int, pos: int) -> int:
-        """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` leaves the collector in
-        cycle ``now``; returns the cycle it completes."""
+    def dispatch(self, sub: _SubCore, warp: _Warp, pc: int, request: int, now: int) -> int:
+        """Instruction ``pc`` of ``warp`` leaves the collector in cycle ``now``; a memory
+        instruction's L1 requests are the warp's ``request``-th record (counted at issue:
+        the collector may dispatch a warp's instructions out of order). Returns the cycle
+        it completes."""
         info = self.info
         unit = info.unit[pc]
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
-        done = self._memory(warp, pc, now, pos) if unit == MEM else now + self.latency[unit]
-        done += self.stages[pc]
+        done = (self._memory(warp, pc, request, now) if unit == MEM
+                else now + self.latency[unit]) + self.stages[pc]
         if kind == ALU:
             for d in info.dests[pc]:
                 warp.pending[d] = done
@@ -709,11 +757,11 @@ class TimingSM:
         warp.update_wake(info.needs)
         return done
 
-    def _memory(self, warp: _Warp, pc: int, now: int, pos: int) -> int:
+    def _memory(self, warp: _Warp, pc: int, request: int, now: int) -> int:
         space = self.info.space[pc]
         if space == "param":
             return now + self.const_after
-        requests = warp.requests[warp.claims.pop(pos)]
+        requests = warp.requests[request]
         l1 = self.l1
         if space == "shared":
             done = now

@@ -392,7 +392,7 @@ class ValueCheck:
         units = sub.oc.units
         for cu, index in grants.values():
             unit = units[cu]
-            warp, pc, pos = unit.tag
+            warp, pc, _, pos = unit.tag
             state = self.warps.get(warp) or self._state(warp)
             for i, word in self.by_reg[pc].get(unit.operands[index].reg, ()):
                 self._read(state, pc, pos, i, word, now)
