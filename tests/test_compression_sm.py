@@ -259,17 +259,3 @@ def test_hazards_cover_registers_sharing_a_destination():
                                 & set(cp.allocation.positions(dest))}
                 assert {program.slots[v] for v in sharing} <= set(needs[pc])
                 assert physical[dest] in overwrites[pc]
-
-
-def test_without_the_hazard_rule_the_value_check_catches_histogram():
-    """The scoreboard alone lets histogram's late atomic result land on the slices a
-    younger result was given."""
-    prepare = mechanism(compile_kernel("histogram"))
-
-    def without_hazards(program):
-        narrowed, options = prepare(program)
-        del options["needs"], options["overwrites"]
-        return narrowed, options
-
-    with pytest.raises(ValueMismatchError):
-        run_kernel("histogram", "test", timing=FERMI, mechanism=without_hazards)
