@@ -144,7 +144,7 @@ def _blocks(grid):
 
 
 def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
-               timing=None, values=False, power=None) -> KernelRun:
+               timing=None, values=False, power=None, mechanism=None) -> KernelRun:
     """Run workload ``name`` (``"saxpy"``, ``"fma_subcore/unbalanced"``) at ``size``.
 
     ``progress(iterable)`` may wrap the blocks of each launch (e.g. a tqdm bar);
@@ -159,10 +159,15 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     through timing and every register access is checked (:mod:`gpurf.sim.sm.values`).
     ``power(sm)`` (with ``timing``) gives each launch's SM its register power states
     (:class:`~gpurf.sim.sm.power.RegisterPower`).
+    ``mechanism(program) -> (program, options)`` (optional) gives the program to run in
+    place of the workload's (e.g. one that narrows what it writes) and keyword options of
+    :class:`~gpurf.sim.sm.timing.TimingSM` (:mod:`gpurf.sim.sm.compression`).
     """
     if values is not False and timing is None:
         raise ValueError("values through timing need a timing configuration")
     spec, program, variant = load_workload(name)
+    program, options = mechanism(program) if mechanism else (program, {})
+    options = {"values": values, "power": power, **options}
     launch = spec.make(size, variant)
     inputs = {k: v.copy() for k, v in launch.buffers.items()}
     memory = GlobalMemory(launch.buffers)
@@ -173,7 +178,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
         if launch.loop and launch.loop.until:
             _zero(memory, launch.loop.until)
         timed = _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
-                        values, power)
+                        options)
         if timed is not None:
             stats["timing"] = add_timing_stats(stats.get("timing"), timed)
         for first, second in launch.loop.swaps if launch.loop else ():
@@ -192,8 +197,7 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
 
 
-def _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
-            values=False, power=None):
+def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, options):
     """One launch of ``iteration``'s grid; the timing statistics with ``timing``."""
     params = pack_params(launch, program.kernel, memory, iteration.params)
     blocks = _blocks(iteration.grid)
@@ -213,8 +217,8 @@ def _launch(program, launch, iteration, memory, stats, progress, on_step, timing
     if timing is not None:
         from .timing import TimingSM
 
-        sm = TimingSM(program, timing, make_block, values=values, power=power)
-        return sm.run_blocks(ordered, len(blocks), on_block=count)
+        return TimingSM(program, timing, make_block, **options).run_blocks(
+            ordered, len(blocks), on_block=count)
     if on_step is None:
         ids = iter(ordered)
         while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:

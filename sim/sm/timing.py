@@ -45,6 +45,7 @@ warp has retired. Cycles in which no sub-core can act are skipped to the next ev
 
 import bisect
 import copy
+import dataclasses
 import heapq
 import itertools
 import time
@@ -464,7 +465,7 @@ class _SubCore:
         register the next instruction writes still to be read by an older instruction of
         the warp (the collector may dispatch a younger instruction first, so its write
         could overtake the older read: write-after-read)."""
-        writes = self.sm.info.writes
+        writes = self.sm.overwrites
         return [w.slot for w in self.live if w.wake <= now
                 and not (w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]]))]
 
@@ -590,14 +591,32 @@ class TimingSM:
         ``power(sm)`` returns the register power states riding on this SM
         (:class:`gpurf.sim.sm.power.RegisterPower`: consulted at issue, told of issues and
         dispatches).
+    registers : int, optional
+        Registers per thread that admission counts (default: the allocator's); a
+        compressed register file's (:mod:`gpurf.sim.sm.compression`).
+    stages : sequence of int, optional
+        Per instruction, cycles a mechanism's added pipeline stages add to its completion
+        (:mod:`gpurf.sim.sm.compression`).
+    overwrites : sequence of sets, optional
+        Per instruction, the registers whose pending reads it must not overtake (default:
+        those it writes; a compressed file's writes also overwrite the slices of others).
+    needs : sequence of tuples, optional
+        Per instruction, the register slots whose pending writes it waits for (default:
+        its sources, guard and destinations).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
-                 cohort: int = COHORT, values=False, power=None):
+                 cohort: int = COHORT, values=False, power=None, registers=None,
+                 stages=None, overwrites=None, needs=None):
         self.cohort = cohort
         self.program = program
         self.config = config
         self.info = static_info(program)
+        if needs is not None:
+            self.info = dataclasses.replace(self.info, needs=tuple(needs))
+        self.registers = self.info.registers if registers is None else registers
+        self.stages = list(stages) if stages is not None else [0] * len(program.code)
+        self.overwrites = self.info.writes if overwrites is None else overwrites
         self.issue_regs = [dict(enumerate(reads[:config.operands]))
                            for reads in self.info.reads]
         self.uncollected = [tuple(r for r in reads if r not in regs.values())
@@ -659,8 +678,8 @@ class TimingSM:
     # -- blocks ------------------------------------------------------------------------
     def _fits(self, warps: int) -> list[int] | None:
         """The sub-cores the next ``warps`` warps would take, if the block fits now."""
-        config, info = self.config, self.info
-        regs = info.registers * 32 * warps
+        config = self.config
+        regs = self.registers * 32 * warps
         shared = self.program.kernel.shared_bytes
         if (self.used_blocks + 1 > config.max_blocks or self.used_warps + warps >
                 config.max_warps or self.used_regs + regs > config.registers
@@ -701,7 +720,7 @@ class TimingSM:
                 warp.update_wake(self.info.needs)
             self.used_blocks += 1
             self.used_warps += block.warp_count
-            self.used_regs += self.info.registers * 32 * block.warp_count
+            self.used_regs += self.registers * 32 * block.warp_count
             self.used_shared += self.program.kernel.shared_bytes
             run.admitted += 1
             for warp in warps:
@@ -722,7 +741,7 @@ class TimingSM:
             warp.sub.free(warp)
         self.used_blocks -= 1
         self.used_warps -= len(record.warps)
-        self.used_regs -= self.info.registers * 32 * len(record.warps)
+        self.used_regs -= self.registers * 32 * len(record.warps)
         self.used_shared -= self.program.kernel.shared_bytes
 
     # -- dispatch ----------------------------------------------------------------------
@@ -758,7 +777,7 @@ class TimingSM:
         sub.unit_free[unit] = now + sub.interval[unit]
         kind = info.kind[pc]
         done = (self._memory(warp, pc, request, now) if unit == MEM
-                else now + self.latency[unit])
+                else now + self.latency[unit]) + self.stages[pc]
         if self.power is not None:
             done = self.power.dispatched(sub, warp, pc, now, done)
         if kind == ALU:
