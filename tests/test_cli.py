@@ -114,7 +114,9 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
      r"--timing$"),
     (["sm", "run", "saxpy", "--no-timing", "--check-values"], r"--check-values need --timing$"),
     (["sm", "run", "saxpy", "--mechanism", "regless"],
-     r"^gpurf: unknown mechanism 'regless' for --mechanism; known: greener, wir$"),
+     r"^gpurf: unknown mechanism 'regless' for --mechanism; known: compression, greener, wir$"),
+    (["sm", "run", "saxpy", "--mechanism", "compression:low"],
+     r"^gpurf: unknown compression quality 'low'; known: perfect, high$"),
     (["sm", "run", "saxpy", "--mechanism", "wir:RLPX"],
      r"^gpurf: unknown WIR configuration 'RLPX'; known: R, RL, RLP, RLPV, RPV, RLPVc$"),
     (["sm", "run", "saxpy", "--mechanism", "greener:always"],
@@ -325,6 +327,8 @@ def test_sm_run_check_values_stops_at_a_wrong_value(capsys, monkeypatch):
     ("wir:RLPV", r"PASS vecadd \(test\): outputs equal the numpy reference, every reused result"),
     ("greener:sleep_reg", r"PASS vecadd \(test\): outputs equal the numpy reference under "
                           r"always-ON and sleep_reg"),
+    ("compression:perfect", r"PASS vecadd \(test\): every operand read equals the narrowed "
+                            r"run's; outputs meet quality perfect"),
 ])
 def test_sm_run_with_a_mechanism(capsys, mechanism, verdict):
     code, out, _ = run_cli(capsys, "sm", "run", "vecadd", "--mechanism", mechanism)

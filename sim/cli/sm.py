@@ -90,8 +90,9 @@ def _timing_options(command):
 @click.option("--mechanism", default=None, metavar="M[:CONFIG]",
               help="Run with a register-file mechanism in the SM: greener[:POLICY] (policies "
                    "greener, compiler, runtime, sleep_reg, oracle; on the paper's k20x "
-                   "configuration) or wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc; fermi "
-                   "unless the timing options say otherwise), beside the baseline.")
+                   "configuration), wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc) or "
+                   "compression[:QUALITY] (perfect, high); wir and compression on fermi "
+                   "unless the timing options say otherwise; beside the baseline.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
            mechanism, as_json):
@@ -128,8 +129,8 @@ def sm_bench(kernels, size, schedulers, as_json):
     bench_kernels(kernels, size, as_json, schedulers)
 
 
-MECHANISMS = ("greener", "wir")
-"""Mechanisms ``sm run --mechanism`` puts in the SM (RegLess and compression: issues 16, 18)."""
+MECHANISMS = ("compression", "greener", "wir")
+"""Mechanisms ``sm run --mechanism`` puts in the SM (RegLess: issue 16)."""
 
 
 def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json):
@@ -144,21 +145,24 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
     if not timing:
         raise BadInput("--mechanism needs --timing (mechanisms act on the timing model)")
     if check_values:
-        raise BadInput("--check-values is implied by --mechanism wir and does not apply to "
-                       "greener; drop it")
+        raise BadInput("--check-values is implied by --mechanism wir and compression and does "
+                       "not apply to greener; drop it")
     given = [flag for flag, value in options.items() if value]
     if name == "greener":
         if given:
             raise BadInput(f"--mechanism greener runs on the paper's k20x configuration; "
                            f"{', '.join(given)} do not apply")
         _run_greener(kernel, size, variant or "greener", as_json)
-    else:
-        config = None
-        if given:
-            config = _timing_config(options["--config"], options["--param"],
-                                    **{k: options[f"--{k}"] for k in ("assign", "scheduler")},
-                                    preset=options["--preset"] or "fermi")
+        return
+    config = None
+    if given:
+        config = _timing_config(options["--config"], options["--param"],
+                                **{k: options[f"--{k}"] for k in ("assign", "scheduler")},
+                                preset=options["--preset"] or "fermi")
+    if name == "wir":
         _run_wir(kernel, size, variant or "RLPV", config, as_json)
+    else:
+        _run_compression(kernel, size, variant or "perfect", config, as_json)
 
 
 def _run_greener(kernel, size, policy, as_json):
@@ -195,6 +199,39 @@ def _run_wir(kernel, size, variant, config, as_json):
     else:
         click.echo(_wir_table(result))
     sys.exit(0 if result["passed"] else 1)
+
+
+def _run_compression(kernel, size, quality, config, as_json):
+    from gpurf.sim.reproduce.compression import fermi
+    from gpurf.sim.sm.compression import QUALITY, TableOverflowError, run_compressed
+    from gpurf.sim.sm.run import run_kernel
+    from gpurf.sim.sm.values import ValueMismatchError
+
+    if quality not in QUALITY:
+        raise BadInput(f"unknown compression quality {quality!r}; known: {', '.join(QUALITY)}")
+    config = config or fermi()
+    try:
+        with kernel_errors(), errors_as(TableOverflowError):
+            run, cp = run_compressed(kernel, size, config, level=quality)
+            base = run_kernel(kernel, size, timing=config)
+    except ValueMismatchError as error:
+        click.echo(f"FAIL {kernel} ({size}, compression:{quality}): {error}", err=True)
+        sys.exit(1)
+    result = {"kernel": kernel, "size": size, "quality": quality,
+              "registers": {"before": cp.before, "after": cp.after},
+              "cycles": run.stats["timing"].cycles, "baseline_cycles": base.stats["timing"].cycles,
+              "within_quality": run.stats["quality"], "baseline_passed": base.passed}
+    if as_json:
+        echo_json(with_provenance(result))
+    else:
+        click.echo(f"{kernel} ({size}), compression:{quality}\n\n| | |\n|---|---|\n"
+                   f"| registers per thread | {cp.before} -> {cp.after} |\n"
+                   f"| cycles (baseline) | {result['cycles']:,} ({result['baseline_cycles']:,}) |\n"
+                   f"| IPC gain | {result['baseline_cycles'] / result['cycles'] - 1:+.1%} |\n")
+        verdict = "PASS" if run.stats["quality"] and base.passed else "FAIL"
+        click.echo(f"{verdict} {kernel} ({size}): every operand read equals the narrowed run's; "
+                   f"outputs {'meet' if run.stats['quality'] else 'miss'} quality {quality}")
+    sys.exit(0 if run.stats["quality"] and base.passed else 1)
 
 
 def _wir_table(result: dict) -> str:
