@@ -166,7 +166,8 @@ def test_cli_records_without_a_simulator(capsys, tmp_path):
      r"--sim needs a simulation"),
     (["replay", "{tmp}"], r"no \*\.trace files in the folder"),
     (["replay", "{tmp}/none.trace"], r"none\.trace: no such file or folder"),
-    (["bench", "--replay", "{tmp}", "--golden"], r"--golden and --replay"),
+    (["bench", "--replay", "{tmp}", "--golden"],
+     r"--golden, --replay and --per-cycle are separate measurements"),
 ])
 def test_cli_bad_input(capsys, tmp_path, argv, message):
     code, _, err = run_cli(capsys, *(a.format(tmp=tmp_path) for a in argv))
