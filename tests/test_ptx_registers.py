@@ -29,15 +29,7 @@ def test_registers_within_25_percent_of_ptxas(counts):
         assert c.ours <= 1.25 * c.ptxas, c
 
 
-GREEDY_GAPS = {"gaussian": "greedy colouring in first-definition order places its 64-bit "
-                           "pointers at R10-R15: 16 registers for a pressure of 13 (ptxas: 20)"}
-"""Kernels where the allocator is known to miss ``pressure + 2`` (the test fails if it stops
-missing, so the entry goes when the allocator improves; see docs/registers.md)."""
-
-
-@pytest.mark.parametrize("kernel", [
-    pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=GREEDY_GAPS[k]))
-    if k in GREEDY_GAPS else k for k in kernel_names()])
+@pytest.mark.parametrize("kernel", kernel_names())
 def test_allocation_reaches_the_register_pressure_of_the_ptx(counts, kernel):
     (count,) = [c for c in counts if c.kernel == kernel]
     assert count.pressure <= count.ours <= count.pressure + 2, count

@@ -370,24 +370,24 @@ def test_warp_ids_name_block_and_warp():
 
 
 def test_write_after_read_hazard_is_held_back(monkeypatch):
-    """Regression (found by this check on the calibrated collector): in reduction,
-    ``setp.ge.u32 %p1, %r4, %r9`` waits for its reads while the younger ``mov.f32 %f8, 0``
-    (no operands; the allocator gives ``%f8`` ``%r9``'s register, dead after the ``setp``)
-    dispatches first and overwrote the register before the ``setp`` read it. Issue now
-    waits for such reads; without that rule the check stops the run there."""
+    """Regression (found by this check on the calibrated collector, then in reduction): in
+    scan, ``setp.ge.s32 %p1, %r3, %r15`` waits for its reads while the younger
+    ``mov.u32 %r16, 0`` (no operands; the allocator gives ``%r16`` ``%r15``'s register, dead
+    after the ``setp``) dispatches first and overwrote the register before the ``setp`` read
+    it. Issue now waits for such reads; without that rule the check stops the run there."""
     from gpurf.sim.sm import timing
 
     def ignoring_reads(self, now):
         return [w.slot for w in self.live if w.wake <= now]
 
-    assert _run("reduction", True).passed
+    assert _run("scan", True).passed
     monkeypatch.setattr(timing._SubCore, "_ready", ignoring_reads)
     with pytest.raises(ValueMismatchError) as caught:
-        _run("reduction", True)
-    _, program, _ = load_workload("reduction")
+        _run("scan", True)
+    _, program, _ = load_workload("scan")
     error = caught.value
-    assert program.code[error.pc].opcode == "setp.ge.u32"
-    assert "read of R" in str(error) and "(%r9)" in str(error)
+    assert program.code[error.pc].opcode == "setp.ge.s32"
+    assert "read of R" in str(error) and "(%r15)" in str(error)
 
 
 def test_memory_requests_follow_the_instruction_not_the_dispatch_order(monkeypatch):

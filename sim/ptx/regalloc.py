@@ -5,7 +5,9 @@ a register written by an instruction interferes with every register live after i
 itself, and except the source of an unguarded register-to-register ``mov``, so copies can
 share a register). Registers are coloured greedily in order of their first definition —
 linear-scan order, which is optimal on straight-line code — taking the lowest free
-register; a 64-bit value takes an aligned pair ``R2k, R2k+1`` (as SASS requires), 16-bit
+register, and a second time with the 64-bit values first (first fit in definition order
+can strand a pair above 32-bit values, as on gaussian); the allocation with fewer
+registers is kept; a 64-bit value takes an aligned pair ``R2k, R2k+1`` (as SASS requires), 16-bit
 values a whole 32-bit register. A ``mov`` prefers its source's register when that is free.
 Predicates live in a separate file (as on the GPU) and are counted apart.
 
@@ -87,7 +89,9 @@ def interference(kernel: Kernel, live: Liveness) -> dict[str, set[str]]:
 
 
 def allocate_registers(kernel: Kernel, live: Liveness | None = None) -> Allocation:
-    """Allocate the registers of ``kernel`` (see the module docstring)."""
+    """Allocate the registers of ``kernel`` (see the module docstring): colour in order of
+    definition, and again with the 64-bit values first; keep the one with fewer registers
+    (the first on a tie)."""
     live = live or liveness(kernel)
     graph = interference(kernel, live)
     first_def, prefer = {}, {}
@@ -98,11 +102,19 @@ def allocate_registers(kernel: Kernel, live: Liveness | None = None) -> Allocati
         if copy is not None:
             prefer.setdefault(ins.dests[0], copy)
             prefer.setdefault(copy, ins.dests[0])
-    order = sorted(kernel.regs, key=lambda n: (first_def.get(n, -1), n))
+    entry = live.live_in[0] if live.live_in else set()
+    names = [n for n in kernel.regs if n in first_def or n in entry]
+    by_definition = sorted(names, key=lambda n: (first_def.get(n, -1), n))
+    wide_first = sorted(by_definition, key=lambda n: _units(kernel, n) != 2)
+    tries = [_colour(kernel, graph, prefer, order) for order in (by_definition, wide_first)]
+    return min(tries, key=lambda allocation: allocation.registers)
+
+
+def _colour(kernel: Kernel, graph: dict, prefer: dict, order: list[str]) -> Allocation:
+    """Greedy colouring of ``order``: each register takes its copy partner's register when
+    that is free, else the lowest free (aligned for 64-bit values)."""
     physical, units = {}, {}
     for name in order:
-        if name not in first_def and not any(name in s for s in live.live_in[:1]):
-            continue
         size = _units(kernel, name)
         taken = set()
         for other in graph[name]:
