@@ -277,12 +277,8 @@ def _line(text, needle):
      r"not 7$"),
 ])
 def test_malformed_loop_names_file_line_and_expectation(tmp_path, old, new, needle, message):
-    assert old in GOOD
-    text = GOOD.replace(old, new, 1)
-    path = tmp_path / "launch.toml"
-    path.write_text(text)
-    with pytest.raises(LaunchError, match=rf"^{re.escape(str(path))}:{_line(text, needle)}: "
-                                          rf"{message}"):
+    path, expected = _edited_launch(tmp_path, old, new, needle, message)
+    with pytest.raises(LaunchError, match=expected):
         load_launch(path)
 
 
@@ -298,13 +294,19 @@ def test_malformed_loop_names_file_line_and_expectation(tmp_path, old, new, need
      "grid =", r"'grid' must be an integer >= 1, not 'cdiv\(cols, 128\) - iteration' = 0$"),
 ])
 def test_bad_loop_values_are_errors_before_any_launch(tmp_path, old, new, needle, message):
+    path, expected = _edited_launch(tmp_path, old, new, needle, message)
+    with pytest.raises(LaunchError, match=expected):
+        load_launch(path).make("test")
+
+
+def _edited_launch(tmp_path, old, new, needle, message):
+    """``GOOD`` with ``old`` replaced by ``new``, written to ``tmp_path``; and the error
+    pattern naming that file, the line holding ``needle`` and ``message``."""
     assert old in GOOD
     text = GOOD.replace(old, new, 1)
     path = tmp_path / "launch.toml"
     path.write_text(text)
-    with pytest.raises(LaunchError, match=rf"^{re.escape(str(path))}:{_line(text, needle)}: "
-                                          rf"{message}"):
-        load_launch(path).make("test")
+    return path, rf"^{re.escape(str(path))}:{_line(text, needle)}: {message}"
 
 
 def test_loop_must_be_a_table(tmp_path):

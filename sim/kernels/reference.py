@@ -203,12 +203,17 @@ def bfs(buf, p):
         frontier[fresh] = True
 
 
+def _diagonally_dominant(matrix, n, weight):
+    """``matrix`` with ``weight`` added to its first ``n`` diagonal entries, so that no
+    pivot is near zero."""
+    matrix = matrix.copy()
+    matrix[np.arange(n), np.arange(n)] += f32(weight)
+    return matrix
+
+
 def gaussian_inputs(buf, p, rng):
-    """A diagonally dominant augmented matrix, so that no pivot is near zero."""
-    a = buf["a"].copy()
-    n = p["n"]
-    a[np.arange(n), np.arange(n)] += f32(n)
-    return {"a": a}
+    """A diagonally dominant augmented matrix."""
+    return {"a": _diagonally_dominant(buf["a"], p["n"], p["n"])}
 
 
 def gaussian(buf, p):
@@ -229,11 +234,8 @@ def kmeans(buf, p):
 
 
 def lud_inputs(buf, p, rng):
-    """Diagonally dominant diagonal tiles, so that no pivot is near zero."""
-    m = buf["m"].copy()
-    n = p["n"]
-    m[np.arange(n), np.arange(n)] += f32(TILE)
-    return {"m": m}
+    """Diagonally dominant diagonal tiles."""
+    return {"m": _diagonally_dominant(buf["m"], p["n"], TILE)}
 
 
 def lud(buf, p):

@@ -725,6 +725,16 @@ def _aligned(addresses, size):
                                f"0x{int(addresses[misaligned][0]):x}")
 
 
+def _element_addresses(address, mask, count, size):
+    """The active lanes' addresses of a ``count``-element access of ``size``-byte elements
+    (aligned to the whole access when ``count > 1``) and each element's addresses."""
+    addresses = np.broadcast_to(address, mask.shape)[mask]
+    if count == 1:
+        return addresses, [addresses]
+    _aligned(addresses, count * size)
+    return addresses, [addresses + np.uint64(k * size) for k in range(count)]
+
+
 def _touched(space, addresses, count, size):
     """What a memory instruction reports: its space and the addresses of every element
     (``(lanes, count)`` for a vector access)."""
@@ -755,12 +765,10 @@ def _ld(ins: Instruction, ctx: Context):
     frame, count = ctx.frame, len(writes)
 
     def run(w, mask):
-        addresses = np.broadcast_to(address(w), mask.shape)[mask]
-        if count > 1:
-            _aligned(addresses, count * size)
-        for k, write in enumerate(writes):
+        addresses, elements = _element_addresses(address(w), mask, count, size)
+        for write, element in zip(writes, elements, strict=True):
             values = np.zeros(mask.shape, dt)
-            values[mask] = _load(w, space, addresses + np.uint64(k * size), mask, dt, frame)
+            values[mask] = _load(w, space, element, mask, dt, frame)
             write(w, values, mask)
         return _touched(space, addresses, count, size)
     return run
@@ -780,12 +788,10 @@ def _st(ins: Instruction, ctx: Context):
     frame, count = ctx.frame, len(reads)
 
     def run(w, mask):
-        addresses = np.broadcast_to(address(w), mask.shape)[mask]
-        if count > 1:
-            _aligned(addresses, count * size)
-        for k, read in enumerate(reads):
+        addresses, elements = _element_addresses(address(w), mask, count, size)
+        for read, element in zip(reads, elements, strict=True):
             values = np.broadcast_to(np.asarray(read(w), dt), mask.shape)[mask]
-            _store(w, space, addresses + np.uint64(k * size), mask, values, frame)
+            _store(w, space, element, mask, values, frame)
         return _touched(space, addresses, count, size)
     return run
 
