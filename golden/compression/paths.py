@@ -24,7 +24,7 @@ from .value_converter import widen
 from .value_extractor import Entry, check_entry, extract_part
 from .value_truncator import truncate
 
-__all__ = ["operand_read", "slice_bits", "write_back"]
+__all__ = ["collect", "operand_read", "register_writes", "slice_bits", "write_back"]
 
 
 def slice_bits(mask: int) -> int:
@@ -40,8 +40,16 @@ def operand_read(registers: Mapping[int, int], entry: Entry, signed: bool = Fals
     parts = [[extract_part(registers[entry["r0"]], entry, 0, signed)]]
     if entry["m1"]:
         parts.append([extract_part(registers[entry["r1"]], entry, 1, signed)])
-    (value,) = merge_parts(parts, entry, signed)
-    return widen(value, fmt) if fmt is not None else value
+    (value,) = collect(parts, entry, signed, fmt)
+    return value
+
+
+def collect(parts: list[list[int]], entry: Entry, signed: bool,
+            fmt: FloatFormat | None) -> list[int]:
+    """Per lane, the operand from its extracted parts (one list of lanes per part): the
+    collector's OR merge and sign fill, then the value converter for a float of ``fmt``."""
+    merged = merge_parts(parts, entry, signed)
+    return merged if fmt is None else [widen(value, fmt) for value in merged]
 
 
 def write_back(operand: int, entry: Entry, fmt: FloatFormat | None = None
@@ -54,3 +62,12 @@ def write_back(operand: int, entry: Entry, fmt: FloatFormat | None = None
     if entry["m1"]:
         writes.append((entry["r1"], words[1], slice_bits(entry["m1"])))
     return writes
+
+
+def register_writes(lanes: list[int], entry: Entry, fmt: FloatFormat | None) -> list[dict]:
+    """The value truncator's two warp-register writes of ``lanes`` (fp32 bits when ``fmt``
+    is given) through ``entry``: ``{reg, mask, data}`` to ``r0`` and to ``r1`` (``mask`` the
+    slice mask, 0 = no write; data zero outside it)."""
+    words = [truncate(lane, entry["m0"], entry["m1"], fmt) for lane in lanes]
+    return [{"reg": entry[f"r{p}"], "mask": entry[f"m{p}"], "data": [w[p] for w in words]}
+            for p in (0, 1)]

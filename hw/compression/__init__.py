@@ -1,5 +1,6 @@
 """Static data compression register file: indirection tables, value extractor, value
-converter, value truncator, extended collector unit.
+converter, value truncator, extended collector unit, and the operand-read and write-back
+paths composed from them.
 
 Paper: ``shared/papers/static-data-compression-rf.md``; reading: ``shared/spec/compression.md``.
 """
@@ -9,9 +10,11 @@ from gpurf.hw.registry import Block
 from .collector_ext import CollectorExt
 from .configs import DESTINATION
 from .indirection_table import IndirectionTable
+from .read_path import ReadPath
 from .value_converter import ValueConverter
 from .value_extractor import ValueExtractor
 from .value_truncator import ValueTruncator
+from .write_path import WritePath
 
 BLOCKS = (
     Block("compression", "collector_ext", CollectorExt,
@@ -36,4 +39,16 @@ BLOCKS = (
           summary="warp of thread value truncators: fp32 -> narrow float (RNE), slice "
                   "scatter and write masks",
           icarus_defaults=False, amaranth_defaults=False),
+    Block("compression", "read_path", ReadPath,
+          test_params=({"lanes": 2, "entries": 16, "banks": 4, "tag_width": 3},
+                       {"lanes": 1, "entries": 4, "banks": 1, "tag_width": 1}),
+          summary="operand-read path: source table -> one or two reads -> extract -> "
+                  "merge -> convert",
+          icarus_defaults=False, amaranth_defaults=False, lint_defaults=False),
+    Block("compression", "write_path", WritePath,
+          test_params=({"lanes": 2, "entries": 16, "banks": 2, "ports": 3, "buffer": 1},
+                       {"lanes": 1, "entries": 8, "banks": 1, "ports": 2, "buffer": 2}),
+          summary="write-back path: destination table -> value truncators -> writes "
+                  "with slice masks",
+          icarus_defaults=False, amaranth_defaults=False, lint_defaults=False),
 )

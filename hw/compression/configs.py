@@ -20,14 +20,17 @@ from .layouts import (
     indirection_entry_layout,
     lookup_layout,
     lookup_result_layout,
+    read_request_layout,
+    read_result_layout,
     register_write_layout,
     table_load_layout,
     warp_register_layout,
+    write_request_layout,
 )
 
 __all__ = ["DESTINATION", "SOURCE", "CollectorExtConfig", "FloatUnitConfig",
-           "IndirectionTableConfig", "ValueConverterConfig", "ValueExtractorConfig",
-           "ValueTruncatorConfig"]
+           "IndirectionTableConfig", "ReadPathConfig", "ValueConverterConfig",
+           "ValueExtractorConfig", "ValueTruncatorConfig", "WritePathConfig"]
 
 
 class CollectorExtConfig(BlockConfig):
@@ -254,4 +257,103 @@ class ValueTruncatorConfig(FloatUnitConfig):
             "is_float": In(1),
             "operand": In(self.register_layout),
             "write": Out(self.writes_layout),
+        })
+
+
+class _PathConfig(BlockConfig):
+    """Parameters shared by the composed read and write paths."""
+
+    lanes: int = param(32, "Lanes of a warp register.", low=1, high=32)
+    entries: int = param(256, "Indirection-table entries (architectural registers).",
+                         choices=(4, 8, 16, 32, 64, 128, 256))
+    banks: int = param(16, "Indirection-table banks, at most ``entries``.",
+                       choices=(1, 2, 4, 8, 16))
+
+    def validate(self):
+        if self.banks > self.entries:
+            raise ValueError(f"banks must be at most entries ({self.entries}), not {self.banks}")
+
+    reg_bits = index_width("entries", "Bits of an architectural register id.")
+
+    @property
+    def register_layout(self) -> data.ArrayLayout:
+        return warp_register_layout(lanes=self.lanes)
+
+    @property
+    def load_layout(self) -> data.StructLayout:
+        return table_load_layout(reg_bits=self.reg_bits)
+
+
+class ReadPathConfig(_PathConfig):
+    """The composed operand-read path's parameters and layouts."""
+
+    tag_width: int = param(8, "Bits carried from a request to its operand.", low=1, high=16)
+
+    @property
+    def request_layout(self) -> data.StructLayout:
+        return read_request_layout(reg_bits=self.reg_bits, tag_width=self.tag_width)
+
+    @property
+    def result_layout(self) -> data.StructLayout:
+        return read_result_layout(lanes=self.lanes, tag_width=self.tag_width)
+
+    @property
+    def table_params(self) -> dict:
+        """The source indirection table inside: one port, the request's flags and tag as
+        the lookup's tag."""
+        return {"entries": self.entries, "banks": self.banks, "ports": 1, "buffer": 0,
+                "tag_width": 2 + self.tag_width}
+
+    def signature(self) -> wiring.Signature:
+        """``request`` (valid/ready), the table ``load`` stream, the register-file read
+        ``rf_valid``/``rf_reg`` out and its data ``rf_data`` in (the next cycle), the
+        collected operand ``result_valid``/``result`` out."""
+        return wiring.Signature({
+            "request_valid": In(1),
+            "request": In(self.request_layout),
+            "request_ready": Out(1),
+            "load": In(stream.Signature(self.load_layout)),
+            "rf_valid": Out(1),
+            "rf_reg": Out(8),
+            "rf_data": In(self.register_layout),
+            "result_valid": Out(1),
+            "result": Out(self.result_layout),
+        })
+
+
+class WritePathConfig(_PathConfig):
+    """The composed write-back path's parameters and layouts."""
+
+    ports: int = param(3, "Writeback ports (the paper's writeback bus: 3 operands).",
+                       low=1, high=3)
+    buffer: int = param(1, "Destination-table conflict-buffer entries per port.",
+                        low=0, high=4)
+
+    @property
+    def request_layout(self) -> data.StructLayout:
+        return write_request_layout(reg_bits=self.reg_bits, lanes=self.lanes)
+
+    @property
+    def writes_layout(self) -> data.ArrayLayout:
+        """Per port, the two register writes (``r0``, ``r1``) of the value truncator."""
+        return data.ArrayLayout(
+            data.ArrayLayout(register_write_layout(lanes=self.lanes), 2), self.ports)
+
+    @property
+    def table_params(self) -> dict:
+        """The destination indirection table inside: the writeback's ``float`` flag and
+        data travel as the lookup's tag (the conflict buffer holds a warp register)."""
+        return {"entries": self.entries, "banks": self.banks, "ports": self.ports,
+                "buffer": self.buffer, "tag_width": 1 + self.register_layout.size}
+
+    def signature(self) -> wiring.Signature:
+        """Per port ``write_valid``/``write``/``write_ready``; the table ``load`` stream;
+        per port the two register-file writes ``rf_write`` (mask 0: no write)."""
+        ports = self.ports
+        return wiring.Signature({
+            "write_valid": In(ports),
+            "write": In(data.ArrayLayout(self.request_layout, ports)),
+            "write_ready": Out(ports),
+            "load": In(stream.Signature(self.load_layout)),
+            "rf_write": Out(self.writes_layout),
         })

@@ -17,10 +17,13 @@ __all__ = [
     "indirection_entry_layout",
     "lookup_layout",
     "lookup_result_layout",
+    "read_request_layout",
+    "read_result_layout",
     "register_write_layout",
     "slice_layout",
     "table_load_layout",
     "warp_register_layout",
+    "write_request_layout",
 ]
 
 SLICES = 8
@@ -92,4 +95,25 @@ def register_write_layout(*, lanes: int) -> data.StructLayout:
     per-slice write ``mask`` (bit ``s`` enables slice ``s`` of every lane; 0 = no write)
     and the warp register ``data`` (zero outside the mask)."""
     return data.StructLayout({"reg": 8, "mask": SLICES,
+                              "data": warp_register_layout(lanes=lanes)})
+
+
+def read_request_layout(*, reg_bits: int, tag_width: int) -> data.StructLayout:
+    """An operand read of the composed read path: architectural register ``reg``, the
+    instruction's per-operand ``signed`` and ``convert`` flags, and a ``tag`` returned with
+    the operand (e.g. the collector unit and operand slot)."""
+    return data.StructLayout({"reg": reg_bits, "signed": 1, "convert": 1, "tag": tag_width})
+
+
+def read_result_layout(*, lanes: int, tag_width: int) -> data.StructLayout:
+    """A collected operand: the warp register ``data`` (aligned, merged, widened) and the
+    request's ``tag``."""
+    return data.StructLayout({"data": warp_register_layout(lanes=lanes), "tag": tag_width})
+
+
+def write_request_layout(*, reg_bits: int, lanes: int) -> data.StructLayout:
+    """A result to write back through the composed write path: architectural register
+    ``reg``, ``float`` (an fp32 result the value truncator narrows) and the warp register
+    ``data``."""
+    return data.StructLayout({"reg": reg_bits, "float": 1,
                               "data": warp_register_layout(lanes=lanes)})

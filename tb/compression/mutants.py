@@ -1,10 +1,14 @@
 """Hand-made mutants of the compression blocks, each killed by its block's formal harness
-(``tests/test_compression_*.py::test_formal_kills_mutant``)."""
+(``tests/test_compression_*.py::test_formal_kills_mutant``) or, for the composed paths, by
+their benches against the golden models (``tests/test_compression_read_path.py``,
+``tests/test_compression_write_path.py``)."""
 
 from gpurf.hw.compression.collector_ext import CollectorExt
 from gpurf.hw.compression.indirection_table import IndirectionTable
+from gpurf.hw.compression.read_path import ReadPath
+from gpurf.hw.compression.write_path import WritePath
 
-__all__ = ["FirstPartCollects", "HighestPortWins"]
+__all__ = ["FirstPartCollects", "FloatsNotNarrowed", "HighestPortWins", "SecondReadOfR0"]
 
 
 class HighestPortWins(IndirectionTable):
@@ -29,3 +33,23 @@ class FirstPartCollects(CollectorExt):
         first, second = super()._operand(m, i, targeted, info)
         m.d.comb += self.collected[i].eq(self.located[i] & first)
         return first, second
+
+
+class SecondReadOfR0(ReadPath):
+    """A split operand's second register-file read fetches ``r0`` again instead of ``r1``
+    (the double fetch lost). Killed by the read path's bench: the merged operand differs."""
+
+    @staticmethod
+    def _second_register(entry):
+        return entry.r0
+
+
+class FloatsNotNarrowed(WritePath):
+    """Port 0's truncator is never told its writeback is a float: fp32 results are stored
+    by their low bits instead of rounded to their format. Killed by the write path's
+    bench."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += m.submodules.truncator0.is_float.eq(0)
+        return m
