@@ -53,7 +53,8 @@ class _Driver:
 
 def random_reads(params, rng, cycles):
     """Load every entry once, then random reads back to back (60 %) with a reload now and
-    then (a load and a read of one register in a cycle: the read sees the old entry)."""
+    then (a load and a read of one register in a cycle: the read sees the old entry; the
+    reload keeps the slice count, so an offered float keeps its format)."""
     driver = _Driver(params, rng)
     config = driver.config
     for reg in range(config.entries):
@@ -63,7 +64,10 @@ def random_reads(params, rng, cycles):
             driver.offer = driver.request(rng.randrange(config.entries))
         step = driver.inputs()
         if rng.random() < 0.1:
-            step.update(driver.load(rng.randrange(config.entries), random_entry(rng)))
+            reg = rng.randrange(config.entries)
+            old = driver.table[reg]
+            width = old["m0"].bit_count() + old["m1"].bit_count()
+            step.update(driver.load(reg, random_entry(rng, width=width)))
         driver.accepted((yield step))
     for _ in range(6):
         yield driver.inputs()

@@ -47,13 +47,22 @@ class _Driver:
                 self.offers[p] = None
 
 
-def _entry(rng):
-    return random_writeback_entry(rng, rng.randint(1, 8))
+def _entry(rng, slices=None):
+    return random_writeback_entry(rng, slices or rng.randint(1, 8))
+
+
+def _reload(driver, rng):
+    """A new entry for a random register, of the slice count it had: a writeback accepted
+    before the reload may be looked up after it (waiting in the buffer), and its float
+    format must still exist."""
+    reg = rng.randrange(driver.config.entries)
+    old = driver.table[reg]
+    return driver.load(reg, _entry(rng, old["m0"].bit_count() + old["m1"].bit_count()))
 
 
 def random_writebacks(params, rng, cycles):
     """Load every entry, then writebacks on each port (60 % of the cycles it is free),
-    70 % of them to three hot banks; a reload now and then."""
+    70 % of them to three hot banks; a reload now and then (same slice count)."""
     driver = _Driver(params, rng)
     config = driver.config
     for reg in range(config.entries):
@@ -67,7 +76,7 @@ def random_writebacks(params, rng, cycles):
                 driver.offers[p] = driver.writeback(reg)
         step = driver.inputs()
         if rng.random() < 0.1:
-            step.update(driver.load(rng.randrange(config.entries), _entry(rng)))
+            step.update(_reload(driver, rng))
         driver.accepted((yield step))
     for _ in range(6):
         yield driver.inputs()
@@ -79,7 +88,8 @@ def directed_same_bank(params, rng, cycles):
     driver = _Driver(params, rng)
     config = driver.config
     widths = [(w, f) for w in range(1, 9) for f in (False, w >= 2)]
-    for reg, (width, _) in enumerate(widths[:config.entries]):
+    for reg in range(config.entries):
+        width = widths[reg][0] if reg < len(widths) else rng.randint(1, 8)
         yield driver.load(reg, random_writeback_entry(rng, width))
     for reg, (_, is_float) in enumerate(widths[:config.entries]):
         driver.offers[0] = driver.writeback(reg, is_float=is_float)
