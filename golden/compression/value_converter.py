@@ -5,6 +5,7 @@ from gpurf.hw.compression.configs import ValueConverterConfig
 from gpurf.hw.compression.formats import FP32, FloatFormat
 
 from .formats import Decoded, decode, encode, encode_nan, pack
+from .lanes import from_lanes, to_lanes, widen_lanes
 
 __all__ = ["ValueConverter", "widen"]
 
@@ -35,6 +36,7 @@ class ValueConverter(PortModel, config=ValueConverterConfig):
     The format is the configured one, or (run-time choice) the Table 3 format of
     ``4 x slices`` bits; a ``slices`` value with no format breaks the input protocol and
     raises ``ValueError``. Combinational: the outputs depend on this cycle's inputs only.
+    Every lane is widened at once (:func:`~.lanes.widen_lanes`, :func:`widen` on an array).
     """
 
     def reset(self):
@@ -45,10 +47,10 @@ class ValueConverter(PortModel, config=ValueConverterConfig):
         fmt = self.config.format_for(slices)
         if fmt is None:
             raise ValueError(f"slices={slices}: no Table 3 float has {slices} data slices")
-        lanes = self.ports["operand"].unpack(inputs["operand"])
-        result = [widen(lane, fmt) for lane in lanes]
-        self._last = fmt, lanes[0], result[0]
-        return {"result": self.ports["result"].pack(result)}
+        lanes = to_lanes(inputs["operand"], self.config.lanes)
+        result = widen_lanes(lanes, fmt)
+        self._last = fmt, int(lanes[0]), int(result[0])
+        return {"result": self.ports["result"].pack(from_lanes(result))}
 
     def line_trace(self) -> str:
         if self._last is None:

@@ -8,16 +8,20 @@ Public functions (the round-trip tests of the other blocks use them): :func:`nar
 from collections.abc import Mapping
 from functools import cache
 
+import numpy as np
+
 from gpurf.golden.model import PortModel
 from gpurf.hw.compression.configs import ValueTruncatorConfig
 from gpurf.hw.compression.formats import FP32, FloatFormat
-from gpurf.hw.compression.layouts import SLICES, slice_layout
+from gpurf.hw.compression.layouts import SLICE_BITS, SLICES, slice_layout
 from gpurf.hw.ports import codec
 
 from .formats import decode, encode, encode_nan, pack
+from .lanes import from_lanes, narrow_lanes, to_lanes
 from .value_extractor import entry_fields
 
-__all__ = ["ValueTruncator", "check_entry", "narrow", "operand_slices", "scatter", "truncate"]
+__all__ = ["ValueTruncator", "check_entry", "narrow", "operand_slices", "scatter",
+           "scatter_lanes", "truncate"]
 
 _SLICES = codec(slice_layout())
 
@@ -96,10 +100,21 @@ def check_entry(entry: Mapping[str, int], *, is_float: bool,
     return fmt
 
 
+def scatter_lanes(values: np.ndarray, m0: int, m1: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`scatter` of every lane of ``values`` (``uint32``) at once: the ``r0`` and
+    ``r1`` words per lane."""
+    parts = (np.zeros_like(values), np.zeros_like(values))
+    for k, (part, s) in enumerate(_targets(m0, m1)):
+        nibble = (values >> np.uint32(SLICE_BITS * k)) & np.uint32(0xF)
+        parts[part][:] |= nibble << np.uint32(SLICE_BITS * s)
+    return parts if m1 else (parts[0], np.zeros_like(values))
+
+
 class ValueTruncator(PortModel, config=ValueTruncatorConfig):
     """Port-level model: per lane, :func:`truncate` with the entry's masks; the two writes
     carry the entry's registers and masks. Combinational. A broken input protocol (see
-    :func:`check_entry`) raises ``ValueError``."""
+    :func:`check_entry`) raises ``ValueError``. Every lane is handled at once
+    (:func:`~.lanes.narrow_lanes`, :func:`scatter_lanes`)."""
 
     def reset(self):
         self._last = None
@@ -108,11 +123,12 @@ class ValueTruncator(PortModel, config=ValueTruncatorConfig):
         entry = self.ports["entry"].unpack(inputs["entry"])
         fmt = check_entry(entry_fields(entry), is_float=bool(inputs["is_float"]),
                           config=self.config)
-        lanes = self.ports["operand"].unpack(inputs["operand"])
-        parts = [truncate(lane, entry.m0, entry.m1, fmt) for lane in lanes]
-        writes = [{"reg": entry.r0, "mask": entry.m0, "data": [part[0] for part in parts]},
-                  {"reg": entry.r1, "mask": entry.m1, "data": [part[1] for part in parts]}]
-        self._last = fmt, entry, lanes[0], parts[0]
+        lanes = to_lanes(inputs["operand"], self.config.lanes)
+        values = lanes if fmt is None else narrow_lanes(lanes, fmt)
+        words = scatter_lanes(values, entry.m0, entry.m1)
+        writes = [{"reg": entry.r0, "mask": entry.m0, "data": from_lanes(words[0])},
+                  {"reg": entry.r1, "mask": entry.m1, "data": from_lanes(words[1])}]
+        self._last = fmt, entry, int(lanes[0]), (int(words[0][0]), int(words[1][0]))
         return {"write": self.ports["write"].pack(writes)}
 
     def line_trace(self) -> str:

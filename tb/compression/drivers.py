@@ -8,12 +8,15 @@ goes through the layouts' codecs."""
 import struct
 from functools import cache
 
+import numpy as np
+
 from gpurf.hw.compression.formats import FP32, FloatFormat
 from gpurf.hw.compression.layouts import SLICES
 from gpurf.hw.ports import codec
 
 __all__ = ["FIG3_ENTRY", "FP32_SPECIALS", "fp32_edges", "narrow_edges", "random_entry",
-           "random_fp32", "random_mask", "random_narrow", "random_writeback_entry"]
+           "random_fp32", "random_fp32_lanes", "random_mask", "random_narrow",
+           "random_writeback_entry"]
 
 FIG3_ENTRY = {"r0": 0x05, "m0": 0b1000_0000, "r1": 0x09, "m1": 0b0100_1100}
 """The paper's Fig. 3 example: a 16-bit float with data slice 0 in slice 7 of ``r0`` and
@@ -138,6 +141,28 @@ def random_fp32(rng, fmt: FloatFormat | None) -> int:
     if drop and rng.random() < 1 / 3:
         mantissa = (mantissa >> drop << drop) | (1 << (drop - 1))
     return _code(FP32, rng.randrange(2), exponent, mantissa)
+
+
+def random_fp32_lanes(generator, fmt: FloatFormat, count: int) -> np.ndarray:
+    """``count`` draws of :func:`random_fp32` at once, from a numpy ``generator``: the same
+    mix (an edge 1 in 8, any pattern 1 in 8, else a value around ``fmt``'s range, a third
+    of those exact ties), as a ``uint32`` array."""
+    draw = generator.random(count)
+    anything = generator.integers(0, 1 << 32, count, dtype=np.uint64)
+    edges = np.array(fp32_edges(fmt), np.uint64)
+    edge = edges[generator.integers(0, len(edges), count)]
+    low = FP32.bias + 1 - fmt.bias - fmt.mantissa - 3
+    high = FP32.bias + fmt.max_exponent - fmt.bias + 1
+    exponent = np.clip(generator.integers(low, high + 1, count), 0, FP32.max_exponent)
+    mantissa = generator.integers(0, 1 << FP32.mantissa, count, dtype=np.uint64)
+    drop = FP32.mantissa - fmt.mantissa
+    if drop:
+        tie = (mantissa >> np.uint64(drop) << np.uint64(drop)) | np.uint64(1 << (drop - 1))
+        mantissa = np.where(generator.random(count) < 1 / 3, tie, mantissa)
+    sign = generator.integers(0, 2, count, dtype=np.uint64)
+    ranged = (sign << np.uint64(31)) | (exponent.astype(np.uint64) << np.uint64(23)) | mantissa
+    return np.where(draw < 0.125, anything, np.where(draw < 0.25, edge, ranged)
+                    ).astype(np.uint32)
 
 
 def random_writeback_entry(rng, slices: int, *, split: bool | None = None) -> dict[str, int]:

@@ -6,32 +6,39 @@ range, exact ties, edges, any bit pattern) or an integer (any 32 bits: the slice
 the operand's width are dropped).
 """
 
+import numpy as np
+
+from gpurf.golden.compression.lanes import from_lanes
 from gpurf.hw.compression.configs import ValueTruncatorConfig
 from gpurf.tb.harness import cocotb_tests
 
-from .drivers import fp32_edges, random_fp32, random_writeback_entry
+from .drivers import fp32_edges, random_fp32_lanes, random_writeback_entry
 
 __all__ = ["STIMULI"]
 
 
 def _inputs(config, entry, is_float, lanes):
+    """One cycle's ports; ``lanes`` a list or a numpy array of 32-bit values."""
     return {"entry": config.codecs["entry"].pack(entry), "is_float": int(is_float),
-            "operand": config.codecs["operand"].pack(lanes)}
+            "operand": from_lanes(lanes)}
 
 
 def random_writebacks(params, rng, cycles):
-    """Random entries; floats of a random handled format (2 in 3) or integers."""
+    """Random entries; floats of a random handled format (2 in 3) or integers. A warp's
+    lanes are drawn at once (:func:`~.drivers.random_fp32_lanes`) from a numpy generator
+    seeded by ``rng``."""
     config = ValueTruncatorConfig(**params)
+    generator = np.random.default_rng(rng.getrandbits(64))
     for _ in range(cycles):
         if rng.random() < 2 / 3:
             fmt = rng.choice(config.formats)
             entry = random_writeback_entry(rng, fmt.slices)
-            lanes = [random_fp32(rng, fmt) for _ in range(config.lanes)]
+            lanes = random_fp32_lanes(generator, fmt, config.lanes)
             yield _inputs(config, entry, True, lanes)
         else:
             entry = random_writeback_entry(rng, rng.randrange(1, 9))
             yield _inputs(config, entry, False,
-                          [rng.randrange(1 << 32) for _ in range(config.lanes)])
+                          generator.integers(0, 1 << 32, config.lanes, dtype=np.uint64))
 
 
 def directed_fig3(params, rng, cycles):
