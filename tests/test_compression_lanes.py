@@ -61,10 +61,11 @@ def test_scatter_lanes_is_scatter(seed):
     rng = random.Random(seed)
     for _ in range(300):
         entry = random_writeback_entry(rng, rng.randint(1, 8))
-        values = np.array([rng.getrandbits(32) for _ in range(4)], np.uint32)
-        got = scatter_lanes(values, entry["m0"], entry["m1"])
-        want = [scatter(v, entry["m0"], entry["m1"]) for v in values.tolist()]
-        assert [tuple(int(p[i]) for p in got) for i in range(4)] == want, entry
+        values = [rng.getrandbits(32) for _ in range(4)]
+        got = scatter_lanes(from_lanes(np.array(values, np.uint32)), 4, entry["m0"],
+                            entry["m1"])
+        want = [scatter(v, entry["m0"], entry["m1"]) for v in values]
+        assert [tuple(int(to_lanes(p, 4)[i]) for p in got) for i in range(4)] == want, entry
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 32])

@@ -8,12 +8,10 @@ Public functions (the round-trip tests of the other blocks use them): :func:`nar
 from collections.abc import Mapping
 from functools import cache
 
-import numpy as np
-
 from gpurf.golden.model import PortModel
 from gpurf.hw.compression.configs import ValueTruncatorConfig
 from gpurf.hw.compression.formats import FP32, FloatFormat
-from gpurf.hw.compression.layouts import SLICE_BITS, SLICES, slice_layout
+from gpurf.hw.compression.layouts import SLICE_BITS, SLICES, THREAD_BITS, slice_layout
 from gpurf.hw.ports import codec
 
 from .formats import decode, encode, encode_nan, pack
@@ -100,14 +98,21 @@ def check_entry(entry: Mapping[str, int], *, is_float: bool,
     return fmt
 
 
-def scatter_lanes(values: np.ndarray, m0: int, m1: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`scatter` of every lane of ``values`` (``uint32``) at once: the ``r0`` and
-    ``r1`` words per lane."""
-    parts = (np.zeros_like(values), np.zeros_like(values))
+def scatter_lanes(warp: int, lanes: int, m0: int, m1: int) -> tuple[int, int]:
+    """:func:`scatter` of every lane of the packed warp register ``warp`` at once: the
+    packed ``r0`` and ``r1`` warp registers. Data slice ``k`` of every lane moves to slice
+    ``s`` in one shift of the whole register, masked to one nibble per lane."""
+    nibbles = _lane_nibbles(lanes)
+    parts = [0, 0]
     for k, (part, s) in enumerate(_targets(m0, m1)):
-        nibble = (values >> np.uint32(SLICE_BITS * k)) & np.uint32(0xF)
-        parts[part][:] |= nibble << np.uint32(SLICE_BITS * s)
-    return parts if m1 else (parts[0], np.zeros_like(values))
+        parts[part] |= ((warp >> (SLICE_BITS * k)) & nibbles) << (SLICE_BITS * s)
+    return parts[0], parts[1] if m1 else 0
+
+
+@cache
+def _lane_nibbles(lanes: int) -> int:
+    """The packed warp register with slice 0 of every lane set (``0xF`` per lane)."""
+    return sum(0xF << (THREAD_BITS * lane) for lane in range(lanes))
 
 
 class ValueTruncator(PortModel, config=ValueTruncatorConfig):
@@ -123,12 +128,14 @@ class ValueTruncator(PortModel, config=ValueTruncatorConfig):
         entry = self.ports["entry"].unpack(inputs["entry"])
         fmt = check_entry(entry_fields(entry), is_float=bool(inputs["is_float"]),
                           config=self.config)
-        lanes = to_lanes(inputs["operand"], self.config.lanes)
-        values = lanes if fmt is None else narrow_lanes(lanes, fmt)
-        words = scatter_lanes(values, entry.m0, entry.m1)
-        writes = [{"reg": entry.r0, "mask": entry.m0, "data": from_lanes(words[0])},
-                  {"reg": entry.r1, "mask": entry.m1, "data": from_lanes(words[1])}]
-        self._last = fmt, entry, int(lanes[0]), (int(words[0][0]), int(words[1][0]))
+        operand, lanes = inputs["operand"], self.config.lanes
+        if fmt is not None:
+            operand = from_lanes(narrow_lanes(to_lanes(operand, lanes), fmt))
+        words = scatter_lanes(operand, lanes, entry.m0, entry.m1)
+        writes = [{"reg": entry.r0, "mask": entry.m0, "data": words[0]},
+                  {"reg": entry.r1, "mask": entry.m1, "data": words[1]}]
+        low = (1 << THREAD_BITS) - 1
+        self._last = fmt, entry, inputs["operand"] & low, (words[0] & low, words[1] & low)
         return {"write": self.ports["write"].pack(writes)}
 
     def line_trace(self) -> str:

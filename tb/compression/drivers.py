@@ -146,22 +146,26 @@ def random_fp32(rng, fmt: FloatFormat | None) -> int:
 def random_fp32_lanes(generator, fmt: FloatFormat, count: int) -> np.ndarray:
     """``count`` draws of :func:`random_fp32` at once, from a numpy ``generator``: the same
     mix (an edge 1 in 8, any pattern 1 in 8, else a value around ``fmt``'s range, a third
-    of those exact ties), as a ``uint32`` array."""
-    draw = generator.random(count)
-    anything = generator.integers(0, 1 << 32, count, dtype=np.uint64)
+    of those exact ties), as a ``uint32`` array. Four raw 64-bit words per lane give every
+    choice (a choice among ``n`` by a remainder: its bias is below ``n / 2^64``)."""
+    raw = generator.bit_generator.random_raw(4 * count).reshape(4, count)
+    kind, choice, fields, tie = raw
     edges = np.array(fp32_edges(fmt), np.uint64)
-    edge = edges[generator.integers(0, len(edges), count)]
+    edge = edges[choice % np.uint64(len(edges))]
     low = FP32.bias + 1 - fmt.bias - fmt.mantissa - 3
     high = FP32.bias + fmt.max_exponent - fmt.bias + 1
-    exponent = np.clip(generator.integers(low, high + 1, count), 0, FP32.max_exponent)
-    mantissa = generator.integers(0, 1 << FP32.mantissa, count, dtype=np.uint64)
+    exponent = np.clip((choice % np.uint64(high - low + 1)).astype(np.int64) + low, 0,
+                       FP32.max_exponent).astype(np.uint64)
+    mantissa = fields & np.uint64((1 << FP32.mantissa) - 1)
     drop = FP32.mantissa - fmt.mantissa
     if drop:
-        tie = (mantissa >> np.uint64(drop) << np.uint64(drop)) | np.uint64(1 << (drop - 1))
-        mantissa = np.where(generator.random(count) < 1 / 3, tie, mantissa)
-    sign = generator.integers(0, 2, count, dtype=np.uint64)
-    ranged = (sign << np.uint64(31)) | (exponent.astype(np.uint64) << np.uint64(23)) | mantissa
-    return np.where(draw < 0.125, anything, np.where(draw < 0.25, edge, ranged)
+        tied = (mantissa >> np.uint64(drop) << np.uint64(drop)) | np.uint64(1 << (drop - 1))
+        mantissa = np.where(tie % np.uint64(3) == 0, tied, mantissa)
+    sign = (fields >> np.uint64(32)) & np.uint64(1)
+    ranged = (sign << np.uint64(31)) | (exponent << np.uint64(23)) | mantissa
+    anything = fields >> np.uint64(32)
+    eighth = kind & np.uint64(7)
+    return np.where(eighth == 0, anything, np.where(eighth == 1, edge, ranged)
                     ).astype(np.uint32)
 
 
