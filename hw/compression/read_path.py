@@ -157,17 +157,18 @@ class ReadPath(ConfiguredComponent, config=ReadPathConfig):
         merged = {"valid": Signal(name="merged_valid"),
                   "data": Signal(config.register_layout, name="merged_data"),
                   "slices": Signal(4, name="merged_slices"),
-                  "flags": Signal(len(flags), name="merged_flags")}
+                  "flags": Signal(len(flags) - 1, name="merged_flags")}
         m.d.sync += [
             merged["valid"].eq(stage["valid"] & (stage["part"] | ~split)),
             merged["data"].eq(merge.value),
             merged["slices"].eq(count1[-1]),
-            merged["flags"].eq(flags),
+            merged["flags"].eq(flags[1:]),
         ]
         return merged
 
     def _convert(self, m, merged):
-        """The convert stage, then the result register."""
+        """The convert stage, then the result register (``merged["flags"]``: the convert
+        flag, then the tag)."""
         config = self.config
         m.submodules.converter = converter = ValueConverter(lanes=config.lanes)
         flags = merged["flags"]
@@ -176,8 +177,8 @@ class ReadPath(ConfiguredComponent, config=ReadPathConfig):
         tag = Signal(config.tag_width, name="result_tag")
         m.d.sync += [
             self.result_valid.eq(merged["valid"]),
-            data.eq(Mux(flags[1], converter.result, merged["data"])),
-            tag.eq(flags[2:]),
+            data.eq(Mux(flags[0], converter.result, merged["data"])),
+            tag.eq(flags[1:]),
         ]
         m.d.comb += [self.result.data.eq(Mux(self.result_valid, data, 0)),
                      self.result.tag.eq(Mux(self.result_valid, tag, 0))]
