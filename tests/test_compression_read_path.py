@@ -12,8 +12,10 @@ from gpurf.golden.compression.read_path import ReadPath as GoldenReadPath
 from gpurf.hw.compression.formats import table3_format
 from gpurf.hw.compression.read_path import ReadPath
 from gpurf.hw.registry import get_block
+from gpurf.sim.formal import prove
 from gpurf.tb.compression.drivers import FIG3_ENTRY, random_entry
-from gpurf.tb.compression.mutants import SecondReadOfR0
+from gpurf.tb.compression.formal_read_path import ReadPathFormal
+from gpurf.tb.compression.mutants import FirstPartCompletes, SecondReadOfR0
 from gpurf.tb.compression.test_read_path import STIMULI
 from gpurf.tb.harness import MismatchError, simulate_amaranth
 
@@ -115,3 +117,24 @@ def test_the_bench_kills_a_lost_double_fetch(stimulus, seed):
     with pytest.raises(MismatchError, match="port rf_reg"):
         simulate_amaranth(SecondReadOfR0(**params), block.golden(params), stimulus, params,
                           seed, 400)
+
+
+@pytest.mark.parametrize("depth", [12, pytest.param(20, marks=pytest.mark.slow_formal)])
+def test_formal_one_result_per_request_in_order(depth):
+    """SymbiYosys BMC on ``formal_read_path.SMALL`` (depth 12; 20 in the slow tier): every
+    accepted request gives one result, in request order; at most 4 in flight; reads only
+    while one is."""
+    result = prove(ReadPathFormal(), name=f"read_path_small_{depth}", depth=depth,
+                   mode="bmc")
+    assert result.passed, result
+
+
+def test_formal_covers_reached():
+    result = prove(ReadPathFormal(), name="read_path_small_cover", depth=12, mode="cover")
+    assert result.passed and not result.unreached, result
+
+
+def test_formal_kills_a_split_operand_completing_twice():
+    result = prove(ReadPathFormal(block=FirstPartCompletes), name="read_path_mutant",
+                   depth=12, mode="bmc")
+    assert not result.passed, result

@@ -159,12 +159,17 @@ class ReadPath(ConfiguredComponent, config=ReadPathConfig):
                   "slices": Signal(4, name="merged_slices"),
                   "flags": Signal(len(flags) - 1, name="merged_flags")}
         m.d.sync += [
-            merged["valid"].eq(stage["valid"] & (stage["part"] | ~split)),
+            merged["valid"].eq(self._complete(stage, split)),
             merged["data"].eq(merge.value),
             merged["slices"].eq(count1[-1]),
             merged["flags"].eq(flags[1:]),
         ]
         return merged
+
+    @staticmethod
+    def _complete(stage, split):
+        """The data stage completes an operand: its only part, or a split one's second."""
+        return stage["valid"] & (stage["part"] | ~split)
 
     def _convert(self, m, merged):
         """The convert stage, then the result register (``merged["flags"]``: the convert

@@ -8,7 +8,8 @@ from gpurf.hw.compression.indirection_table import IndirectionTable
 from gpurf.hw.compression.read_path import ReadPath
 from gpurf.hw.compression.write_path import WritePath
 
-__all__ = ["FirstPartCollects", "FloatsNotNarrowed", "HighestPortWins", "SecondReadOfR0"]
+__all__ = ["FirstPartCollects", "FirstPartCompletes", "FloatsNotNarrowed", "HighestPortWins",
+           "SecondReadOfR0"]
 
 
 class HighestPortWins(IndirectionTable):
@@ -42,6 +43,16 @@ class SecondReadOfR0(ReadPath):
     @staticmethod
     def _second_register(entry):
         return entry.r0
+
+
+class FirstPartCompletes(ReadPath):
+    """A split operand's first part already counts as a collected operand: two results
+    for one request. Killed by the read path's formal harness ("one result per request, in
+    request order")."""
+
+    @staticmethod
+    def _complete(stage, split):
+        return stage["valid"]
 
 
 class FloatsNotNarrowed(WritePath):
