@@ -44,11 +44,13 @@ BLOCKS = (
                        {"lanes": 1, "entries": 4, "banks": 1, "tag_width": 1}),
           summary="operand-read path: source table -> one or two reads -> extract -> "
                   "merge -> convert",
+          synth_params={"lanes": 2},
           icarus_defaults=False, amaranth_defaults=False, lint_defaults=False),
     Block("compression", "write_path", WritePath,
           test_params=({"lanes": 2, "entries": 16, "banks": 2, "ports": 3, "buffer": 1},
                        {"lanes": 1, "entries": 8, "banks": 1, "ports": 2, "buffer": 2}),
           summary="write-back path: destination table -> value truncators -> writes "
                   "with slice masks",
+          synth_params={"lanes": 2},
           icarus_defaults=False, amaranth_defaults=False, lint_defaults=False),
 )
