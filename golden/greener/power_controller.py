@@ -15,6 +15,7 @@ from gpurf.hw.ports import codec
 __all__ = ["Ports", "PowerController", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
+_MOVE = {(old, new): f"{_NAME[old]}_{_NAME[new]}" for old in _NAME for new in _NAME}
 
 
 class Ports:
@@ -103,6 +104,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         self.cycle = 0
         self.cycles = dict.fromkeys(STATES, 0)
         self.transitions = dict.fromkeys(TRANSITIONS, 0)
+        self.kept = {"off": config.warps * config.regs, "sleep": 0, "on": 0}
+        """Registers per state kept by the transitions (:meth:`fast_step`); :meth:`step`
+        counts them from the states instead, so the two check each other."""
         self.error: tuple[int, int] | None = None
         self._trace = ""
         self._heads_bits: int | None = None
@@ -172,15 +176,27 @@ class PowerController(PortModel, config=PowerControllerConfig):
         heads = self.unpack_heads(inputs["head"])
         population = self.population()
         outputs = self._outputs(heads, population)
+        claimed, woken = self._edge(ports, enumerate(heads), population)
+        cycle = self.cycle - 1
+        self._trace = (f"cycle {cycle}: pop {population}, sets {sorted(claimed)}, "
+                       f"wakes {woken}, waking {self._waking(cycle)}, error {self.error}")
+        return outputs
+
+    def fast_step(self, sets: list[dict], heads: dict[int, list[int]]) -> None:
+        """:meth:`step`'s edge from plain values, for a caller that needs no outputs (the
+        golden SM): ``sets`` as :meth:`unpack_sets` gives them (only the valid ones need
+        be there), ``heads`` the registers each warp's head names (in range, at most
+        ``operands``). The population is the kept one (:attr:`kept`); no line trace."""
+        self._edge(sets, heads.items(), dict(self.kept))
+
+    def _edge(self, ports, heads, population) -> tuple[set, list]:
         self._check_reads(ports)
         claimed = self._apply_sets(ports)
         woken = self._start_wakeups(heads, claimed)
         for state, count in population.items():
             self.cycles[state] += count
-        self._trace = (f"cycle {self.cycle}: pop {population}, sets {sorted(claimed)}, "
-                       f"wakes {woken}, waking {self._waking()}, error {self.error}")
         self.cycle += 1
-        return outputs
+        return claimed, woken
 
     def _check_reads(self, ports) -> None:
         if self.error is not None:
@@ -194,7 +210,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
     def _move(self, key, new: PowerState) -> None:
         old = self.state[key]
         if old is not new:
-            self.transitions[f"{_NAME[old]}_{_NAME[new]}"] += 1
+            self.transitions[_MOVE[old, new]] += 1
+            self.kept[_NAME[old]] -= 1
+            self.kept[_NAME[new]] += 1
             self.state[key] = new
 
     def _apply_sets(self, ports) -> set:
@@ -212,7 +230,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     def _start_wakeups(self, heads, claimed) -> list:
         woken = []
-        for warp, regs in enumerate(heads):
+        for warp, regs in heads:
             for reg in regs or ():
                 key = (warp, reg)
                 old = self.state[key]
@@ -223,8 +241,8 @@ class PowerController(PortModel, config=PowerControllerConfig):
                 woken.append((key, _NAME[old]))
         return woken
 
-    def _waking(self) -> list:
-        return sorted(k for k, c in self.usable_from.items() if c > self.cycle)
+    def _waking(self, cycle: int) -> list:
+        return sorted(k for k, c in self.usable_from.items() if c > cycle)
 
     def line_trace(self) -> str:
         return f"power_controller: {self._trace or '-'}"
