@@ -181,6 +181,27 @@ def oracle_sets(pcs, static: InstructionSets, threshold: int) -> list[tuple[dict
     return out
 
 
+_STATIC: dict[tuple, tuple[int, InstructionSets]] = {}
+"""Registers and set-state requests per kernel and pass (a reproduction runs a kernel's
+launches under many policies and latencies)."""
+
+
+def _static(kernel, settings: PowerSettings) -> tuple[int, InstructionSets]:
+    """The kernel's registers per thread and its instructions' set-state requests under
+    ``settings`` (the pass's, or ``settings.states``)."""
+    sleep_all = settings.policy in ("runtime", "sleep_reg")
+    key = (kernel.file, kernel.name, kernel.instructions, sleep_all, settings.threshold)
+    if settings.states is not None:
+        return allocate_registers(kernel).registers, static_operands(settings.states)
+    if key not in _STATIC:
+        if len(_STATIC) >= 64:
+            _STATIC.clear()
+        states = (sleep_reg_pass(kernel) if sleep_all
+                  else power_pass(kernel, settings.threshold))
+        _STATIC[key] = allocate_registers(kernel).registers, static_operands(states)
+    return _STATIC[key]
+
+
 class _Packed:
     """Drives the three golden blocks through their ports (``step``, packed values): what
     a recording needs (every cycle's port traffic) and the reference of :class:`_Fast`."""
@@ -414,7 +435,6 @@ class RegisterPower:
         """``record(sub_core)`` -> ``None`` or ``recorder(block, params, model)`` returning
         the model to drive in its place (a :class:`gpurf.golden.trace.Recorder`)."""
         self.domains: list[_Domain] = []
-        self.now = 0
         self.wake_at_decode = settings.wake_at == "decode"
         self.oracle: dict[int, list] = {}
         self.in_flight: dict[tuple[int, int], deque] = defaultdict(deque)
@@ -429,13 +449,7 @@ class RegisterPower:
         if self.sm is not None:
             raise RuntimeError("a RegisterPower rides on one SM run")
         self.sm, self.program = sm, sm.program
-        kernel = sm.program.kernel
-        self.regs = allocate_registers(kernel).registers
-        states = self.settings.states
-        if states is None:
-            states = (sleep_reg_pass(kernel) if self.settings.policy in ("runtime", "sleep_reg")
-                      else power_pass(kernel, self.settings.threshold))
-        self.static = static_operands(states)
+        self.regs, self.static = _static(sm.program.kernel, self.settings)
         if len(self.static.src) != len(sm.program.code):
             raise ValueError("the power states cover a different program")
         self.domains = [_Domain(sm.config.slots, self.regs, self.settings,
@@ -448,7 +462,7 @@ class RegisterPower:
         """The slots of ``slots`` (ready by the scoreboard) whose next instruction may
         issue: no RAR/WAR reservation in its way, every register ON and usable, none of
         them leaving ON this cycle. The others (wake at issue) ask for their wake-ups."""
-        self._catch_up(now)
+        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         controller, reserved = domain.controller, domain.ext.reserved
         landing = self._landing(domain, now)
@@ -473,7 +487,7 @@ class RegisterPower:
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc`` in cycle ``now``: reserve its sources, decode its next
         instruction into the correction table."""
-        self._catch_up(now)
+        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         sources = list(self.static.src[pc])[:PORTS]
         if sources:
@@ -488,7 +502,7 @@ class RegisterPower:
         """``pc`` of ``warp`` left the collector in cycle ``now`` (its sources were read)
         and writes back in cycle ``done``: queue its set-state requests. Returns the cycle
         its destinations' states have landed (its scoreboard entries are held till then)."""
-        self._catch_up(now)
+        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         slot = warp.slot
         for reg in self.static.reads[pc]:
@@ -555,9 +569,13 @@ class RegisterPower:
                 leaving.add((warp, reg))
         return leaving
 
-    def _catch_up(self, now: int) -> None:
-        """Take every domain's edges up to (not including) cycle ``now``."""
+    def _catch_up(self, now: int, only: int | None = None) -> None:
+        """Take every domain's edges up to (not including) cycle ``now``; with ``only``,
+        that domain's alone (waking at issue, a domain's edges depend on its own requests
+        alone, and every request reaches it through a hook that catches it up first)."""
         for index, domain in enumerate(self.domains):
+            if only is not None and index != only and not self.wake_at_decode:
+                continue
             cycle = domain.controller.cycle
             while cycle < now:
                 if self.wake_at_decode:
@@ -570,7 +588,6 @@ class RegisterPower:
                     continue
                 self._apply(domain, *domain.step(cycle), cycle)
                 cycle += 1
-        self.now = now
 
     def _decodes(self, index: int, cycle: int) -> list[int]:
         """Wake at decode: the cycles after ``cycle`` a held warp decodes its next
