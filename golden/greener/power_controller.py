@@ -7,15 +7,28 @@ counted from the states each cycle (not kept by transitions as in the RTL), so t
 bookkeepings check each other.
 """
 
+from typing import NamedTuple
+
 from gpurf.golden.model import PortModel
 from gpurf.hw.greener.configs import STATES, TRANSITIONS, PowerControllerConfig
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.hw.ports import codec
 
-__all__ = ["Ports", "PowerController", "decode_state", "next_state"]
+__all__ = ["Ports", "PowerController", "SetPort", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
 _MOVE = {(old, new): f"{_NAME[old]}_{_NAME[new]}" for old in _NAME for new in _NAME}
+
+
+class SetPort(NamedTuple):
+    """A valid set-state port: its fields, its ``keep_on`` bit, and whether it is a source
+    port (``src_set``; the OFF-read check applies) or a destination port."""
+
+    warp: int
+    reg: int
+    state: int
+    keep_on: int
+    source: bool
 
 
 class Ports:
@@ -114,15 +127,14 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     # -- ports ------------------------------------------------------------------------------
 
-    def unpack_sets(self, inputs: dict) -> list[dict]:
-        """Every set-state port in priority order: ``src_set[k]`` then ``dst_set[k]``, each
-        a dict of its fields plus ``keep_on`` and ``source``."""
+    def unpack_sets(self, inputs: dict) -> list[SetPort]:
+        """Every valid set-state port in priority order: ``src_set[k]`` then
+        ``dst_set[k]``."""
         ports, keep_on = self.ports, self.ports["keep_on"].unpack(inputs["keep_on"])
-        return [{"valid": port.valid, "warp": port.warp, "reg": port.reg, "state": port.state,
-                 "keep_on": keep >> k & 1, "source": source}
+        return [SetPort(port.warp, port.reg, port.state, keep >> k & 1, source)
                 for source, name, keep in ((True, "src_set", keep_on.src),
                                            (False, "dst_set", keep_on.dst))
-                for k, port in enumerate(ports[name].unpack(inputs[name]))]
+                for k, port in enumerate(ports[name].unpack(inputs[name])) if port.valid]
 
     def unpack_heads(self, bits: int) -> list[list[int] | None]:
         """Per warp: the registers its valid head names (in range), or ``None``. (The last
@@ -137,9 +149,15 @@ class PowerController(PortModel, config=PowerControllerConfig):
         return self._heads
 
     def _exists(self, port: dict) -> bool:
-        return port["warp"] < self.config.warps and port["reg"] < self.config.regs
+        return port.warp < self.config.warps and port.reg < self.config.regs
 
     # -- state ------------------------------------------------------------------------------
+
+    def unusable(self, warp: int, regs) -> list[int]:
+        """The registers of ``regs`` not :meth:`usable` (warp ``warp``)."""
+        state, since, now = self.state, self.usable_from, self.cycle
+        return [r for r in regs if state[(warp, r)] is not PowerState.ON
+                or since.get((warp, r), 0) > now]
 
     def usable(self, warp: int, reg: int) -> bool:
         """ON and past the end of its wake-up."""
@@ -182,11 +200,11 @@ class PowerController(PortModel, config=PowerControllerConfig):
                        f"wakes {woken}, waking {self._waking(cycle)}, error {self.error}")
         return outputs
 
-    def fast_step(self, sets: list[dict], heads: dict[int, list[int]]) -> None:
+    def fast_step(self, sets: list[SetPort], heads: dict[int, list[int]]) -> None:
         """:meth:`step`'s edge from plain values, for a caller that needs no outputs (the
-        golden SM): ``sets`` as :meth:`unpack_sets` gives them (only the valid ones need
-        be there), ``heads`` the registers each warp's head names (in range, at most
-        ``operands``). The population is the kept one (:attr:`kept`); no line trace."""
+        golden SM): ``sets`` as :meth:`unpack_sets` gives them, ``heads`` the registers
+        each warp's head names (in range, at most ``operands``). The population is the
+        kept one (:attr:`kept`); no line trace."""
         self._edge(sets, heads.items(), dict(self.kept))
 
     def _edge(self, ports, heads, population) -> tuple[set, list]:
@@ -202,9 +220,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         if self.error is not None:
             return
         for port in ports:
-            if (port["source"] and port["valid"] and self._exists(port)
-                    and self.state[(port["warp"], port["reg"])] is PowerState.OFF):
-                self.error = (port["warp"], port["reg"])
+            if (port.source and self._exists(port)
+                    and self.state[(port.warp, port.reg)] is PowerState.OFF):
+                self.error = (port.warp, port.reg)
                 return
 
     def _move(self, key, new: PowerState) -> None:
@@ -218,11 +236,11 @@ class PowerController(PortModel, config=PowerControllerConfig):
     def _apply_sets(self, ports) -> set:
         claimed = set()
         for port in ports:
-            key = (port["warp"], port["reg"])
-            if not port["valid"] or not self._exists(port) or key in claimed:
+            key = (port.warp, port.reg)
+            if not self._exists(port) or key in claimed:
                 continue
             claimed.add(key)
-            new = next_state(port["state"], bool(port["keep_on"]), policy=self.config.policy)
+            new = next_state(port.state, bool(port.keep_on), policy=self.config.policy)
             self._move(key, new)
             if new is not PowerState.ON:
                 self.usable_from.pop(key, None)

@@ -48,7 +48,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from gpurf.golden.greener.correction_table import CorrectionTable, keep_on
-from gpurf.golden.greener.power_controller import Ports, PowerController
+from gpurf.golden.greener.power_controller import Ports, PowerController, SetPort
 from gpurf.golden.greener.scoreboard_ext import ScoreboardExt, fits, touches
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.sim.passes.greener.power_pass import (
@@ -263,10 +263,9 @@ class _Fast(_Packed):
     :class:`RegisterPower` runs both side by side and compares them every cycle)."""
 
     def drive_controller(self, srcs, dsts, keep_src: int, keep_dst: int, heads) -> None:
-        sets = [{"valid": 1, "warp": w, "reg": r, "state": s, "keep_on": keep_src >> k & 1,
-                 "source": True} for k, (w, r, s, _) in enumerate(srcs)]
-        sets += [{"valid": 1, "warp": w, "reg": r, "state": s, "keep_on": keep_dst >> k & 1,
-                  "source": False} for k, (w, r, s, _) in enumerate(dsts)]
+        sets = [SetPort(w, r, s, keep_src >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
+        sets += [SetPort(w, r, s, keep_dst >> k & 1, False)
+                 for k, (w, r, s, _) in enumerate(dsts)]
         self.controller.fast_step(sets, {w: regs[:HEAD] for w, regs in heads.items()})
 
     def drive_table(self, sets, insert, remove) -> int:
@@ -450,6 +449,8 @@ class RegisterPower:
             raise RuntimeError("a RegisterPower rides on one SM run")
         self.sm, self.program = sm, sm.program
         self.regs, self.static = _static(sm.program.kernel, self.settings)
+        self.reserves = [list(src)[:PORTS] for src in self.static.src]
+        """Per pc: the source registers its issue reserves (the extension's slots)."""
         if len(self.static.src) != len(sm.program.code):
             raise ValueError("the power states cover a different program")
         self.domains = [_Domain(sm.config.slots, self.regs, self.settings,
@@ -465,18 +466,19 @@ class RegisterPower:
         self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         controller, reserved = domain.controller, domain.ext.reserved
-        landing = self._landing(domain, now)
+        landing = None
         out = []
         for slot in slots:
             warp = sub.slots[slot]
             pc = warp.pcs[warp.pos]
             regs = self.static.regs[pc]
-            if touches(reserved[slot], regs) or not fits(
-                    reserved[slot], list(self.static.src[pc])[:PORTS], PORTS):
+            if reserved[slot] and (touches(reserved[slot], regs) or not fits(
+                    reserved[slot], self.reserves[pc], PORTS)):
                 continue
-            asleep = [r for r in regs if not controller.usable(slot, r)
-                      or (slot, r) in landing]
-            if not asleep:
+            asleep = controller.unusable(slot, regs)
+            if landing is None:
+                landing = self._landing(domain, now)
+            if not asleep and not any((slot, r) in landing for r in regs):
                 out.append(slot)
                 continue
             self.wakeup_stalls += 1
@@ -489,7 +491,7 @@ class RegisterPower:
         instruction into the correction table."""
         self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
-        sources = list(self.static.src[pc])[:PORTS]
+        sources = self.reserves[pc]
         if sources:
             domain.reserve = (warp.slot, sources)
         index = warp.pos - 1
@@ -573,9 +575,10 @@ class RegisterPower:
         """Take every domain's edges up to (not including) cycle ``now``; with ``only``,
         that domain's alone (waking at issue, a domain's edges depend on its own requests
         alone, and every request reaches it through a hook that catches it up first)."""
-        for index, domain in enumerate(self.domains):
-            if only is not None and index != only and not self.wake_at_decode:
-                continue
+        indices = (range(len(self.domains)) if only is None or self.wake_at_decode
+                   else (only,))
+        for index in indices:
+            domain = self.domains[index]
             cycle = domain.controller.cycle
             while cycle < now:
                 if self.wake_at_decode:
