@@ -2,7 +2,10 @@
 oracle against always-ON, every kernel run on the golden SM with the power states in the
 loop (:func:`gpurf.sim.greener.compare`), beside the paper's Figs. 6-9 and 11-12."""
 
+import multiprocessing
+import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from gpurf.golden.greener.energy import ENDS
 from gpurf.sim.greener import LATENCIES, compare, gmean_ratio
@@ -16,6 +19,8 @@ __all__ = ["SIZES", "reproduce"]
 
 SIZES = {"test": "test", "paper": "paper"}
 """Per ``--size``: the kernels' launch size."""
+JOBS = min(2, os.cpu_count() or 1)
+"""Worker processes of a reproduction (a kernel's 13 runs each): the machine's 2 cores."""
 
 NAMES = {"greener": "GReEneR", "compiler": "Comp-OPT", "runtime": "Run-time only",
          "sleep_reg": "Sleep-Reg", "oracle": "Oracle states"}
@@ -168,19 +173,40 @@ def _plots(leak, optimizations, wakeup, papers) -> list[Plot]:
     ]
 
 
-def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
-              kernels: list[str] | None = None, latencies=None, threshold: int = 3) -> Result:
-    """Every kernel (one per kernel file, or ``kernels``): the baseline, every policy at
-    X = 1, GReEneR and Sleep-Reg at the other ``latencies`` (default :data:`LATENCIES`);
-    ``threshold`` is GReEneR's W (and the oracle's)."""
-    papers = paper_values("greener")
-    latencies = latencies or LATENCIES
-    launch = SIZES[size]
-    results = []
-    for name in kernels or one_per_kernel():
+def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int, jobs: int,
+                 say: Callable[[str], None]) -> list[dict]:
+    """:func:`compare` of every kernel of ``names``, on ``jobs`` worker processes (each
+    kernel's runs in one), in ``names``' order."""
+    def told(name: str) -> None:
         say(f"greener: {name} ({launch}): always-ON, {', '.join(POLICIES)}; "
             f"X = {', '.join(map(str, latencies))}")
-        results.append(compare(name, launch, latencies=tuple(latencies), threshold=threshold))
+
+    if jobs <= 1:
+        results = []
+        for name in names:
+            told(name)
+            results.append(compare(name, launch, latencies=latencies, threshold=threshold))
+        return results
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        futures = {pool.submit(compare, name, launch, latencies=latencies,
+                               threshold=threshold): name for name in names}
+        for future in as_completed(futures):
+            told(futures[future])
+        return [future.result() for future in futures]
+
+
+def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
+              kernels: list[str] | None = None, latencies=None, threshold: int = 3,
+              jobs: int = JOBS) -> Result:
+    """Every kernel (one per kernel file, or ``kernels``): the baseline, every policy at
+    X = 1, GReEneR and Sleep-Reg at the other ``latencies`` (default :data:`LATENCIES`);
+    ``threshold`` is GReEneR's W (and the oracle's); ``jobs`` worker processes."""
+    papers = paper_values("greener")
+    latencies = tuple(latencies or LATENCIES)
+    launch = SIZES[size]
+    results = _compare_all(list(kernels or one_per_kernel()), launch, latencies, threshold,
+                           jobs, say)
     leak = _leakage_rows(results)
     optimizations = _optimization_rows(results)
     wakeup = _wakeup_rows(results, latencies)
