@@ -3,8 +3,10 @@ Sections 5.6-5.7) and the spec's interpretations, at the block's ports, cycle by
 
 The register file's power states are a dict of :class:`PowerState` per ``(warp, reg)``;
 a wake-up in progress is the cycle from which the register is usable. Populations are
-counted from the states each cycle (not kept by transitions as in the RTL), so the two
-bookkeepings check each other.
+kept by the transitions, as in the RTL (:attr:`PowerController.kept`);
+:meth:`PowerController.population` counts them from the states instead, and a test holds
+the two equal every cycle of a random stream (the RTL's own populations are proved equal to
+its state counts, ``tb/greener/formal_power_controller.py``).
 """
 
 from typing import NamedTuple
@@ -118,12 +120,14 @@ class PowerController(PortModel, config=PowerControllerConfig):
         self.cycles = dict.fromkeys(STATES, 0)
         self.transitions = dict.fromkeys(TRANSITIONS, 0)
         self.kept = {"off": config.warps * config.regs, "sleep": 0, "on": 0}
-        """Registers per state kept by the transitions (:meth:`fast_step`); :meth:`step`
-        counts them from the states instead, so the two check each other."""
+        """Registers per state, kept by the transitions."""
         self.error: tuple[int, int] | None = None
         self._trace = ""
         self._heads_bits: int | None = None
         self._heads: list = []
+        self._head_codec = codec(config.head_layout)
+        self._head_width = config.head_layout.size
+        self._head_regs: dict[int, tuple[int, ...] | None] = {}
 
     # -- ports ------------------------------------------------------------------------------
 
@@ -136,17 +140,31 @@ class PowerController(PortModel, config=PowerControllerConfig):
                                            (False, "dst_set", keep_on.dst))
                 for k, port in enumerate(ports[name].unpack(inputs[name])) if port.valid]
 
-    def unpack_heads(self, bits: int) -> list[list[int] | None]:
+    def unpack_heads(self, bits: int) -> list[tuple[int, ...] | None]:
         """Per warp: the registers its valid head names (in range), or ``None``. (The last
-        answer is kept: a run holds the same heads for many cycles, mostly none.)"""
+        answer is kept: a run holds the same heads for many cycles, mostly none.)
+
+        Element ``w`` of the ``head`` array lies at ``w`` times the element's size (an
+        :class:`amaranth.lib.data.ArrayLayout`); each element is unpacked by the element's
+        codec, and remembered (a stream repeats its instructions)."""
         if bits == self._heads_bits:
             return self._heads
-        regs = self.config.regs
         self._heads_bits = bits
-        self._heads = [[op.reg for op in head.operand if op.valid and op.reg < regs]
-                       if head.valid else None
-                       for head in self.ports["head"].unpack(bits)]
+        width = self._head_width
+        mask = (1 << width) - 1
+        self._heads = [self._head(bits >> (w * width) & mask) for w in range(self.config.warps)]
         return self._heads
+
+    def _head(self, element: int) -> tuple[int, ...] | None:
+        regs = self._head_regs.get(element, ())
+        if regs == ():
+            head = self._head_codec.unpack(element)
+            regs = (tuple(op.reg for op in head.operand if op.valid and op.reg < self.config.regs)
+                    if head.valid else None)
+            if len(self._head_regs) > 4096:
+                self._head_regs.clear()
+            self._head_regs[element] = regs
+        return regs
 
     def _exists(self, port: dict) -> bool:
         return port.warp < self.config.warps and port.reg < self.config.regs
@@ -177,7 +195,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
     def _outputs(self, heads, population) -> dict:
         config = self.config
         ready = sum(1 << w for w, regs in enumerate(heads)
-                    if regs is not None and all(self.usable(w, r) for r in regs))
+                    if regs is not None and not self.unusable(w, regs))
         mask = (1 << config.acct_bits) - 1
         out = {"ready": ready, "error": int(self.error is not None),
                "error_warp": self.error[0] if self.error else 0,
@@ -192,7 +210,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
     def step(self, inputs: dict) -> dict:
         ports = self.unpack_sets(inputs)
         heads = self.unpack_heads(inputs["head"])
-        population = self.population()
+        population = dict(self.kept)
         outputs = self._outputs(heads, population)
         claimed, woken = self._edge(ports, enumerate(heads), population)
         cycle = self.cycle - 1
@@ -203,8 +221,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
     def fast_step(self, sets: list[SetPort], heads: dict[int, list[int]]) -> None:
         """:meth:`step`'s edge from plain values, for a caller that needs no outputs (the
         golden SM): ``sets`` as :meth:`unpack_sets` gives them, ``heads`` the registers
-        each warp's head names (in range, at most ``operands``). The population is the
-        kept one (:attr:`kept`); no line trace."""
+        each warp's head names (in range, at most ``operands``). No line trace."""
         self._edge(sets, heads.items(), dict(self.kept))
 
     def _edge(self, ports, heads, population) -> tuple[set, list]:
