@@ -15,7 +15,7 @@ from gpurf.synth.papers import paper_values
 
 from .result import Comparison, Plot, Result, Series, Table
 
-__all__ = ["SIZES", "reproduce"]
+__all__ = ["SIZES", "reproduce", "result_of"]
 
 SIZES = {"test": "test", "paper": "paper"}
 """Per ``--size``: the kernels' launch size."""
@@ -202,11 +202,17 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
     """Every kernel (one per kernel file, or ``kernels``): the baseline, every policy at
     X = 1, GReEneR and Sleep-Reg at the other ``latencies`` (default :data:`LATENCIES`);
     ``threshold`` is GReEneR's W (and the oracle's); ``jobs`` worker processes."""
-    papers = paper_values("greener")
     latencies = tuple(latencies or LATENCIES)
+    results = _compare_all(list(kernels or one_per_kernel()), SIZES[size], latencies,
+                           threshold, jobs, say)
+    return result_of(size, results, latencies)
+
+
+def result_of(size: str, results: list[dict], latencies=LATENCIES) -> Result:
+    """The reproduction's tables, figures and comparisons from :func:`compare`'s results
+    (one per kernel, every policy at ``latencies[0]``, the sweep at the others)."""
+    papers = paper_values("greener")
     launch = SIZES[size]
-    results = _compare_all(list(kernels or one_per_kernel()), launch, latencies, threshold,
-                           jobs, say)
     leak = _leakage_rows(results)
     optimizations = _optimization_rows(results)
     wakeup = _wakeup_rows(results, latencies)
