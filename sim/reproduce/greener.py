@@ -178,14 +178,14 @@ def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int
     """:func:`compare` of every kernel of ``names``, on ``jobs`` worker processes (each
     kernel's runs in one), in ``names``' order."""
     def told(name: str) -> None:
-        say(f"greener: {name} ({launch}): always-ON, {', '.join(POLICIES)}; "
+        say(f"greener: {name} ({launch}) done: always-ON, {', '.join(POLICIES)}; "
             f"X = {', '.join(map(str, latencies))}")
 
     if jobs <= 1:
         results = []
         for name in names:
-            told(name)
             results.append(compare(name, launch, latencies=latencies, threshold=threshold))
+            told(name)
         return results
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(jobs, mp_context=context) as pool:
