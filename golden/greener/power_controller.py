@@ -122,7 +122,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         self.kept = {"off": config.warps * config.regs, "sleep": 0, "on": 0}
         """Registers per state, kept by the transitions."""
         self.error: tuple[int, int] | None = None
-        self._trace = ""
+        self._trace: tuple | None = None
+        """The last step's cycle, population, sets, wake-ups and error (formatted only by
+        :meth:`line_trace`)."""
         self._heads_bits: int | None = None
         self._heads: list = []
         self._head_codec = codec(config.head_layout)
@@ -173,9 +175,8 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     def unusable(self, warp: int, regs) -> list[int]:
         """The registers of ``regs`` not :meth:`usable` (warp ``warp``)."""
-        state, since, now = self.state, self.usable_from, self.cycle
-        return [r for r in regs if state[(warp, r)] is not PowerState.ON
-                or since.get((warp, r), 0) > now]
+        state, since, now, on = self.state, self.usable_from, self.cycle, PowerState.ON
+        return [r for r in regs if state[warp, r] is not on or since.get((warp, r), 0) > now]
 
     def usable(self, warp: int, reg: int) -> bool:
         """ON and past the end of its wake-up."""
@@ -194,8 +195,8 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     def _outputs(self, heads, population) -> dict:
         config = self.config
-        ready = sum(1 << w for w, regs in enumerate(heads)
-                    if regs is not None and not self.unusable(w, regs))
+        ready = sum(1 << w for w, regs in enumerate(heads) if regs is not None
+                    and not (regs and self.unusable(w, regs)))
         mask = (1 << config.acct_bits) - 1
         out = {"ready": ready, "error": int(self.error is not None),
                "error_warp": self.error[0] if self.error else 0,
@@ -213,9 +214,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
         population = dict(self.kept)
         outputs = self._outputs(heads, population)
         claimed, woken = self._edge(ports, enumerate(heads), population)
-        cycle = self.cycle - 1
-        self._trace = (f"cycle {cycle}: pop {population}, sets {sorted(claimed)}, "
-                       f"wakes {woken}, waking {self._waking(cycle)}, error {self.error}")
+        self._trace = (self.cycle - 1, population, claimed, woken, self.error)
         return outputs
 
     def fast_step(self, sets: list[SetPort], heads: dict[int, list[int]]) -> None:
@@ -280,4 +279,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         return sorted(k for k, c in self.usable_from.items() if c > cycle)
 
     def line_trace(self) -> str:
-        return f"power_controller: {self._trace or '-'}"
+        """The last step, with the wake-ups still in progress after it."""
+        if self._trace is None:
+            return "power_controller: -"
+        cycle, population, claimed, woken, error = self._trace
+        return (f"power_controller: cycle {cycle}: pop {population}, sets {sorted(claimed)}, "
+                f"wakes {woken}, waking {self._waking(cycle)}, error {error}")

@@ -14,6 +14,7 @@ keep_on and the OFF-read error.
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gpurf.golden.greener.power_controller import Ports
 from gpurf.hw.greener.layouts import PowerState
@@ -36,8 +37,9 @@ class Instr:
     due: int = 0
     uid: int = field(default=0)
 
-    @property
+    @cached_property
     def regs(self):
+        """Sources then destinations (fixed once the instruction is made)."""
         return [*self.srcs, *self.dsts]
 
 
