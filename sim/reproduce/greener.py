@@ -254,4 +254,7 @@ def result_of(size: str, results: list[dict], latencies=LATENCIES) -> Result:
                          "(Table 2: LRR, 4 schedulers, 32 banks, 16 blocks, 64 warps), the "
                          "power states applied in the loop (sim/sm/power.py: wake-ups at "
                          "issue, the golden correction table and scoreboard extension); every "
-                         "run's outputs equal numpy."])
+                         "run's outputs equal numpy.",
+                         f"CPU time of the runs: {sum(r['cpu_seconds'] for r in results):.1f} s "
+                         f"over {len(results)} kernels (per kernel: `cpu_seconds` of "
+                         f"`sim.greener.compare`)."])
