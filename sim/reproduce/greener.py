@@ -20,7 +20,7 @@ __all__ = ["SIZES", "reproduce", "result_of"]
 SIZES = {"test": "test", "paper": "paper"}
 """Per ``--size``: the kernels' launch size."""
 JOBS = min(2, os.cpu_count() or 1)
-"""Worker processes of a reproduction (a kernel's 13 runs each): the machine's 2 cores."""
+"""Worker processes of a reproduction (a kernel's 12 runs each): the machine's 2 cores."""
 
 NAMES = {"greener": "GReEneR", "compiler": "Comp-OPT", "runtime": "Run-time only",
          "sleep_reg": "Sleep-Reg", "oracle": "Oracle states"}
