@@ -2,8 +2,11 @@
 
 A :class:`RegisterPower` rides on a :class:`~gpurf.sim.sm.timing.TimingSM` (handed to it as
 ``power=``): the timing model consults it at issue and tells it of every issue and dispatch.
-Per sub-core (scheduler) it holds one *power domain*, the golden blocks at their ports,
-stepped once per cycle (idle stretches fast-forwarded exactly, :meth:`_Domain.idle`):
+Per sub-core (scheduler) it holds one *power domain*, the golden blocks, stepped once per
+cycle (idle stretches fast-forwarded exactly, :meth:`_Domain.idle`) through their fast
+paths (``fast_step``: ``step``'s edge from plain values; :class:`_Fast`), or through their
+ports when recording traces (:class:`_Packed`); ``check_fast=True`` drives a ported twin
+beside the fast paths and raises :class:`FastPathError` where their states part:
 
 - :class:`~gpurf.golden.greener.power_controller.PowerController`: the state of every warp
   register of the sub-core's warp slots (all OFF at reset), wake-ups and the accounting
