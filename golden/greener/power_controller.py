@@ -158,6 +158,8 @@ class PowerController(PortModel, config=PowerControllerConfig):
         return self._heads
 
     def _head(self, element: int) -> tuple[int, ...] | None:
+        """The registers one packed ``head`` element names (``None``: not valid), unpacked
+        once per distinct element (``()`` marks one not seen yet: ``None`` is an answer)."""
         regs = self._head_regs.get(element, ())
         if regs == ():
             head = self._head_codec.unpack(element)
@@ -168,7 +170,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
             self._head_regs[element] = regs
         return regs
 
-    def _exists(self, port: dict) -> bool:
+    def _exists(self, port: SetPort) -> bool:
         return port.warp < self.config.warps and port.reg < self.config.regs
 
     # -- state ------------------------------------------------------------------------------
@@ -224,6 +226,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         self._edge(sets, heads.items(), dict(self.kept))
 
     def _edge(self, ports, heads, population) -> tuple[set, list]:
+        """The clock edge (the class docstring's order); ``heads`` as ``(warp, registers)``
+        pairs, ``population`` the registers per state during the cycle. Returns the
+        registers set and the wake-ups started."""
         self._check_reads(ports)
         claimed = self._apply_sets(ports)
         woken = self._start_wakeups(heads, claimed)
