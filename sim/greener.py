@@ -13,6 +13,7 @@ of the leakage ranges (:data:`gpurf.golden.greener.energy.ENDS`). The baseline i
 register of the power domains ON for the baseline's own cycles.
 """
 
+import time
 from dataclasses import asdict, dataclass
 from math import exp, log
 
@@ -46,6 +47,7 @@ class PolicyRun:
     warp_registers: int = 0
     counters: dict | None = None
     wakeup_stalls: int = 0
+    warp_instructions: int = 0
 
     def energy(self, end: str) -> float:
         """Register leakage energy in joules at ``end`` (leakage + transitions)."""
@@ -75,14 +77,16 @@ def run_policy(kernel: str, size: str = "test", policy: str | None = None, *,
                                   f"{run.mismatches()}")
     cycles = run.stats["timing"].cycles
     if settings is None:
-        return PolicyRun(kernel, name, latency, wake_at, cycles)
+        return PolicyRun(kernel, name, latency, wake_at, cycles,
+                         warp_instructions=run.stats["warp_instructions"])
     counters: dict[str, int] = {}
     for launch in launches:
         launch.finish(launch.sm.now)
         for key, value in launch.counters().items():
             counters[key] = counters.get(key, 0) + value
     return PolicyRun(kernel, name, latency, wake_at, cycles, launches[0].warp_registers,
-                     counters, sum(launch.wakeup_stalls for launch in launches))
+                     counters, sum(launch.wakeup_stalls for launch in launches),
+                     run.stats["warp_instructions"])
 
 
 def compare(kernel: str, size: str = "test", *, policies=POLICIES, latencies=(1,),
@@ -90,7 +94,9 @@ def compare(kernel: str, size: str = "test", *, policies=POLICIES, latencies=(1,
             threshold: int = 3) -> dict:
     """The baseline and every policy at latency 1 (``latencies[0]``), and ``sweep``'s
     policies at the other ``latencies``: per run cycles, slowdown against the baseline (%)
-    and the register leakage energy's reduction against it (%) at both ends."""
+    and the register leakage energy's reduction against it (%) at both ends; the kernel's
+    warp instructions and the CPU seconds of all its runs."""
+    start = time.process_time()
     base = run_policy(kernel, size)
     runs = []
     for latency in latencies:
@@ -100,8 +106,9 @@ def compare(kernel: str, size: str = "test", *, policies=POLICIES, latencies=(1,
     registers = runs[0].warp_registers
     rows = [_row(run, base, registers) for run in runs]
     return {"kernel": kernel, "size": size, "baseline_cycles": base.cycles,
-            "warp_registers": registers, "wake_at": wake_at, "threshold": threshold,
-            "runs": rows}
+            "warp_instructions": base.warp_instructions, "warp_registers": registers,
+            "wake_at": wake_at, "threshold": threshold, "runs": rows,
+            "cpu_seconds": round(time.process_time() - start, 2)}
 
 
 def _row(run: PolicyRun, base: PolicyRun, registers: int) -> dict:

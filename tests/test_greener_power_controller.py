@@ -28,9 +28,10 @@ from gpurf.tb.greener.test_power_controller import (
     SLEEP,
     directed_back_to_back,
     directed_wakeup,
+    random_pipeline,
     random_ports,
 )
-from gpurf.tb.harness import simulate_amaranth
+from gpurf.tb.harness import run_golden, simulate_amaranth
 
 BLOCK = get_block("greener.power_controller")
 
@@ -90,6 +91,26 @@ def test_golden_wakeup_and_accounting_by_hand():
     assert model.counters() == {"cycles_off": 4 + 3 + 2 + 2 + 2, "cycles_sleep": 1,
                                 "cycles_on": 2 + 2 + 2, "sleep_on": 1, "on_sleep": 0,
                                 "off_on": 1, "on_off": 0, "sleep_off": 0, "off_sleep": 1}
+
+
+@pytest.mark.parametrize("stimulus", [random_pipeline, random_ports])
+def test_kept_populations_equal_the_state_counts_every_cycle(stimulus, seed):
+    """The model's populations, kept by its transitions, against a count of its states after
+    every edge of a random stream; a kept count broken on purpose is caught."""
+    params = BLOCK.resolve({"warps": 8, "regs": 16})
+    model = golden(**params)
+    step = model.step
+
+    def checked(inputs):
+        outputs = step(inputs)
+        assert model.kept == model.population(), f"cycle {model.cycle} (seed {seed})"
+        return outputs
+
+    model.step = checked
+    assert run_golden(model, stimulus, params, seed, 500) > 500
+    model.kept["on"] += 1
+    with pytest.raises(AssertionError, match="cycle"):
+        checked(Ports(params).inputs())
 
 
 def test_golden_records_off_read():

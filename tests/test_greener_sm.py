@@ -4,6 +4,7 @@ a register set OFF while live is caught (warp, pc, register, cycle); the oracle 
 Table 1; the ``k20x`` preset is the paper's Table 2."""
 
 import dataclasses
+import json
 import os
 import random
 
@@ -26,6 +27,7 @@ from gpurf.sim.sm.power import (
     static_operands,
 )
 from gpurf.sim.sm.run import load_workload, run_kernel
+from gpurf.sim.toolchain import missing_simulator
 
 SEED = int(os.environ.get("GPURF_SEED", random.randrange(1 << 30)))
 """Seed of the randomized wrong-state test (set GPURF_SEED to replay one)."""
@@ -173,8 +175,8 @@ def test_idle_cycles_fast_forward_exactly():
     settings = PowerSettings()
     domains = [_Domain(4, 8, settings) for _ in range(2)]
     for domain in domains:
-        domain.controller.step(domain.ports.inputs(heads={0: [1, 2], 3: [7]}))
-    idle = domains[1].ports.inputs()
+        domain.controller.step(domain.drive.ports.inputs(heads={0: [1, 2], 3: [7]}))
+    idle = domains[1].drive.ports.inputs()
     domains[0].idle(5)
     for _ in range(5):
         domains[1].controller.step(idle)
@@ -221,3 +223,53 @@ def test_kernel_traces_of_the_three_blocks(tmp_path):
         trace.check_block()
         assert trace.header["source"]["kernel"] == "saxpy"
         assert trace.header["cycles"] == cycles
+
+
+def test_sm_run_takes_the_wake_up_point_and_latency(capsys):
+    from gpurf.sim.cli import main
+
+    def run(*argv):
+        with pytest.raises(SystemExit) as done:
+            main(["sm", "run", "vecadd", *argv])
+        out, err = capsys.readouterr()
+        return done.value.code, out, err
+
+    code, out, _ = run("--mechanism", "greener:sleep_reg", "--wake-at", "decode",
+                       "--wake-latency", "2")
+    assert code == 0
+    assert out.startswith("vecadd (test), k20x, sleep_reg, wake at decode, SLEEP->ON 2 / "
+                          "OFF->ON 4 cycles, W = 3\n")
+    code, out, _ = run("--mechanism", "greener", "--wake-latency", "3", "--json")
+    assert code == 0
+    (only,) = json.loads(out)["runs"]
+    assert (only["policy"], only["latency"], only["wake_at"]) == ("greener", 3, "issue")
+    for argv, message in [
+            (("--wake-at", "decode"), "--wake-at and --wake-latency apply to --mechanism "
+                                      "greener only"),
+            (("--mechanism", "wir", "--wake-latency", "2"), "--wake-at and --wake-latency "
+                                                            "apply to --mechanism greener only"),
+            (("--mechanism", "greener", "--wake-latency", "5"), "Invalid value for "
+             "'--wake-latency': 5 is not in the range 1<=x<=4."),
+            (("--mechanism", "greener", "--wake-at", "fetch"), "Invalid value for "
+             "'--wake-at': 'fetch' is not one of 'issue', 'decode'.")]:
+        code, out, err = run(*argv)
+        assert (code, out, err.strip()) == (2, "", f"gpurf: {message}"), argv
+
+
+@pytest.mark.soak
+@pytest.mark.skipif(missing_simulator("verilator") is not None,
+                    reason=str(missing_simulator("verilator")))
+@pytest.mark.parametrize("policy", ["greener", "sleep_reg"])
+def test_kernel_traces_replay_clean_on_verilator(tmp_path, policy):
+    """The three blocks' traces of a kernel (one scheduler, every cycle) replay clean on
+    their RTL. Verilator builds one model per block and parameter set: 26-171 s each on the
+    loaded machine (docs/greener.md), hence the opt-in tier: ``pytest -m soak``."""
+    from gpurf.sim.replay import replay
+
+    paths = record_traces("hotspot", tmp_path, policy=policy, latency=2)
+    assert len(paths) == (3 if policy == "greener" else 2)
+    cycles = run_policy("hotspot", "test", policy, latency=2).cycles
+    for path in paths:
+        result = replay(path)
+        assert result.passed, result.summary()
+        assert result.cycles == cycles

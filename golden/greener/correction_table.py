@@ -51,23 +51,47 @@ class CorrectionTable(PortModel, config=CorrectionTableConfig):
         ready = self.clear_left == 0
         outputs = self._outputs(inputs, ready)
         self._trace = (ready, [list(entries) for entries in self.in_flight])
-        if not ready:
-            self.clear_left -= 1
-            return outputs
-        inserted = None
-        if inputs["insert__valid"]:
+        inserted = remove = None
+        if ready and inputs["insert__valid"]:
             inserted = self.unpack_insert(inputs["insert__payload"])
+        if ready and inputs["remove__valid"]:
+            payload = self.ports["remove__payload"].unpack(inputs["remove__payload"])
+            remove = payload.warp, payload.pc
+        self._edge(inserted, remove)
+        return outputs
+
+    def fast_step(self, queries, insert=None, remove=None) -> int:
+        """:meth:`step` from plain values, for a caller that needs only ``keep_on`` (the
+        golden SM): ``queries`` ``[(warp, pc, reg), ...]`` (the valid ones, port 0 on),
+        ``insert`` ``(warp, pc, registers)`` (at most ``entry_regs``), ``remove`` ``(warp,
+        pc)``; returns ``keep_on``. No line trace."""
+        bits = 0
+        if self.clear_left == 0:
+            in_flight = self.in_flight
+            for port, (warp, pc, reg) in enumerate(queries):
+                if keep_on(in_flight[warp], pc, reg):
+                    bits |= 1 << port
+            if insert is not None:
+                insert = insert[0], insert[1], frozenset(insert[2])
+        self._edge(insert, remove)
+        return bits
+
+    def _edge(self, inserted, remove) -> None:
+        """The clock edge: clearing, or the remove and the insert (both seen at the start
+        of the cycle)."""
+        if self.clear_left:
+            self.clear_left -= 1
+            return
+        if inserted is not None:
             self._check_same_pc(*inserted)
         start_count = [len(warp) for warp in self.in_flight]
-        if inputs["remove__valid"]:
-            remove = self.ports["remove__payload"].unpack(inputs["remove__payload"])
-            self._remove(remove.warp, remove.pc)
+        if remove is not None:
+            self._remove(*remove)
         if inserted is not None:
             warp, pc, regs = inserted
             if (start_count[warp] < self.config.entries and regs
                     and pc != self.config.empty_pc):
                 self.in_flight[warp].append((pc, regs))
-        return outputs
 
     def _check_same_pc(self, warp: int, pc: int, regs: frozenset[int]) -> None:
         for other, stored in self.in_flight[warp]:

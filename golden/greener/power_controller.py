@@ -3,18 +3,34 @@ Sections 5.6-5.7) and the spec's interpretations, at the block's ports, cycle by
 
 The register file's power states are a dict of :class:`PowerState` per ``(warp, reg)``;
 a wake-up in progress is the cycle from which the register is usable. Populations are
-counted from the states each cycle (not kept by transitions as in the RTL), so the two
-bookkeepings check each other.
+kept by the transitions, as in the RTL (:attr:`PowerController.kept`);
+:meth:`PowerController.population` counts them from the states instead, and a test holds
+the two equal every cycle of a random stream (the RTL's own populations are proved equal to
+its state counts, ``tb/greener/formal_power_controller.py``).
 """
+
+from typing import NamedTuple
 
 from gpurf.golden.model import PortModel
 from gpurf.hw.greener.configs import STATES, TRANSITIONS, PowerControllerConfig
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.hw.ports import codec
 
-__all__ = ["Ports", "PowerController", "decode_state", "next_state"]
+__all__ = ["Ports", "PowerController", "SetPort", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
+_MOVE = {(old, new): f"{_NAME[old]}_{_NAME[new]}" for old in _NAME for new in _NAME}
+
+
+class SetPort(NamedTuple):
+    """A valid set-state port: its fields, its ``keep_on`` bit, and whether it is a source
+    port (``src_set``; the OFF-read check applies) or a destination port."""
+
+    warp: int
+    reg: int
+    state: int
+    keep_on: int
+    source: bool
 
 
 class Ports:
@@ -103,39 +119,66 @@ class PowerController(PortModel, config=PowerControllerConfig):
         self.cycle = 0
         self.cycles = dict.fromkeys(STATES, 0)
         self.transitions = dict.fromkeys(TRANSITIONS, 0)
+        self.kept = {"off": config.warps * config.regs, "sleep": 0, "on": 0}
+        """Registers per state, kept by the transitions."""
         self.error: tuple[int, int] | None = None
-        self._trace = ""
+        self._trace: tuple | None = None
+        """The last step's cycle, population, sets, wake-ups and error (formatted only by
+        :meth:`line_trace`)."""
         self._heads_bits: int | None = None
         self._heads: list = []
+        self._head_codec = codec(config.head_layout)
+        self._head_width = config.head_layout.size
+        self._head_regs: dict[int, tuple[int, ...] | None] = {}
 
     # -- ports ------------------------------------------------------------------------------
 
-    def unpack_sets(self, inputs: dict) -> list[dict]:
-        """Every set-state port in priority order: ``src_set[k]`` then ``dst_set[k]``, each
-        a dict of its fields plus ``keep_on`` and ``source``."""
+    def unpack_sets(self, inputs: dict) -> list[SetPort]:
+        """Every valid set-state port in priority order: ``src_set[k]`` then
+        ``dst_set[k]``."""
         ports, keep_on = self.ports, self.ports["keep_on"].unpack(inputs["keep_on"])
-        return [{"valid": port.valid, "warp": port.warp, "reg": port.reg, "state": port.state,
-                 "keep_on": keep >> k & 1, "source": source}
+        return [SetPort(port.warp, port.reg, port.state, keep >> k & 1, source)
                 for source, name, keep in ((True, "src_set", keep_on.src),
                                            (False, "dst_set", keep_on.dst))
-                for k, port in enumerate(ports[name].unpack(inputs[name]))]
+                for k, port in enumerate(ports[name].unpack(inputs[name])) if port.valid]
 
-    def unpack_heads(self, bits: int) -> list[list[int] | None]:
+    def unpack_heads(self, bits: int) -> list[tuple[int, ...] | None]:
         """Per warp: the registers its valid head names (in range), or ``None``. (The last
-        answer is kept: a run holds the same heads for many cycles, mostly none.)"""
+        answer is kept: a run holds the same heads for many cycles, mostly none.)
+
+        Element ``w`` of the ``head`` array lies at ``w`` times the element's size (an
+        :class:`amaranth.lib.data.ArrayLayout`); each element is unpacked by the element's
+        codec, and remembered (a stream repeats its instructions)."""
         if bits == self._heads_bits:
             return self._heads
-        regs = self.config.regs
         self._heads_bits = bits
-        self._heads = [[op.reg for op in head.operand if op.valid and op.reg < regs]
-                       if head.valid else None
-                       for head in self.ports["head"].unpack(bits)]
+        width = self._head_width
+        mask = (1 << width) - 1
+        self._heads = [self._head(bits >> (w * width) & mask) for w in range(self.config.warps)]
         return self._heads
 
-    def _exists(self, port: dict) -> bool:
-        return port["warp"] < self.config.warps and port["reg"] < self.config.regs
+    def _head(self, element: int) -> tuple[int, ...] | None:
+        """The registers one packed ``head`` element names (``None``: not valid), unpacked
+        once per distinct element (``()`` marks one not seen yet: ``None`` is an answer)."""
+        regs = self._head_regs.get(element, ())
+        if regs == ():
+            head = self._head_codec.unpack(element)
+            regs = (tuple(op.reg for op in head.operand if op.valid and op.reg < self.config.regs)
+                    if head.valid else None)
+            if len(self._head_regs) > 4096:
+                self._head_regs.clear()
+            self._head_regs[element] = regs
+        return regs
+
+    def _exists(self, port: SetPort) -> bool:
+        return port.warp < self.config.warps and port.reg < self.config.regs
 
     # -- state ------------------------------------------------------------------------------
+
+    def unusable(self, warp: int, regs) -> list[int]:
+        """The registers of ``regs`` not :meth:`usable` (warp ``warp``)."""
+        state, since, now, on = self.state, self.usable_from, self.cycle, PowerState.ON
+        return [r for r in regs if state[warp, r] is not on or since.get((warp, r), 0) > now]
 
     def usable(self, warp: int, reg: int) -> bool:
         """ON and past the end of its wake-up."""
@@ -154,8 +197,8 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     def _outputs(self, heads, population) -> dict:
         config = self.config
-        ready = sum(1 << w for w, regs in enumerate(heads)
-                    if regs is not None and all(self.usable(w, r) for r in regs))
+        ready = sum(1 << w for w, regs in enumerate(heads) if regs is not None
+                    and not (regs and self.unusable(w, regs)))
         mask = (1 << config.acct_bits) - 1
         out = {"ready": ready, "error": int(self.error is not None),
                "error_warp": self.error[0] if self.error else 0,
@@ -170,41 +213,55 @@ class PowerController(PortModel, config=PowerControllerConfig):
     def step(self, inputs: dict) -> dict:
         ports = self.unpack_sets(inputs)
         heads = self.unpack_heads(inputs["head"])
-        population = self.population()
+        population = dict(self.kept)
         outputs = self._outputs(heads, population)
+        claimed, woken = self._edge(ports, enumerate(heads), population)
+        self._trace = (self.cycle - 1, population, claimed, woken, self.error)
+        return outputs
+
+    def fast_step(self, sets: list[SetPort], heads: dict[int, list[int]]) -> None:
+        """:meth:`step`'s edge from plain values, for a caller that needs no outputs (the
+        golden SM): ``sets`` as :meth:`unpack_sets` gives them, ``heads`` the registers
+        each warp's head names (in range, at most ``operands``). No line trace."""
+        self._edge(sets, heads.items(), dict(self.kept))
+
+    def _edge(self, ports, heads, population) -> tuple[set, list]:
+        """The clock edge (the class docstring's order); ``heads`` as ``(warp, registers)``
+        pairs, ``population`` the registers per state during the cycle. Returns the
+        registers set and the wake-ups started."""
         self._check_reads(ports)
         claimed = self._apply_sets(ports)
         woken = self._start_wakeups(heads, claimed)
         for state, count in population.items():
             self.cycles[state] += count
-        self._trace = (f"cycle {self.cycle}: pop {population}, sets {sorted(claimed)}, "
-                       f"wakes {woken}, waking {self._waking()}, error {self.error}")
         self.cycle += 1
-        return outputs
+        return claimed, woken
 
     def _check_reads(self, ports) -> None:
         if self.error is not None:
             return
         for port in ports:
-            if (port["source"] and port["valid"] and self._exists(port)
-                    and self.state[(port["warp"], port["reg"])] is PowerState.OFF):
-                self.error = (port["warp"], port["reg"])
+            if (port.source and self._exists(port)
+                    and self.state[(port.warp, port.reg)] is PowerState.OFF):
+                self.error = (port.warp, port.reg)
                 return
 
     def _move(self, key, new: PowerState) -> None:
         old = self.state[key]
         if old is not new:
-            self.transitions[f"{_NAME[old]}_{_NAME[new]}"] += 1
+            self.transitions[_MOVE[old, new]] += 1
+            self.kept[_NAME[old]] -= 1
+            self.kept[_NAME[new]] += 1
             self.state[key] = new
 
     def _apply_sets(self, ports) -> set:
         claimed = set()
         for port in ports:
-            key = (port["warp"], port["reg"])
-            if not port["valid"] or not self._exists(port) or key in claimed:
+            key = (port.warp, port.reg)
+            if not self._exists(port) or key in claimed:
                 continue
             claimed.add(key)
-            new = next_state(port["state"], bool(port["keep_on"]), policy=self.config.policy)
+            new = next_state(port.state, bool(port.keep_on), policy=self.config.policy)
             self._move(key, new)
             if new is not PowerState.ON:
                 self.usable_from.pop(key, None)
@@ -212,7 +269,7 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     def _start_wakeups(self, heads, claimed) -> list:
         woken = []
-        for warp, regs in enumerate(heads):
+        for warp, regs in heads:
             for reg in regs or ():
                 key = (warp, reg)
                 old = self.state[key]
@@ -223,8 +280,13 @@ class PowerController(PortModel, config=PowerControllerConfig):
                 woken.append((key, _NAME[old]))
         return woken
 
-    def _waking(self) -> list:
-        return sorted(k for k, c in self.usable_from.items() if c > self.cycle)
+    def _waking(self, cycle: int) -> list:
+        return sorted(k for k, c in self.usable_from.items() if c > cycle)
 
     def line_trace(self) -> str:
-        return f"power_controller: {self._trace or '-'}"
+        """The last step, with the wake-ups still in progress after it."""
+        if self._trace is None:
+            return "power_controller: -"
+        cycle, population, claimed, woken, error = self._trace
+        return (f"power_controller: cycle {cycle}: pop {population}, sets {sorted(claimed)}, "
+                f"wakes {woken}, waking {self._waking(cycle)}, error {error}")

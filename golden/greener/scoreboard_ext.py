@@ -60,13 +60,27 @@ class ScoreboardExt(PortModel, config=ScoreboardExtConfig):
         ready = fits(self.reserved[warp], sources, config.sources)
         outputs = {"reserve__ready": int(ready), "hazard": hazard, "full": full}
         self._trace = " ".join(f"w{w}{regs}" for w, regs in enumerate(self.reserved) if regs)
-        for port in self.ports["release"].unpack(inputs["release"]):
-            if port.valid:
-                self.reserved[port.warp] = [r for r in self.reserved[port.warp]
-                                            if r != port.reg]
-        if inputs["reserve__valid"] and ready:
-            self.reserved[warp].extend(sources)
+        releases = [(port.warp, port.reg) for port in self.ports["release"].unpack(
+            inputs["release"]) if port.valid]
+        self._edge(releases, (warp, sources) if inputs["reserve__valid"] and ready else None)
         return outputs
+
+    def fast_step(self, releases, reserve=None) -> None:
+        """:meth:`step`'s edge from plain values, for a caller that has checked the
+        reservation fits (the golden SM): ``releases`` ``[(warp, reg), ...]``, ``reserve``
+        ``(warp, sources)`` or ``None``. No checks, no line trace."""
+        if reserve is not None and not fits(self.reserved[reserve[0]], reserve[1],
+                                            self.config.sources):
+            reserve = None
+        self._edge(releases, reserve)
+
+    def _edge(self, releases, reserve) -> None:
+        """Every release empties its register's reservations in its warp, then the
+        accepted ``reserve`` adds its sources."""
+        for warp, reg in releases:
+            self.reserved[warp] = [r for r in self.reserved[warp] if r != reg]
+        if reserve is not None:
+            self.reserved[reserve[0]].extend(reserve[1])
 
     def line_trace(self) -> str:
         return f"scoreboard_ext: {self._trace}"

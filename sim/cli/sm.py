@@ -93,16 +93,25 @@ def _timing_options(command):
                    "configuration), wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc) or "
                    "compression[:QUALITY] (perfect, high); wir and compression on fermi "
                    "unless the timing options say otherwise; beside the baseline.")
+@click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
+              help="--mechanism greener: where a warp wakes its registers (Fig. 5: issue) "
+                   "[default: issue].")
+@click.option("--wake-latency", type=click.IntRange(1, 4), default=None, metavar="X",
+              help="--mechanism greener: wake-up cycles, SLEEP->ON X and OFF->ON 2X "
+                   "(Section 5.7) [default: 1].")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
-           mechanism, as_json):
+           mechanism, wake_at, wake_latency, as_json):
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
+    wake = {k: v for k, v in (("wake_at", wake_at), ("latency", wake_latency)) if v is not None}
+    if wake and (mechanism or "").partition(":")[0] != "greener":
+        raise BadInput("--wake-at and --wake-latency apply to --mechanism greener only")
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
-        _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json)
+        _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json, wake)
         return
     config = None
     if timing:
@@ -133,7 +142,8 @@ MECHANISMS = ("compression", "greener", "wir")
 """Mechanisms ``sm run --mechanism`` puts in the SM (RegLess: issue 16)."""
 
 
-def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json):
+def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json,
+                   wake=None):
     """``sm run --mechanism M[:CONFIG]``: the mechanism's run beside the baseline; exit 1 on
     an output mismatch."""
     name, _, variant = mechanism.partition(":")
@@ -152,7 +162,7 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
         if given:
             raise BadInput(f"--mechanism greener runs on the paper's k20x configuration; "
                            f"{', '.join(given)} do not apply")
-        _run_greener(kernel, size, variant or "greener", as_json)
+        _run_greener(kernel, size, variant or "greener", as_json, **(wake or {}))
         return
     config = None
     if given:
@@ -165,7 +175,7 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
         _run_compression(kernel, size, variant or "perfect", config, as_json)
 
 
-def _run_greener(kernel, size, policy, as_json):
+def _run_greener(kernel, size, policy, as_json, wake_at="issue", latency=1):
     from gpurf.sim.greener import OutputMismatchError, compare, sm_run_greener
     from gpurf.sim.sm.power import POLICIES
 
@@ -174,9 +184,11 @@ def _run_greener(kernel, size, policy, as_json):
     try:
         with kernel_errors():
             if as_json:
-                echo_json(with_provenance(compare(kernel, size, policies=(policy,))))
+                echo_json(with_provenance(compare(kernel, size, policies=(policy,),
+                                                  latencies=(latency,), wake_at=wake_at)))
             else:
-                click.echo(sm_run_greener(kernel, size, policy=policy))
+                click.echo(sm_run_greener(kernel, size, policy=policy, wake_at=wake_at,
+                                          latency=latency))
     except OutputMismatchError as error:
         click.echo(f"FAIL {error}", err=True)
         sys.exit(1)

@@ -2,7 +2,10 @@
 oracle against always-ON, every kernel run on the golden SM with the power states in the
 loop (:func:`gpurf.sim.greener.compare`), beside the paper's Figs. 6-9 and 11-12."""
 
+import multiprocessing
+import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from gpurf.golden.greener.energy import ENDS
 from gpurf.sim.greener import LATENCIES, compare, gmean_ratio
@@ -12,10 +15,12 @@ from gpurf.synth.papers import paper_values
 
 from .result import Comparison, Plot, Result, Series, Table
 
-__all__ = ["SIZES", "reproduce"]
+__all__ = ["SIZES", "reproduce", "result_of"]
 
 SIZES = {"test": "test", "paper": "paper"}
 """Per ``--size``: the kernels' launch size."""
+JOBS = min(2, os.cpu_count() or 1)
+"""Worker processes of a reproduction (a kernel's 12 runs each): the machine's 2 cores."""
 
 NAMES = {"greener": "GReEneR", "compiler": "Comp-OPT", "runtime": "Run-time only",
          "sleep_reg": "Sleep-Reg", "oracle": "Oracle states"}
@@ -168,19 +173,46 @@ def _plots(leak, optimizations, wakeup, papers) -> list[Plot]:
     ]
 
 
+def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int, jobs: int,
+                 say: Callable[[str], None]) -> list[dict]:
+    """:func:`compare` of every kernel of ``names``, on ``jobs`` worker processes (each
+    kernel's runs in one), in ``names``' order."""
+    def told(name: str) -> None:
+        say(f"greener: {name} ({launch}) done: always-ON, {', '.join(POLICIES)}; "
+            f"X = {', '.join(map(str, latencies))}")
+
+    if jobs <= 1:
+        results = []
+        for name in names:
+            results.append(compare(name, launch, latencies=latencies, threshold=threshold))
+            told(name)
+        return results
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        futures = {pool.submit(compare, name, launch, latencies=latencies,
+                               threshold=threshold): name for name in names}
+        for future in as_completed(futures):
+            told(futures[future])
+        return [future.result() for future in futures]
+
+
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
-              kernels: list[str] | None = None, latencies=None, threshold: int = 3) -> Result:
+              kernels: list[str] | None = None, latencies=None, threshold: int = 3,
+              jobs: int = JOBS) -> Result:
     """Every kernel (one per kernel file, or ``kernels``): the baseline, every policy at
     X = 1, GReEneR and Sleep-Reg at the other ``latencies`` (default :data:`LATENCIES`);
-    ``threshold`` is GReEneR's W (and the oracle's)."""
+    ``threshold`` is GReEneR's W (and the oracle's); ``jobs`` worker processes."""
+    latencies = tuple(latencies or LATENCIES)
+    results = _compare_all(list(kernels or one_per_kernel()), SIZES[size], latencies,
+                           threshold, jobs, say)
+    return result_of(size, results, latencies)
+
+
+def result_of(size: str, results: list[dict], latencies=LATENCIES) -> Result:
+    """The reproduction's tables, figures and comparisons from :func:`compare`'s results
+    (one per kernel, every policy at ``latencies[0]``, the sweep at the others)."""
     papers = paper_values("greener")
-    latencies = latencies or LATENCIES
     launch = SIZES[size]
-    results = []
-    for name in kernels or one_per_kernel():
-        say(f"greener: {name} ({launch}): always-ON, {', '.join(POLICIES)}; "
-            f"X = {', '.join(map(str, latencies))}")
-        results.append(compare(name, launch, latencies=tuple(latencies), threshold=threshold))
     leak = _leakage_rows(results)
     optimizations = _optimization_rows(results)
     wakeup = _wakeup_rows(results, latencies)
@@ -222,4 +254,7 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
                          "(Table 2: LRR, 4 schedulers, 32 banks, 16 blocks, 64 warps), the "
                          "power states applied in the loop (sim/sm/power.py: wake-ups at "
                          "issue, the golden correction table and scoreboard extension); every "
-                         "run's outputs equal numpy."])
+                         "run's outputs equal numpy.",
+                         f"CPU time of the runs: {sum(r['cpu_seconds'] for r in results):.1f} s "
+                         f"over {len(results)} kernels (per kernel: `cpu_seconds` of "
+                         f"`sim.greener.compare`)."])

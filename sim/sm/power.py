@@ -2,8 +2,11 @@
 
 A :class:`RegisterPower` rides on a :class:`~gpurf.sim.sm.timing.TimingSM` (handed to it as
 ``power=``): the timing model consults it at issue and tells it of every issue and dispatch.
-Per sub-core (scheduler) it holds one *power domain*, the golden blocks at their ports,
-stepped once per cycle (idle stretches fast-forwarded exactly, :meth:`_Domain.idle`):
+Per sub-core (scheduler) it holds one *power domain*, the golden blocks, stepped once per
+cycle (idle stretches fast-forwarded exactly, :meth:`_Domain.idle`) through their fast
+paths (``fast_step``: ``step``'s edge from plain values; :class:`_Fast`), or through their
+ports when recording traces (:class:`_Packed`); ``check_fast=True`` drives a ported twin
+beside the fast paths and raises :class:`FastPathError` where their states part:
 
 - :class:`~gpurf.golden.greener.power_controller.PowerController`: the state of every warp
   register of the sub-core's warp slots (all OFF at reset), wake-ups and the accounting
@@ -48,7 +51,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from gpurf.golden.greener.correction_table import CorrectionTable, keep_on
-from gpurf.golden.greener.power_controller import Ports, PowerController
+from gpurf.golden.greener.power_controller import Ports, PowerController, SetPort
 from gpurf.golden.greener.scoreboard_ext import ScoreboardExt, fits, touches
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.sim.passes.greener.power_pass import (
@@ -61,7 +64,8 @@ from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .warp import ExecutionError
 
-__all__ = ["POLICIES", "WAKE_AT", "InstructionSets", "PowerError", "PowerSettings",
+__all__ = ["POLICIES", "WAKE_AT", "FastPathError", "InstructionSets", "PowerError",
+           "PowerSettings",
            "RegisterPower", "oracle_sets", "static_operands"]
 
 POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
@@ -180,34 +184,150 @@ def oracle_sets(pcs, static: InstructionSets, threshold: int) -> list[tuple[dict
     return out
 
 
+_STATIC: dict[tuple, tuple[int, InstructionSets]] = {}
+"""Registers and set-state requests per kernel and pass (a reproduction runs a kernel's
+launches under many policies and latencies)."""
+
+
+def _static(kernel, settings: PowerSettings) -> tuple[int, InstructionSets]:
+    """The kernel's registers per thread and its instructions' set-state requests under
+    ``settings`` (the pass's, or ``settings.states``)."""
+    sleep_all = settings.policy in ("runtime", "sleep_reg")
+    key = (kernel.file, kernel.name, kernel.instructions, sleep_all, settings.threshold)
+    if settings.states is not None:
+        return allocate_registers(kernel).registers, static_operands(settings.states)
+    if key not in _STATIC:
+        if len(_STATIC) >= 64:
+            _STATIC.clear()
+        states = (sleep_reg_pass(kernel) if sleep_all
+                  else power_pass(kernel, settings.threshold))
+        _STATIC[key] = allocate_registers(kernel).registers, static_operands(states)
+    return _STATIC[key]
+
+
+class _Packed:
+    """Drives the three golden blocks through their ports (``step``, packed values): what
+    a recording needs (every cycle's port traffic) and the reference of :class:`_Fast`."""
+
+    def __init__(self, controller, table, ext, record=None):
+        self.controller, self.table, self.ext = controller, table, ext
+        self.ports = Ports(_params(controller))
+        self.step_controller, self.step_ext = controller.step, ext.step
+        self.step_table = table.step if table is not None else None
+        if record is not None:
+            self.step_controller = record("greener.power_controller",
+                                          _params(controller), controller).step
+            self.step_ext = record("greener.scoreboard_ext", _params(ext), ext).step
+            if table is not None:
+                self.step_table = record("greener.correction_table", _params(table),
+                                         table).step
+
+    def drive_controller(self, srcs, dsts, keep_src: int, keep_dst: int, heads) -> None:
+        self.step_controller(self.ports.inputs(
+            src=[s[:3] for s in srcs], dst=[d[:3] for d in dsts], keep_src=keep_src,
+            keep_dst=keep_dst, heads={w: regs[:HEAD] for w, regs in heads.items()}))
+
+    def drive_table(self, sets, insert, remove) -> int:
+        ports = self.table.ports
+        queries = [{"valid": 1, "warp": w, "pc": pc, "reg": r} for w, r, _, pc in sets]
+        queries += [0] * (2 * PORTS - len(queries))
+        inputs = {"query": ports["query"].pack(queries),
+                  "insert__valid": int(insert is not None), "insert__payload": 0,
+                  "remove__valid": int(remove is not None), "remove__payload": 0}
+        if insert is not None:
+            warp, pc, regs = insert
+            regs = regs[:PORTS]
+            inputs["insert__payload"] = ports["insert__payload"].pack(
+                {"warp": warp, "pc": pc, "valid": (1 << len(regs)) - 1,
+                 "reg": regs + [regs[0]] * (PORTS - len(regs))})
+        if remove is not None:
+            inputs["remove__payload"] = ports["remove__payload"].pack(
+                {"warp": remove[0], "pc": remove[1]})
+        return self.step_table(inputs)["keep_on"] & ((1 << len(sets)) - 1)
+
+    def drive_ext(self, srcs, reserve) -> None:
+        ports = self.ext.ports
+        releases = [{"valid": 1, "warp": w, "reg": r} for w, r, _, _ in srcs]
+        releases += [0] * (PORTS - len(releases))
+        inputs = {"release": ports["release"].pack(releases), "check": 0,
+                  "reserve__valid": 0, "reserve__payload": 0}
+        if reserve is not None:
+            warp, regs = reserve
+            inputs["reserve__valid"] = 1
+            inputs["reserve__payload"] = ports["reserve__payload"].pack(
+                {"warp": warp, "valid": (1 << len(regs)) - 1,
+                 "reg": regs + [0] * (PORTS - len(regs))})
+        self.step_ext(inputs)
+
+
+class _Fast(_Packed):
+    """Drives the same blocks through their fast paths (``fast_step``, plain values): the
+    same edges as :class:`_Packed` without packing a port (``check_fast`` of
+    :class:`RegisterPower` runs both side by side and compares them every cycle)."""
+
+    def drive_controller(self, srcs, dsts, keep_src: int, keep_dst: int, heads) -> None:
+        sets = [SetPort(w, r, s, keep_src >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
+        sets += [SetPort(w, r, s, keep_dst >> k & 1, False)
+                 for k, (w, r, s, _) in enumerate(dsts)]
+        self.controller.fast_step(sets, {w: regs[:HEAD] for w, regs in heads.items()})
+
+    def drive_table(self, sets, insert, remove) -> int:
+        if insert is not None:
+            insert = insert[0], insert[1], insert[2][:PORTS]
+        return self.table.fast_step([(w, pc, r) for w, r, _, pc in sets], insert, remove)
+
+    def drive_ext(self, srcs, reserve) -> None:
+        self.ext.fast_step([(w, r) for w, r, _, _ in srcs], reserve)
+
+
+def _params(model) -> dict:
+    """A golden model's parameters (its config's fields)."""
+    return {name: getattr(model.config, name) for name in model.config.__dataclass_fields__}
+
+
+class FastPathError(RuntimeError):
+    """``check_fast``: the fast paths' state left the ports' (``step``) state."""
+
+
+def _blocks_state(drive: _Packed) -> dict:
+    """Everything the three blocks hold, for :class:`FastPathError`'s comparison."""
+    c, t, e = drive.controller, drive.table, drive.ext
+    state = {"states": c.state, "usable_from": c.usable_from, "cycle": c.cycle,
+             "cycles": c.cycles, "transitions": c.transitions, "error": c.error,
+             "reserved": e.reserved}
+    if t is not None:
+        state.update(in_flight=t.in_flight, clear_left=t.clear_left)
+    return state
+
+
 class _Domain:
     """One sub-core's golden blocks and the requests waiting for their ports."""
 
-    def __init__(self, slots: int, regs: int, settings: PowerSettings, record=None):
+    def __init__(self, slots: int, regs: int, settings: PowerSettings, record=None,
+                 check_fast: bool = False):
         params = {"warps": max(2, slots), "regs": max(2, regs), "src_ports": PORTS,
                   "dst_ports": PORTS, "sleep_wakeup": settings.sleep_wakeup,
                   "off_wakeup": settings.off_wakeup,
                   "policy": "sleep_reg" if settings.policy == "sleep_reg" else "greener",
                   "counter_width": 48}
-        self.ports = Ports(params)
-        self.controller = PowerController(**params)
         shape = {"warps": params["warps"], "regs": params["regs"]}
         table = {**shape, "entries": ENTRIES, "entry_regs": PORTS, "pc_bits": PC_BITS,
                  "query_ports": 2 * PORTS}
         ext = {**shape, "sources": PORTS, "dests": PORTS, "check_ports": 1,
                "release_ports": PORTS}
-        self.table = CorrectionTable(**table) if settings.policy in _TABLE else None
-        self.ext = ScoreboardExt(**ext)
-        self.exact = record is not None
+
+        def blocks():
+            return (PowerController(**params),
+                    CorrectionTable(**table) if settings.policy in _TABLE else None,
+                    ScoreboardExt(**ext))
+
+        self.drive = _Packed(*blocks(), record) if record is not None else _Fast(*blocks())
+        self.controller, self.table, self.ext = (self.drive.controller, self.drive.table,
+                                                 self.drive.ext)
+        self.twin = _Packed(*blocks()) if check_fast else None
+        """``check_fast``: the same blocks driven through their ports, compared each cycle."""
+        self.exact = record is not None or check_fast
         """Step every block every cycle (recording traces): no idle fast-forward."""
-        self.step_controller, self.step_ext = self.controller.step, self.ext.step
-        self.step_table = self.table.step if self.table is not None else None
-        if record is not None:
-            self.step_controller = record("greener.power_controller", params,
-                                          self.controller).step
-            self.step_ext = record("greener.scoreboard_ext", ext, self.ext).step
-            if self.table is not None:
-                self.step_table = record("greener.correction_table", table, self.table).step
         self.src_queue: deque = deque()
         """Source sets ``(warp, reg, state, pc)`` waiting for a port (FIFO)."""
         self.dst_at: dict[int, list] = defaultdict(list)
@@ -246,7 +366,7 @@ class _Domain:
         """``cycles`` cycles with every port idle: exactly what as many ``step`` calls with
         idle inputs do (no state changes; register-cycles accrue at the population)."""
         model = self.controller
-        for state, count in model.population().items():
+        for state, count in model.kept.items():
             model.cycles[state] += count * cycles
         model.cycle += cycles
 
@@ -260,15 +380,19 @@ class _Domain:
         self.dst_load.pop(cycle, None)
         keep = self._keep(srcs + dsts)
         keep_src, keep_dst = keep & ((1 << len(srcs)) - 1), keep >> len(srcs)
+        drives = (self.drive,) if self.twin is None else (self.drive, self.twin)
         if srcs or dsts or self.wakes or self.exact:
-            self.step_controller(self.ports.inputs(
-                src=[s[:3] for s in srcs], dst=[d[:3] for d in dsts], keep_src=keep_src,
-                keep_dst=keep_dst, heads={w: regs[:HEAD] for w, regs in self.wakes.items()}))
+            for drive in drives:
+                drive.drive_controller(srcs, dsts, keep_src, keep_dst, self.wakes)
         else:
             self.idle(1)
         if srcs or self.reserve is not None or self.exact:
-            self._step_ext(srcs)
+            for drive in drives:
+                drive.drive_ext(srcs, self.reserve)
+            self.reserve = None
         self.wakes = {}
+        if self.twin is not None:
+            self._compare(cycle)
         return ([(s, keep_src >> k & 1) for k, s in enumerate(srcs)],
                 [(d, keep_dst >> k & 1) for k, d in enumerate(dsts)])
 
@@ -279,40 +403,20 @@ class _Domain:
         if table is None or not (sets or self.inserts or self.removes or table.clear_left
                                  or self.exact):
             return 0
-        ports = table.ports
-        queries = [{"valid": 1, "warp": w, "pc": pc, "reg": r} for w, r, _, pc in sets]
-        queries += [0] * (2 * PORTS - len(queries))
         insert = self.inserts.popleft() if self.inserts else None
         remove = self.removes.popleft() if self.removes else None
-        inputs = {"query": ports["query"].pack(queries),
-                  "insert__valid": int(insert is not None), "insert__payload": 0,
-                  "remove__valid": int(remove is not None), "remove__payload": 0}
-        if insert is not None:
-            warp, pc, regs = insert
-            regs = regs[:PORTS]
-            inputs["insert__payload"] = ports["insert__payload"].pack(
-                {"warp": warp, "pc": pc, "valid": (1 << len(regs)) - 1,
-                 "reg": regs + [regs[0]] * (PORTS - len(regs))})
-        if remove is not None:
-            inputs["remove__payload"] = ports["remove__payload"].pack(
-                {"warp": remove[0], "pc": remove[1]})
-        bits = self.step_table(inputs)["keep_on"]
-        return bits & ((1 << len(sets)) - 1)
+        keep = self.drive.drive_table(sets, insert, remove)
+        if self.twin is not None and self.twin.drive_table(sets, insert, remove) != keep:
+            raise FastPathError(f"correction table: keep_on {keep:#x} on the fast path, "
+                                   f"not the ports' (cycle {self.controller.cycle})")
+        return keep
 
-    def _step_ext(self, srcs) -> None:
-        ports = self.ext.ports
-        releases = [{"valid": 1, "warp": w, "reg": r} for w, r, _, _ in srcs]
-        releases += [0] * (PORTS - len(releases))
-        inputs = {"release": ports["release"].pack(releases), "check": 0,
-                  "reserve__valid": 0, "reserve__payload": 0}
-        if self.reserve is not None:
-            warp, regs = self.reserve
-            inputs["reserve__valid"] = 1
-            inputs["reserve__payload"] = ports["reserve__payload"].pack(
-                {"warp": warp, "valid": (1 << len(regs)) - 1,
-                 "reg": regs + [0] * (PORTS - len(regs))})
-            self.reserve = None
-        self.step_ext(inputs)
+    def _compare(self, cycle: int) -> None:
+        fast, ports = _blocks_state(self.drive), _blocks_state(self.twin)
+        for name, value in fast.items():
+            if value != ports[name]:
+                raise FastPathError(f"cycle {cycle}: {name} differs on the fast path "
+                                       f"from step's: {value} != {ports[name]}")
 
 
 class RegisterPower:
@@ -323,13 +427,16 @@ class RegisterPower:
     :meth:`counters`.
     """
 
-    def __init__(self, settings: PowerSettings = PowerSettings(), *, record=None):
+    def __init__(self, settings: PowerSettings = PowerSettings(), *, record=None,
+                 check_fast: bool = False):
         self.settings = settings
+        self.check_fast = check_fast
+        """Drive a second copy of the blocks through their ports (``step``) every cycle and
+        raise :class:`FastPathError` where the fast paths' state differs (tests)."""
         self.record = record
         """``record(sub_core)`` -> ``None`` or ``recorder(block, params, model)`` returning
         the model to drive in its place (a :class:`gpurf.golden.trace.Recorder`)."""
         self.domains: list[_Domain] = []
-        self.now = 0
         self.wake_at_decode = settings.wake_at == "decode"
         self.oracle: dict[int, list] = {}
         self.in_flight: dict[tuple[int, int], deque] = defaultdict(deque)
@@ -344,17 +451,14 @@ class RegisterPower:
         if self.sm is not None:
             raise RuntimeError("a RegisterPower rides on one SM run")
         self.sm, self.program = sm, sm.program
-        kernel = sm.program.kernel
-        self.regs = allocate_registers(kernel).registers
-        states = self.settings.states
-        if states is None:
-            states = (sleep_reg_pass(kernel) if self.settings.policy in ("runtime", "sleep_reg")
-                      else power_pass(kernel, self.settings.threshold))
-        self.static = static_operands(states)
+        self.regs, self.static = _static(sm.program.kernel, self.settings)
+        self.reserves = [list(src)[:PORTS] for src in self.static.src]
+        """Per pc: the source registers its issue reserves (the extension's slots)."""
         if len(self.static.src) != len(sm.program.code):
             raise ValueError("the power states cover a different program")
         self.domains = [_Domain(sm.config.slots, self.regs, self.settings,
-                                self.record(index) if self.record else None)
+                                self.record(index) if self.record else None,
+                                self.check_fast)
                         for index in range(sm.config.subcores)]
         return self
 
@@ -362,21 +466,22 @@ class RegisterPower:
         """The slots of ``slots`` (ready by the scoreboard) whose next instruction may
         issue: no RAR/WAR reservation in its way, every register ON and usable, none of
         them leaving ON this cycle. The others (wake at issue) ask for their wake-ups."""
-        self._catch_up(now)
+        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         controller, reserved = domain.controller, domain.ext.reserved
-        landing = self._landing(domain, now)
+        landing = None
         out = []
         for slot in slots:
             warp = sub.slots[slot]
             pc = warp.pcs[warp.pos]
             regs = self.static.regs[pc]
-            if touches(reserved[slot], regs) or not fits(
-                    reserved[slot], list(self.static.src[pc])[:PORTS], PORTS):
+            if reserved[slot] and (touches(reserved[slot], regs) or not fits(
+                    reserved[slot], self.reserves[pc], PORTS)):
                 continue
-            asleep = [r for r in regs if not controller.usable(slot, r)
-                      or (slot, r) in landing]
-            if not asleep:
+            asleep = controller.unusable(slot, regs)
+            if landing is None:
+                landing = self._landing(domain, now)
+            if not asleep and not any((slot, r) in landing for r in regs):
                 out.append(slot)
                 continue
             self.wakeup_stalls += 1
@@ -387,9 +492,9 @@ class RegisterPower:
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc`` in cycle ``now``: reserve its sources, decode its next
         instruction into the correction table."""
-        self._catch_up(now)
+        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
-        sources = list(self.static.src[pc])[:PORTS]
+        sources = self.reserves[pc]
         if sources:
             domain.reserve = (warp.slot, sources)
         index = warp.pos - 1
@@ -402,7 +507,7 @@ class RegisterPower:
         """``pc`` of ``warp`` left the collector in cycle ``now`` (its sources were read)
         and writes back in cycle ``done``: queue its set-state requests. Returns the cycle
         its destinations' states have landed (its scoreboard entries are held till then)."""
-        self._catch_up(now)
+        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         slot = warp.slot
         for reg in self.static.reads[pc]:
@@ -412,7 +517,8 @@ class RegisterPower:
         domain.src_queue.extend((slot, r, s, pc) for r, s in src.items())
         if dst:
             return domain.book_writeback(done, [(slot, r, s, pc) for r, s in dst.items()])
-        domain.removes.append((slot, pc))
+        if domain.table is not None:
+            domain.removes.append((slot, pc))
         return done
 
     def finish(self, cycles: int) -> None:
@@ -468,9 +574,14 @@ class RegisterPower:
                 leaving.add((warp, reg))
         return leaving
 
-    def _catch_up(self, now: int) -> None:
-        """Take every domain's edges up to (not including) cycle ``now``."""
-        for index, domain in enumerate(self.domains):
+    def _catch_up(self, now: int, only: int | None = None) -> None:
+        """Take every domain's edges up to (not including) cycle ``now``; with ``only``,
+        that domain's alone (waking at issue, a domain's edges depend on its own requests
+        alone, and every request reaches it through a hook that catches it up first)."""
+        indices = (range(len(self.domains)) if only is None or self.wake_at_decode
+                   else (only,))
+        for index in indices:
+            domain = self.domains[index]
             cycle = domain.controller.cycle
             while cycle < now:
                 if self.wake_at_decode:
@@ -483,7 +594,6 @@ class RegisterPower:
                     continue
                 self._apply(domain, *domain.step(cycle), cycle)
                 cycle += 1
-        self.now = now
 
     def _decodes(self, index: int, cycle: int) -> list[int]:
         """Wake at decode: the cycles after ``cycle`` a held warp decodes its next
@@ -517,7 +627,8 @@ class RegisterPower:
             if model.state[(warp, reg)] is PowerState.OFF:
                 domain.dropped.add((warp, reg))
         finished = {(w, pc) for (w, _, _, pc), _ in dsts}
-        domain.removes.extend(sorted(finished))
+        if domain.table is not None:
+            domain.removes.extend(sorted(finished))
 
     def _where(self, warp, pc: int, reg: int, cycle: int, what: str) -> str:
         block = warp.block.id if warp.block is not None else "?"

@@ -12,7 +12,9 @@ latencies themselves (besides the golden comparison), back-to-back and colliding
 keep_on and the OFF-read error.
 """
 
+from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gpurf.golden.greener.power_controller import Ports
 from gpurf.hw.greener.layouts import PowerState
@@ -35,8 +37,9 @@ class Instr:
     due: int = 0
     uid: int = field(default=0)
 
-    @property
+    @cached_property
     def regs(self):
+        """Sources then destinations (fixed once the instruction is made)."""
         return [*self.srcs, *self.dsts]
 
 
@@ -70,9 +73,9 @@ def random_pipeline(params, rng, cycles):
     uid = 0
     out = yield ports.inputs()
     for cycle in range(cycles):
+        reading_warps = {i.warp for i in reading}
         for w in range(ports.warps):
-            busy_read = any(i.warp == w for i in reading)
-            if w not in heads and not busy_read:
+            if w not in heads and w not in reading_warps:
                 if gap[w] == 0:
                     uid += 1
                     heads[w] = _new_instr(ports, rng, w, uid)
@@ -124,9 +127,12 @@ def _issue(out, heads, writing, rng):
     in-flight write of the warp touches its registers (scoreboard RAW/WAW)."""
     if out is None:
         return None
+    written = defaultdict(set)
+    for instr in writing:
+        written[instr.warp].update(instr.dsts)
     candidates = [w for w, instr in heads.items()
                   if out["ready"] >> w & 1 and rng.random() < 0.7
-                  and not any(i.warp == w and set(i.dsts) & set(instr.regs) for i in writing)]
+                  and written[w].isdisjoint(instr.regs)]
     return rng.choice(candidates) if candidates else None
 
 
