@@ -44,7 +44,6 @@ warp has retired. Cycles in which no sub-core can act are skipped to the next ev
 """
 
 import bisect
-import copy
 import dataclasses
 import heapq
 import itertools
@@ -56,14 +55,12 @@ from functools import cache
 import numpy as np
 
 from gpurf.golden.subcore.assignment import shuffle_table, srr_table
-from gpurf.golden.subcore.operand_collector import OperandCollector, bank_of
-from gpurf.golden.subcore.rba_scorer import RbaScorer
-from gpurf.golden.subcore.subcore_assigner import SubcoreAssigner
-from gpurf.golden.subcore.warp_selector import pick_warp
+from gpurf.golden.subcore.operand_collector import bank_of
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .batch import COHORT, new_traces, run_blocks
+from .blocks import GOLDEN
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
@@ -298,18 +295,10 @@ class _SubCore:
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
-        self.oc = OperandCollector(cus=config.cus, banks=config.banks,
-                                   operands=config.operands, lanes=32, data_width=32,
-                                   slots=config.slots, reg_bits=8,
-                                   read_latency=config.read_latency,
-                                   bank_map=config.bank_map)
-        self.scorer = None
-        if config.scheduler == "rba":
-            self.scorer = RbaScorer(slots=config.slots, operands=config.operands,
-                                    banks=config.banks, cus=config.cus,
-                                    score_width=config.score_width,
-                                    score_latency=config.score_latency)
-        self.oc.carries_data = False
+        blocks = sm.blocks
+        self.oc = blocks.collector(config, index)
+        self.scorer = blocks.scorer(config, index) if config.scheduler == "rba" else None
+        self.pick_warp = blocks.selector(config, index) if self.picks else None
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.unit_of = sm.info.unit
@@ -397,7 +386,7 @@ class _SubCore:
         """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
         oc = self.oc
         ready = None
-        if not oc.order and oc.buffer is None:
+        if oc.idle:
             ready = self._ready(now)
             if not ready:
                 self.writes.pop(now, None)
@@ -430,8 +419,9 @@ class _SubCore:
             ready = self.sm.power.ready(self, ready, now)
         if accepts and ready:
             if self.picks:
-                chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
-                                              greedy=self.greedy, rba_greedy=self.rba_greedy)]
+                chosen = self.slots[self.pick_warp(ready, self.age, scores,
+                                                   policy=self.policy, greedy=self.greedy,
+                                                   rba_greedy=self.rba_greedy)]
             else:
                 chosen = self.slots[self._select(ready)]
             pc, pos = chosen.pcs[chosen.pos], chosen.pos
@@ -603,12 +593,16 @@ class TimingSM:
     needs : sequence of tuples, optional
         Per instruction, the register slots whose pending writes it waits for (default:
         its sources, guard and destinations).
+    blocks : GoldenBlocks, optional
+        Factory of the sub-core blocks the SM consults (:mod:`gpurf.sim.sm.blocks`;
+        default: the golden models).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
                  cohort: int = COHORT, values=False, power=None, registers=None,
-                 stages=None, overwrites=None, needs=None):
+                 stages=None, overwrites=None, needs=None, blocks=GOLDEN):
         self.cohort = cohort
+        self.blocks = blocks
         self.program = program
         self.config = config
         self.info = static_info(program)
@@ -630,8 +624,7 @@ class TimingSM:
         self.make_block = make_block
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
-        self.assigner = SubcoreAssigner(subcores=max(2, config.subcores),
-                                        depth=config.hash_depth)
+        self.assigner = blocks.assigner(config)
         self.pipe = config.pipeline
         self.latency = [self._after(config.int_latency), self._after(config.fp32_latency),
                         self._after(config.sfu_latency), 0,
@@ -652,9 +645,9 @@ class TimingSM:
     # -- assignment --------------------------------------------------------------------
     def _launch(self) -> None:
         config = self.config
-        self._trial = None
-        """The assigner after placing the next block's warps, and its picks (computed
-        once per block by :meth:`_fits`, taken over when the block is admitted)."""
+        self._upcoming: list[int] = []
+        """Sub-cores the assigner gave the next warps to be admitted (drawn by :meth:`_fits`,
+        one assigner step per warp in launch order, taken when the block is admitted)."""
         hashed = config.assign != "rr"
         self.mode = MODE_HASHED if hashed else MODE_ROUND_ROBIN
         self._assign_step({"launch": 1})
@@ -664,16 +657,18 @@ class TimingSM:
             for index, byte in enumerate(table):
                 self._assign_step({"table_we": 1, "table_index": index, "table_data": byte})
 
-    def _assign_step(self, inputs, assigner=None):
+    def _assign_step(self, inputs):
         ports = {"warp": 0, "launch": 0, "mode": self.mode, "table_we": 0, "table_index": 0,
                  "table_data": 0, **inputs}
-        return (assigner or self.assigner).step(ports)
+        return self.assigner.step(ports)
 
-    def _assignment(self, warps: int, assigner=None) -> list[int]:
-        picks = [self._assign_step({"warp": 1}, assigner)["subcore"] for _ in range(warps)]
-        if self.config.subcores == 1:
-            return [0] * warps
-        return picks
+    def _picks(self, warps: int) -> list[int]:
+        """The sub-cores of the next ``warps`` warps to be admitted."""
+        upcoming = self._upcoming
+        while len(upcoming) < warps:
+            pick = self._assign_step({"warp": 1})["subcore"]
+            upcoming.append(0 if self.config.subcores == 1 else pick)
+        return upcoming[:warps]
 
     # -- blocks ------------------------------------------------------------------------
     def _fits(self, warps: int) -> list[int] | None:
@@ -685,10 +680,7 @@ class TimingSM:
                 config.max_warps or self.used_regs + regs > config.registers
                 or self.used_shared + shared > config.shared_bytes):
             return None
-        if self._trial is None:
-            trial = copy.deepcopy(self.assigner)
-            self._trial = (trial, self._assignment(warps, trial))
-        picks = self._trial[1]
+        picks = self._picks(warps)
         for sub in self.subcores:
             if picks.count(sub.index) > sub.slots.count(None):
                 return None
@@ -708,8 +700,8 @@ class TimingSM:
             run.ready.popleft()
             if run.on_block is not None:
                 run.on_block(block)
-            self.assigner, picks = self._trial
-            self._trial = None
+            picks = self._picks(block.warp_count)
+            del self._upcoming[:block.warp_count]
             warps = [_Warp(None, i, t) for i, t in enumerate(traces)]
             record = _Block(block.block_id, warps)
             for warp, sub in zip(warps, picks, strict=True):
