@@ -55,7 +55,8 @@ from functools import cache
 import numpy as np
 
 from gpurf.golden.subcore.assignment import shuffle_table, srr_table
-from gpurf.golden.subcore.operand_collector import bank_of
+from gpurf.golden.subcore.operand_collector import OperandCollector, bank_of
+from gpurf.golden.subcore.warp_selector import pick_warp
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
 
@@ -299,6 +300,10 @@ class _SubCore:
         self.oc = blocks.collector(config, index)
         self.scorer = blocks.scorer(config, index) if config.scheduler == "rba" else None
         self.pick_warp = blocks.selector(config, index) if self.picks else None
+        self.gto = config.scheduler == "gto"
+        if (sm.fast and self.picks and self.pick_warp is pick_warp
+                and type(self.oc) is OperandCollector):
+            self.cycle = self.fast_cycle
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.unit_of = sm.info.unit
@@ -450,6 +455,129 @@ class _SubCore:
             self.stalls[reason] += 1
         return True
 
+    def fast_cycle(self, now: int) -> bool:
+        """:meth:`cycle` for the golden blocks without mechanism hooks: the same decisions
+        and state updates (the collector's :meth:`~OperandCollector.grants`,
+        :meth:`~OperandCollector.offer`, :meth:`~OperandCollector.accepts` and
+        :meth:`~OperandCollector.advance`, the golden :func:`pick_warp` under GTO) computed
+        inline, with the GTO warp found without listing every ready warp
+        (:meth:`_gto_pick`). ``tests/test_timing_fast.py`` checks it against
+        :meth:`cycle` cycle by cycle."""
+        oc = self.oc
+        order = oc.order
+        if not order and oc.buffer is None:
+            chosen = self._gto_pick(now) if self.gto else None
+            if chosen is None and (self.gto or not self._ready(now)):
+                if self.writes:
+                    self.writes.pop(now, None)
+                self.lag += 1
+                self.reason = reason = self._stall_reason()
+                self.stalls[reason] += 1
+                return False
+        if self.lag:
+            self.catch_up()
+        units = oc.units
+        writes = self.writes.pop(now, 0) if self.writes else 0
+        offer = oc.held
+        if offer is None:
+            cycle = oc.cycle
+            for c in order:
+                unit = units[c]
+                if not unit.waiting and unit.ready_at <= cycle:
+                    offer = c
+                    break
+        if not self.gto:
+            queue_len = [len(q) for q in oc.queues]
+        if oc.queued:
+            self._fast_grants(oc, units, writes)
+        dispatched = None
+        if offer is not None:
+            dispatched = units[offer].tag
+            if self.unit_free[self.unit_of[dispatched[1]]] > now:
+                dispatched = None
+                self.dispatch_stalls += 1
+        scores = None if self.gto else self._scores(queue_len)
+        buffer = oc.buffer
+        accepts = buffer is None or dispatched is not None or None in units
+        chosen = self._fast_pick(now, scores) if accepts else None
+        if dispatched is not None:
+            units[offer] = None
+            order.remove(offer)
+            oc.held = None
+        else:
+            oc.held = offer
+        if buffer is not None and None in units:
+            oc._allocate(units.index(None), *buffer)
+            oc.buffer = buffer = None
+        if chosen is not None:
+            pc = chosen.pcs[chosen.pos]
+            oc.buffer = (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, chosen.pos))
+        oc.cycle += 1
+        if dispatched is not None:
+            sm = self.sm
+            sm.dispatch(self, *dispatched[:3], now)
+            if sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], sm.uncollected[dispatched[1]])
+        if chosen is not None:
+            self._issued(chosen, pc)
+        else:
+            # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
+            ready = not accepts and (self._gto_pick(now) is not None if self.gto
+                                     else bool(self._ready(now)))
+            self.reason = reason = "collector_full" if ready else self._stall_reason()
+            self.stalls[reason] += 1
+        return True
+
+    def _fast_pick(self, now: int, scores) -> _Warp | None:
+        """The warp the scheduler issues in cycle ``now`` (``scores``: RBA's)."""
+        if self.gto:
+            return self._gto_pick(now)
+        ready = self._ready(now)
+        if not ready:
+            return None
+        return self.slots[self.pick_warp(ready, self.age, scores, policy=self.policy,
+                                         greedy=self.greedy, rba_greedy=self.rba_greedy)]
+
+    def _fast_grants(self, oc, units, writes: int) -> None:
+        """The collector's grants of this cycle (:meth:`OperandCollector._grant`) and the
+        reads they make (:meth:`_read`)."""
+        due = oc.cycle + oc.config.read_latency
+        granted = 0
+        for bank, queue in enumerate(oc.queues):
+            if queue and not writes >> bank & 1:
+                cu, index = queue.popleft()
+                unit = units[cu]
+                unit.waiting -= 1
+                unit.ready_at = due
+                granted += 1
+                reading = unit.tag[0].reading
+                reg = unit.operands[index].reg
+                left = reading[reg] - 1
+                if left:
+                    reading[reg] = left
+                else:
+                    del reading[reg]
+        if granted:  # as :meth:`cycle`: conflicts are counted in cycles with a grant
+            oc.queued -= granted
+            self.reads += granted
+            self.conflicts += oc.queued
+
+    def _gto_pick(self, now: int) -> _Warp | None:
+        """The warp :func:`pick_warp` chooses under GTO in cycle ``now``: the greedy slot's
+        warp if ready, else the oldest ready warp (assignment order: :attr:`order`)."""
+        slots, writes = self.slots, self.sm.overwrites
+        if self.greedy is not None:
+            w = slots[self.greedy]
+            if w is not None and w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return w
+        for slot in self.order:
+            w = slots[slot]
+            if w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return w
+        return None
+
     def _ready(self, now: int) -> list[int]:
         """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
         register the next instruction writes still to be read by an older instruction of
@@ -596,11 +724,16 @@ class TimingSM:
     blocks : GoldenBlocks, optional
         Factory of the sub-core blocks the SM consults (:mod:`gpurf.sim.sm.blocks`;
         default: the golden models).
+    fast : bool
+        Run the sub-cores' inlined cycle (:meth:`_SubCore.fast_cycle`) when the blocks are
+        the golden ones and no mechanism hooks in (``False``: always :meth:`_SubCore.cycle`,
+        the blocks' methods called one by one).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
                  cohort: int = COHORT, values=False, power=None, registers=None,
-                 stages=None, overwrites=None, needs=None, blocks=GOLDEN):
+                 stages=None, overwrites=None, needs=None, blocks=GOLDEN,
+                 fast=True):
         self.cohort = cohort
         self.blocks = blocks
         self.program = program
@@ -622,6 +755,8 @@ class TimingSM:
         self.reuser = getattr(values, "issue", None)
         """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
         self.make_block = make_block
+        self.fast = fast and self.values is None and power is None and self.reuser is None
+        """Sub-cores run :meth:`_SubCore.fast_cycle` where it applies."""
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
         self.assigner = blocks.assigner(config)
