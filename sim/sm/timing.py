@@ -55,7 +55,7 @@ from functools import cache
 import numpy as np
 
 from gpurf.golden.subcore.assignment import shuffle_table, srr_table
-from gpurf.golden.subcore.operand_collector import OperandCollector, bank_of
+from gpurf.golden.subcore.operand_collector import OperandCollector, Unit, bank_of
 from gpurf.golden.subcore.warp_selector import pick_warp
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
@@ -301,6 +301,9 @@ class _SubCore:
         self.scorer = blocks.scorer(config, index) if config.scheduler == "rba" else None
         self.pick_warp = blocks.selector(config, index) if self.picks else None
         self.gto = config.scheduler == "gto"
+        self.allocations = [None] * (len(sm.program.code) * config.slots)
+        """Per ``pc * slots + slot``: the collector's operands and queue posts of the
+        instruction (:meth:`_fast_allocate`; the operands shared: no data is carried)."""
         if (sm.fast and self.picks and self.pick_warp is pick_warp
                 and type(self.oc) is OperandCollector):
             self.cycle = self.fast_cycle
@@ -311,8 +314,8 @@ class _SubCore:
         self.issue_regs = sm.issue_regs
         self.writes: dict[int, int] = {}
         """Cycle -> mask of the banks a writeback uses in it (known at dispatch)."""
-        self.write_banks: dict[tuple[int, int], int] = {}
-        """``(pc, slot)`` -> mask of the banks instruction ``pc`` writes back."""
+        self.write_banks: dict[int, int] = {}
+        """``pc * slots + slot`` -> mask of the banks instruction ``pc`` writes back."""
         self.unit_free = [0] * len(UNITS)
         self.interval = [-(-32 // w) for w in (config.int_width, config.fp32_width,
                                               config.sfu_width, config.lsu_width, 32)]
@@ -496,7 +499,7 @@ class _SubCore:
             if self.unit_free[self.unit_of[dispatched[1]]] > now:
                 dispatched = None
                 self.dispatch_stalls += 1
-        scores = None if self.gto else self._scores(queue_len)
+        scores = None if self.gto else self._score_basis(queue_len)
         buffer = oc.buffer
         accepts = buffer is None or dispatched is not None or None in units
         chosen = self._fast_pick(now, scores) if accepts else None
@@ -507,8 +510,8 @@ class _SubCore:
         else:
             oc.held = offer
         if buffer is not None and None in units:
-            oc._allocate(units.index(None), *buffer)
-            oc.buffer = buffer = None
+            self._fast_allocate(oc, units, units.index(None), buffer)
+            oc.buffer = None
         if chosen is not None:
             pc = chosen.pcs[chosen.pos]
             oc.buffer = (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, chosen.pos))
@@ -528,15 +531,62 @@ class _SubCore:
             self.stalls[reason] += 1
         return True
 
-    def _fast_pick(self, now: int, scores) -> _Warp | None:
-        """The warp the scheduler issues in cycle ``now`` (``scores``: RBA's)."""
+    def _score_basis(self, queue_len):
+        """:meth:`RbaScorer.advance` without :class:`LazyScores`: the scorer's clock edge,
+        returning the slot operands and queue lengths this cycle's scores are of."""
+        scorer = self.scorer
+        if scorer.config.score_latency == 0:
+            return self.slot_ops, queue_len
+        basis = (scorer._previous, scorer._queues[0])
+        scorer._queues.append(queue_len)
+        scorer._previous = list(self.slot_ops)
+        return basis
+
+    def _fast_pick(self, now: int, basis) -> _Warp | None:
+        """The warp the scheduler issues in cycle ``now`` (``basis``: RBA's, from
+        :meth:`_score_basis`)."""
         if self.gto:
             return self._gto_pick(now)
         ready = self._ready(now)
         if not ready:
             return None
-        return self.slots[self.pick_warp(ready, self.age, scores, policy=self.policy,
-                                         greedy=self.greedy, rba_greedy=self.rba_greedy)]
+        if len(ready) == 1:
+            return self.slots[ready[0]]
+        if self.rba_greedy and self.greedy in ready:
+            return self.slots[self.greedy]
+        return self.slots[self._rba_pick(ready, *basis)]
+
+    def _rba_pick(self, ready, slot_ops, queue_len) -> int:
+        """:func:`pick_warp` under RBA: the ready slot with the lowest score
+        (:func:`~gpurf.golden.subcore.rba_scorer.rba_score`), ties to the oldest."""
+        age, score_max, banks = self.age, self.scorer._score_max, len(queue_len)
+        best = best_key = None
+        for slot in ready:
+            total = 0
+            if slot_ops is not None:
+                for valid, bank in slot_ops[slot]:
+                    if valid and bank < banks:
+                        total += queue_len[bank]
+            key = (total if total < score_max else score_max, -age[slot])
+            if best_key is None or key < best_key:
+                best, best_key = slot, key
+        return best
+
+    def _fast_allocate(self, oc, units, cu: int, buffer) -> None:
+        """:meth:`OperandCollector._allocate` of the issue register's instruction, its
+        operands and queue posts looked up per instruction and warp slot."""
+        slot, regs, tag = buffer
+        key = tag[1] * len(self.slots) + slot
+        entry = self.allocations[key]
+        if entry is None:
+            entry = self.allocations[key] = oc._operands(slot, regs)
+        operands, posts = entry
+        queues = oc.queues
+        for bank, index in posts:
+            queues[bank].append((cu, index))
+        units[cu] = Unit(slot, operands, len(posts), 0, tag)
+        oc.queued += len(posts)
+        oc.order.append(cu)
 
     def _fast_grants(self, oc, units, writes: int) -> None:
         """The collector's grants of this cycle (:meth:`OperandCollector._grant`) and the
@@ -603,7 +653,7 @@ class _SubCore:
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
         banks grant no read then (several writes to one bank in a cycle count once)."""
-        key = (pc, warp.slot)
+        key = pc * len(self.slots) + warp.slot
         mask = self.write_banks.get(key)
         if mask is None:
             config = self.sm.config
