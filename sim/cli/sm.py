@@ -93,12 +93,18 @@ def _timing_options(command):
                    "configuration), wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc) or "
                    "compression[:QUALITY] (perfect, high); wir and compression on fermi "
                    "unless the timing options say otherwise; beside the baseline.")
+@click.option("--record", "record_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write one port trace per block instance the SM runs into DIR "
+                   "(docs/traces.md; replay with gpurf replay DIR).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
-           mechanism, as_json):
+           mechanism, record_dir, as_json):
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
+    if record_dir is not None and (mechanism is not None or not timing):
+        raise BadInput("--record needs --timing and no --mechanism (the blocks of the SM's "
+                       "sub-cores are recorded)")
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
@@ -112,7 +118,7 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     elif any(o for o in (preset, config_file, pairs, assign, scheduler, check_values)):
         raise BadInput("--preset, --config, --param, --assign, --scheduler and --check-values "
                        "need --timing")
-    _run_kernel(kernel, size, as_json, config, values=check_values)
+    _run_kernel(kernel, size, as_json, config, values=check_values, record_dir=record_dir)
 
 
 @sm.command("bench")
@@ -261,19 +267,30 @@ def _timing_config(config_file, pairs, **overrides):
         raise BadInput(str(error)) from None
 
 
-def _run_kernel(name, size, as_json, config=None, values=False):
+def _run_kernel(name, size, as_json, config=None, values=False, record_dir=None):
     """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
-    table or JSON; exit 1 on a mismatch (or, with ``values``, a wrong register value)."""
+    table or JSON; exit 1 on a mismatch (or, with ``values``, a wrong register value);
+    ``record_dir``: record the blocks' traces there (:mod:`gpurf.sim.sm.record`)."""
     from gpurf.sim.sm import run_kernel
+    from gpurf.sim.sm.record import record_run
     from gpurf.sim.sm.values import ValueMismatchError
 
+    traces, mechanism = None, None
+    if record_dir is not None:
+        try:
+            traces, mechanism = record_run(record_dir, name, size, config)
+        except (FileExistsError, OSError) as error:
+            raise BadInput(str(error)) from None
     try:
         with kernel_errors():
-            result = run_kernel(name, size, timing=config, values=values,
+            result = run_kernel(name, size, timing=config, values=values, mechanism=mechanism,
                                 progress=lambda blocks: progress(blocks, name, "block"))
     except ValueMismatchError as error:
         click.echo(f"FAIL {name} ({size}): {error}", err=True)
         sys.exit(1)
+    if traces is not None:
+        paths = traces.close()
+        click.echo(f"recorded {len(paths)} traces into {record_dir}", err=True)
     mismatches = result.mismatches()
     stats = {**result.stats, "warp_instructions_per_second":
              result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}

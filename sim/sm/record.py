@@ -230,3 +230,21 @@ class RecordingBlocks(GoldenBlocks):
 def sm_header(config: SMConfig) -> dict:
     """The SM configuration as a trace header holds it."""
     return dataclasses.asdict(config)
+
+
+def record_run(folder, kernel: str, size: str, config: SMConfig, *, seed: int = 0):
+    """A :class:`TraceFolder` in ``folder`` for ``kernel`` at ``size`` on ``config`` and the
+    ``mechanism=`` option of :func:`~gpurf.sim.sm.run.run_kernel` that records into it; call
+    the folder's :meth:`~TraceFolder.close` after the run.
+
+    Raises ``OSError`` when ``folder`` cannot be made, ``FileExistsError`` when ``folder``
+    already holds traces (a later replay of the folder would mix runs).
+    """
+    folder = Path(folder)
+    if folder.is_dir() and any(folder.glob("*.trace")):
+        raise FileExistsError(f"{folder} already holds traces; give an empty or new folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    traces = TraceFolder(folder, source={"kind": "kernel", "kernel": kernel, "size": size},
+                         sm=sm_header(config), seed=seed)
+    blocks = RecordingBlocks(traces)
+    return traces, lambda program: (program, {"blocks": blocks})
