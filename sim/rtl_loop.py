@@ -18,6 +18,7 @@ collector, dispatches, bank grants, scores, picks, sub-core choices).
 """
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -154,18 +155,12 @@ def _bridge():
     return bridge, resume
 
 
-def _job_config(job) -> SMConfig:
-    from gpurf.sim.sm.config import load_config
-
-    return load_config(None, job["pairs"], **job["overrides"])
-
-
 def _run_sm(dut, job: dict, resume) -> dict:
     """The SM's run inside the simulation (a bridge thread): results as JSON-able data."""
     from gpurf.sim.sm import run_kernel
-    from gpurf.sim.sm.rtl import RtlDivergence
+    from gpurf.sim.sm.rtl import RtlDivergenceError
 
-    config = _job_config(job)
+    config = SMConfig(**job["config"])
     shapes = {name: _instance_ports(name, config) for name in job["rtl"]}
 
     def ports(name, index):
@@ -182,7 +177,7 @@ def _run_sm(dut, job: dict, resume) -> dict:
     try:
         run = run_kernel(job["kernel"], job["size"], timing=config,
                          mechanism=lambda program: (program, {"blocks": blocks}))
-    except RtlDivergence as error:
+    except RtlDivergenceError as error:
         traces.close()
         return {"divergence": str(error)}
     traces.close()
@@ -260,10 +255,10 @@ def _compare_traces(golden: Path, rtl: Path) -> tuple[int, list[str]]:
 
 
 def run_with_rtl(kernel: str, size: str, config: SMConfig, rtl, *, sim: str = "icarus",
-                 pairs=(), overrides=None, work: Path | None = None) -> LoopResult:
+                 work: Path | None = None) -> LoopResult:
     """Run ``kernel`` with the blocks ``rtl`` (names of :data:`RTL_BLOCKS`) on ``sim``'s
-    RTL and all-golden; compare (see the module docstring). ``pairs`` and ``overrides``
-    rebuild ``config`` inside the simulation (:func:`~gpurf.sim.sm.config.load_config`)."""
+    RTL and all-golden; compare (see the module docstring). ``work``: the run's folder
+    (default a new one under ``build/rtl_loop/``): sources, build, both runs' traces."""
     from cocotb_tools.runner import get_runner
 
     from gpurf.sim.sm import run_kernel
@@ -292,8 +287,8 @@ def run_with_rtl(kernel: str, size: str, config: SMConfig, rtl, *, sim: str = "i
                           timescale=("1ns", "1ps"), build_args=args,
                           log_file=work / "build.log")
     build_seconds = time.perf_counter() - start
-    job = {"kernel": kernel, "size": size, "rtl": rtl, "pairs": list(pairs),
-           "overrides": dict(overrides or {}), "traces": str(work / "rtl"),
+    job = {"kernel": kernel, "size": size, "rtl": rtl,
+           "config": dataclasses.asdict(config), "traces": str(work / "rtl"),
            "result": str(work / "result.json")}
     (work / "job.json").write_text(json.dumps(job))
     with contextlib.suppress(SystemExit):

@@ -20,7 +20,7 @@ sub-core of each warp. What the RTL does not show at its ports and the SM keeps 
 collector unit (the instruction attached at issue, its operands' registers) lives in a
 *shadow* golden collector, advanced with the RTL's decisions. Every output is also compared,
 under the golden model's mask, with the golden model of the same block fed the same inputs:
-the first difference stops the run with :class:`RtlDivergence` (instance, the block's own
+the first difference stops the run with :class:`RtlDivergenceError` (instance, the block's own
 cycle, port, expected and RTL values), so a wrong RTL is reported where it first goes wrong
 rather than as a changed statistic much later. Each adapter can write the port traffic it
 saw into a trace (:class:`~gpurf.sim.sm.record.TraceFolder`), to set beside the all-golden
@@ -44,7 +44,7 @@ from .record import (
     selector_params,
 )
 
-__all__ = ["RTL_BLOCKS", "Port", "RtlBlocks", "RtlDivergence", "instances"]
+__all__ = ["RTL_BLOCKS", "Port", "RtlBlocks", "RtlDivergenceError", "instances"]
 
 RTL_BLOCKS = ("operand_collector", "rba_scorer", "warp_selector", "subcore_assigner")
 """The blocks ``--rtl`` can put in the loop (``subcore.<name>``)."""
@@ -64,7 +64,7 @@ class Port(Protocol):
         """One rising clock edge with the inputs last applied (nothing without a clock)."""
 
 
-class RtlDivergence(AssertionError):
+class RtlDivergenceError(AssertionError):
     """An RTL output differs from the golden model's in the loop."""
 
     def __init__(self, instance: str, cycle: int, port: str, expected: int, actual: int):
@@ -97,7 +97,7 @@ class _Adapter:
         for name in names or expected:
             want = expected[name]
             if want is not None and got[name] != want:
-                raise RtlDivergence(self.instance, self.cycle, name, want, got[name])
+                raise RtlDivergenceError(self.instance, self.cycle, name, want, got[name])
 
     def done(self, inputs: dict, outputs: dict) -> None:
         if self.writer is not None:
