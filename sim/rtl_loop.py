@@ -224,6 +224,8 @@ class LoopResult:
     cpu_seconds: float = 0.0
     build_seconds: float = 0.0
     cycles_compared: int = 0
+    work: str = ""
+    """The run's folder: sources, build and logs, both runs' traces (``golden/``, ``rtl/``)."""
 
     def summary(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
@@ -231,7 +233,7 @@ class LoopResult:
         text = (f"{verdict} {self.kernel} with RTL {','.join(self.rtl)} on {self.sim}: "
                 f"{cycles:,} SM cycles; {self.cycles_compared:,} block-instance cycles equal "
                 f"the golden run's; SM run {self.seconds:.1f} s (its CPU {self.cpu_seconds:.1f} "
-                f"s), build {self.build_seconds:.1f} s")
+                f"s), build {self.build_seconds:.1f} s; {self.work}")
         return "\n".join([text, *(f"  {p}" for p in self.problems)])
 
 
@@ -305,7 +307,7 @@ def run_with_rtl(kernel: str, size: str, config: SMConfig, rtl, *, sim: str = "i
     if "divergence" in answer:
         problems.append(f"first divergence: {answer['divergence']}")
         return LoopResult(kernel, rtl, sim, False, golden_stats, None, problems,
-                          build_seconds=build_seconds)
+                          build_seconds=build_seconds, work=str(work))
     stats = answer["stats"]
     if not answer["passed"]:
         problems.append("outputs differ from the numpy reference")
@@ -316,4 +318,4 @@ def run_with_rtl(kernel: str, size: str, config: SMConfig, rtl, *, sim: str = "i
     cycles, differences = _compare_traces(work / "golden", work / "rtl")
     problems += differences
     return LoopResult(kernel, rtl, sim, not problems, golden_stats, stats, problems,
-                      answer["seconds"], answer["cpu_seconds"], build_seconds, cycles)
+                      answer["seconds"], answer["cpu_seconds"], build_seconds, cycles, str(work))

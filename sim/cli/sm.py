@@ -1,6 +1,7 @@
 """The golden SM's commands: ``sm list``, ``sm run``, ``sm bench``, ``compile``, and
 ``energy`` (an alias of ``reproduce greener``)."""
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -96,15 +97,26 @@ def _timing_options(command):
 @click.option("--record", "record_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write one port trace per block instance the SM runs into DIR "
                    "(docs/traces.md; replay with gpurf replay DIR).")
+@click.option("--rtl", default=None, metavar="BLOCK[,BLOCK...]",
+              help="Put these sub-core blocks' RTL in the loop (operand_collector, "
+                   "rba_scorer, warp_selector, subcore_assigner; docs/traces.md) and compare "
+                   "the run with the all-golden one; exit 1 if they differ.")
+@click.option("--sim", type=click.Choice(["icarus", "verilator"]), default=None,
+              help="Simulator of --rtl [default: icarus].")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
-           mechanism, record_dir, as_json):
+           mechanism, record_dir, rtl, sim, as_json):
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
     if record_dir is not None and (mechanism is not None or not timing):
         raise BadInput("--record needs --timing and no --mechanism (the blocks of the SM's "
                        "sub-cores are recorded)")
+    if sim is not None and rtl is None:
+        raise BadInput("--sim needs --rtl")
+    if rtl is not None and (mechanism is not None or not timing or check_values
+                            or record_dir is not None):
+        raise BadInput("--rtl needs --timing and no --mechanism, --check-values or --record")
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
@@ -118,7 +130,36 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     elif any(o for o in (preset, config_file, pairs, assign, scheduler, check_values)):
         raise BadInput("--preset, --config, --param, --assign, --scheduler and --check-values "
                        "need --timing")
+    if rtl is not None:
+        _run_rtl(kernel, size, config, rtl, sim or "icarus", as_json)
+        return
     _run_kernel(kernel, size, as_json, config, values=check_values, record_dir=record_dir)
+
+
+def _run_rtl(kernel, size, config, rtl, sim, as_json):
+    """``sm run --rtl``: the run with RTL blocks beside the all-golden run; exit 1 if they
+    differ."""
+    from gpurf.sim.rtl_loop import run_with_rtl
+    from gpurf.sim.sm.rtl import RTL_BLOCKS, instances
+
+    names = [name.strip() for name in rtl.split(",") if name.strip()]
+    unknown = [name for name in names if name not in RTL_BLOCKS]
+    if unknown or not names:
+        raise BadInput(f"unknown --rtl block {', '.join(unknown) or repr(rtl)}; known: "
+                       f"{', '.join(RTL_BLOCKS)}")
+    absent = [name for name in names if not instances(config, name)]
+    if absent:
+        raise BadInput(f"the {config.scheduler} scheduler has no {', '.join(absent)}")
+    try:
+        result = run_with_rtl(kernel, size, config, names, sim=sim)
+    except RuntimeError as error:
+        click.echo(f"gpurf: {error}", err=True)
+        sys.exit(2)
+    if as_json:
+        echo_json(with_provenance(dataclasses.asdict(result)))
+    else:
+        click.echo(result.summary())
+    sys.exit(0 if result.passed else 1)
 
 
 @sm.command("bench")
