@@ -238,3 +238,23 @@ def test_blocks_factory_is_what_the_sm_consults(scheduler):
         (golden.cycles, golden.issued, golden.stalls)
     assert blocks.picks == sum(timing.issued)
     assert blocks.edges >= blocks.picks
+
+
+def test_bench_runs_the_functional_pass_once_for_all_schedulers(monkeypatch, capsys):
+    """``gpurf sm bench K --scheduler gto --scheduler rba``: one functional-only run, one
+    timed run per scheduler."""
+    import gpurf.sim.sm as sm_package
+
+    calls = []
+    original = sm_package.run_kernel
+
+    def counting(name, size, **options):
+        calls.append(options.get("timing") and options["timing"].scheduler)
+        return original(name, size, **options)
+
+    monkeypatch.setattr(sm_package, "run_kernel", counting)
+    with pytest.raises(SystemExit) as done:
+        main(["sm", "bench", "vecadd", "--scheduler", "gto", "--scheduler", "rba"])
+    assert done.value.code == 0
+    assert calls == [None, "gto", "rba"]
+    assert "| vecadd | test | rba |" in capsys.readouterr().out

@@ -416,13 +416,13 @@ def compile_(kernel, pass_name, threshold, table, as_json):
 def bench_kernels(kernels, size, as_json, schedulers=()):
     """``gpurf sm bench``: every kernel checked, then measured (per scheduler); a table or
     JSON."""
-    from gpurf.sim.bench import measure_kernel
+    from gpurf.sim.bench import measure_kernels
     from gpurf.sim.kernels import workload_names
 
     kernels = workload_names() if "all" in kernels else [known_kernel(k) for k in kernels]
     with kernel_errors():
-        runs = [measure_kernel(k, size=size, scheduler=s)
-                for k in progress(kernels, "bench", "kernel") for s in schedulers or (None,)]
+        runs = [r for k in progress(kernels, "bench", "kernel")
+                for r in measure_kernels(k, size=size, schedulers=schedulers or (None,))]
     if as_json:
         echo_json([with_provenance({**vars(r), "warp_instructions_per_second":
                                     r.warp_instructions_per_second,

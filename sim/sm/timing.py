@@ -204,6 +204,9 @@ class _Warp:
             return
         t = self.hold
         pending = self.pending
+        if not pending or t == INF:
+            self.wake = t
+            return
         for s in needs[self.pcs[self.pos]]:
             r = pending.get(s, 0)
             if r > t:
@@ -687,7 +690,8 @@ class _SubCore:
         warp.pos += 1
         if info.records[pc]:
             warp.rpos += 1
-        self._refresh(warp.slot)
+        if self.scorer is not None:
+            self._refresh(warp.slot)
         pending = warp.pending
         for d in info.dests[pc]:
             pending[d] = INF
@@ -699,6 +703,8 @@ class _SubCore:
         if finished:
             self.live.remove(warp)
             warp.wake = INF
+        elif kind != ALU:
+            warp.wake = INF  # held until the branch or barrier completes (at dispatch)
         else:
             warp.update_wake(info.needs)
         if (self.policy == "two_level" and (info.long_latency[pc] or kind == BAR or finished)
@@ -958,8 +964,9 @@ class TimingSM:
         if self.power is not None:
             done = self.power.dispatched(sub, warp, pc, now, done)
         if kind == ALU:
+            pending = warp.pending
             for d in info.dests[pc]:
-                warp.pending[d] = done
+                pending[d] = done
             sub.write_back(warp, pc, done)
         elif kind == BRA:
             warp.hold = done
