@@ -56,6 +56,7 @@ import numpy as np
 
 from gpurf.golden.subcore.assignment import shuffle_table, srr_table
 from gpurf.golden.subcore.operand_collector import OperandCollector, Unit, bank_of
+from gpurf.golden.subcore.rba_scorer import RbaScorer
 from gpurf.golden.subcore.warp_selector import pick_warp
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
@@ -308,7 +309,8 @@ class _SubCore:
         """Per ``pc * slots + slot``: the collector's operands and queue posts of the
         instruction (:meth:`_fast_allocate`; the operands shared: no data is carried)."""
         if (sm.fast and self.picks and self.pick_warp is pick_warp
-                and type(self.oc) is OperandCollector):
+                and type(self.oc) is OperandCollector
+                and type(self.scorer) in (type(None), RbaScorer)):
             self.cycle = self.fast_cycle
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
