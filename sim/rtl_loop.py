@@ -73,14 +73,15 @@ def _instance_ports(name: str, config: SMConfig):
     return block, params, text, clocked, ports
 
 
-def top_verilog(rtl, config: SMConfig) -> tuple[str, list[str]]:
+def top_verilog(rtl, config: SMConfig, verilog=None) -> tuple[str, list[str]]:
     """The top module (:data:`TOP`) with every instance of the blocks ``rtl``, and the
-    blocks' own Verilog texts. Instance ``<prefix><index>`` (``oc0``, ``ws3``, ``sa0``) has
+    blocks' own Verilog texts (``verilog``: block name -> a variant's text, same module and
+    ports, e.g. a mutant). Instance ``<prefix><index>`` (``oc0``, ``ws3``, ``sa0``) has
     the ports ``<prefix><index>_<port>``."""
     declarations, bodies, texts = [], [], []
     for name in rtl:
         block, _, text, _, ports = _instance_ports(name, config)
-        texts.append(text)
+        texts.append((verilog or {}).get(name, text))
         for index in range(instances(config, name)):
             instance = f"{_PREFIX[name]}{index}"
             connections = []
@@ -257,10 +258,11 @@ def _compare_traces(golden: Path, rtl: Path) -> tuple[int, list[str]]:
 
 
 def run_with_rtl(kernel: str, size: str, config: SMConfig, rtl, *, sim: str = "icarus",
-                 work: Path | None = None) -> LoopResult:
+                 work: Path | None = None, verilog=None) -> LoopResult:
     """Run ``kernel`` with the blocks ``rtl`` (names of :data:`RTL_BLOCKS`) on ``sim``'s
     RTL and all-golden; compare (see the module docstring). ``work``: the run's folder
-    (default a new one under ``build/rtl_loop/``): sources, build, both runs' traces."""
+    (default a new one under ``build/rtl_loop/``): sources, build, both runs' traces;
+    ``verilog``: block name -> Verilog text to use in place of the block's own."""
     from cocotb_tools.runner import get_runner
 
     from gpurf.sim.sm import run_kernel
@@ -276,7 +278,7 @@ def run_with_rtl(kernel: str, size: str, config: SMConfig, rtl, *, sim: str = "i
     golden = run_kernel(kernel, size, timing=config, mechanism=mechanism)
     golden_traces.close()
     golden_stats = json.loads(json.dumps(golden.stats["timing"].as_dict()))
-    top, texts = top_verilog(rtl, config)
+    top, texts = top_verilog(rtl, config, verilog)
     sources = []
     for index, text in enumerate([*texts, top]):
         sources.append(work / f"source{index}.v")

@@ -22,7 +22,7 @@ from gpurf.sim.sm.record import TraceFolder, record_run, sm_header
 from gpurf.sim.sm.rtl import RTL_BLOCKS, RtlBlocks, RtlDivergenceError
 from gpurf.sim.toolchain import missing_simulator
 
-from .test_record import _stats
+from .test_record import _amaranth_divergence, _stats
 
 
 class GoldenPort:
@@ -157,3 +157,31 @@ def test_cli_rtl_bad_input(capsys, argv, message):
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_mutant_in_the_loop_is_reported_where_it_goes_wrong(tmp_path):
+    """The RBA scorer counting invalid operands' queues (``tb.subcore.mutants``), in the
+    loop on Icarus: the run stops at the scorer's first wrong score."""
+    from amaranth.back import verilog
+
+    from gpurf.sim.sm.record import scorer_params
+    from gpurf.sim.toolchain import activate
+    from gpurf.tb.subcore.mutants import InvalidOperandCounted
+
+    if missing_simulator("icarus"):
+        pytest.skip(missing_simulator("icarus"))
+    activate()
+    config = load_config(None, ["scheduler=rba"])
+    block = get_block("subcore.rba_scorer")
+    text = verilog.convert(InvalidOperandCounted(**block.resolve(scorer_params(config))),
+                           name=block.toplevel, emit_src=False)
+    result = run_with_rtl("saxpy", "test", config, ["rba_scorer"], sim="icarus",
+                          work=tmp_path, verilog={"rba_scorer": text})
+    assert not result.passed
+    (problem,) = result.problems
+    assert problem.startswith("first divergence: launch000-rba_scorer-sc")
+    instance, rest = problem.removeprefix("first divergence: ").split(": cycle ")
+    cycle, port = int(rest.split(",")[0]), rest.split("port ")[1].split(":")[0]
+    golden = Trace(tmp_path / "golden" / f"{instance}.trace")
+    mutant = InvalidOperandCounted(**block.resolve(scorer_params(config)))
+    assert (cycle, port) == _amaranth_divergence(mutant, golden)
