@@ -191,7 +191,8 @@ def test_cli_records(capsys, tmp_path):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--no-timing"], "--record needs --timing"),
-    (["--mechanism", "wir"], "--record needs --timing and no --mechanism"),
+    (["--mechanism", "wir"], "of the mechanisms, only greener is recorded"),
+    (["--mechanism", "greener:always"], "unknown GReEneR policy 'always'"),
     (["--existing"], "already holds traces"),
 ])
 def test_cli_record_bad_input(capsys, tmp_path, argv, message):
@@ -205,3 +206,20 @@ def test_cli_record_bad_input(capsys, tmp_path, argv, message):
     assert message in err
     assert len(err.strip().splitlines()) == 1
 
+
+
+def test_cli_records_greener_blocks(capsys, tmp_path):
+    """GReEneR's blocks of every sub-core join the recording (``mechanism_recorder``) and
+    step clean through their golden models."""
+    code, out, _ = run_cli(capsys, "sm", "run", "saxpy", "--mechanism", "greener",
+                           "--record", tmp_path / "t")
+    assert code == 0
+    assert "recorded 17 traces" in out and "PASS saxpy" in out
+    paths = sorted((tmp_path / "t").glob("*.trace"))
+    blocks = sorted({Trace(p).block for p in paths})
+    assert blocks == ["greener.correction_table", "greener.power_controller",
+                      "greener.scoreboard_ext", "subcore.operand_collector",
+                      "subcore.subcore_assigner"]
+    for path in paths:
+        assert Trace(path).header["source"]["mechanism"] == "greener:greener"
+        assert _step_all(Trace(path)) == -1, path

@@ -109,14 +109,20 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
-    if record_dir is not None and (mechanism is not None or not timing):
-        raise BadInput("--record needs --timing and no --mechanism (the blocks of the SM's "
-                       "sub-cores are recorded)")
+    greener = mechanism is not None and mechanism.partition(":")[0] == "greener"
+    if record_dir is not None and (not timing or (mechanism is not None and not greener)):
+        raise BadInput("--record needs --timing; of the mechanisms, only greener is recorded")
     if sim is not None and rtl is None:
         raise BadInput("--sim needs --rtl")
     if rtl is not None and (mechanism is not None or not timing or check_values
                             or record_dir is not None):
         raise BadInput("--rtl needs --timing and no --mechanism, --check-values or --record")
+    if greener and record_dir is not None:
+        if any((preset, config_file, pairs, assign, scheduler, check_values)):
+            raise BadInput("--mechanism greener --record runs on the paper's k20x "
+                           "configuration; drop the timing options and --check-values")
+        _record_greener(kernel, size, mechanism.partition(":")[2] or "greener", record_dir)
+        return
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
@@ -134,6 +140,26 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
         _run_rtl(kernel, size, config, rtl, sim or "icarus", as_json)
         return
     _run_kernel(kernel, size, as_json, config, values=check_values, record_dir=record_dir)
+
+
+def _record_greener(kernel, size, policy, record_dir):
+    """``sm run --mechanism greener[:POLICY] --record DIR``: the sub-core blocks and
+    GReEneR's blocks of every sub-core recorded (:func:`gpurf.sim.sm.record.record_greener`)."""
+    from gpurf.sim.sm.power import POLICIES
+    from gpurf.sim.sm.record import record_greener
+
+    if policy not in POLICIES:
+        raise BadInput(f"unknown GReEneR policy {policy!r}; known: {', '.join(POLICIES)}")
+    try:
+        with kernel_errors():
+            run, paths = record_greener(record_dir, kernel, size, policy)
+    except (FileExistsError, OSError) as error:
+        raise BadInput(str(error)) from None
+    verdict = "PASS" if run.passed else "FAIL"
+    click.echo(f"recorded {len(paths)} traces into {record_dir}\n{verdict} {kernel} ({size}, "
+               f"greener:{policy}): outputs {'equal' if run.passed else 'differ from'} the "
+               f"numpy reference")
+    sys.exit(0 if run.passed else 1)
 
 
 def _run_rtl(kernel, size, config, rtl, sim, as_json):

@@ -226,6 +226,15 @@ class RecordingBlocks(GoldenBlocks):
                                     self._name("warp_selector", subcore))
         return _RecordingSelector(config, writer)
 
+    def mechanism_recorder(self, subcore: int):
+        """``wrap(qualname, params, model)`` for a mechanism's blocks of sub-core
+        ``subcore`` in the current launch's SM (the ``record(sub_core)`` hook of
+        :class:`~gpurf.sim.sm.power.RegisterPower`), named like the sub-core blocks."""
+        def wrap(qualname: str, params: dict, model):
+            name = self._name(qualname.partition(".")[2], subcore)
+            return self.folder.wrap(qualname, params, model, name)
+        return wrap
+
 
 def sm_header(config: SMConfig) -> dict:
     """The SM configuration as a trace header holds it."""
@@ -248,3 +257,35 @@ def record_run(folder, kernel: str, size: str, config: SMConfig, *, seed: int = 
                          sm=sm_header(config), seed=seed)
     blocks = RecordingBlocks(traces)
     return traces, lambda program: (program, {"blocks": blocks})
+
+
+GREENER_PRESET = "k20x"
+"""The configuration GReEneR runs on (as :data:`gpurf.sim.greener.CONFIG`)."""
+
+
+def record_greener(folder, kernel: str, size: str, policy: str = "greener", *,
+                   latency: int = 1):
+    """Run ``kernel`` with GReEneR's ``policy`` on its k20x configuration, recording the
+    sub-core blocks and, per sub-core, the power controller, scoreboard extension and
+    correction table (if the policy has one) into ``folder``. Returns ``(run, paths)``.
+
+    GReEneR's blocks join through :meth:`RecordingBlocks.mechanism_recorder`, the same
+    ``record(sub_core)`` hook :func:`gpurf.sim.greener.record_traces` uses.
+    """
+    from .config import load_config
+    from .power import PowerSettings, RegisterPower
+    from .run import run_kernel
+
+    config = load_config(preset=GREENER_PRESET)
+    traces, mechanism = record_run(folder, kernel, size, config)
+    traces.source["mechanism"] = f"greener:{policy}"
+    blocks = mechanism(None)[1]["blocks"]
+    power = RegisterPower(PowerSettings(policy, "issue", latency, 2 * latency),
+                          record=blocks.mechanism_recorder)
+    try:
+        run = run_kernel(kernel, size, timing=config, power=power, mechanism=mechanism)
+        power.finish(run.stats["timing"].cycles)
+    except BaseException:
+        traces.abandon()
+        raise
+    return run, traces.close()
