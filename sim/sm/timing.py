@@ -708,7 +708,13 @@ class _SubCore:
         elif kind != ALU:
             warp.wake = INF  # held until the branch or barrier completes (at dispatch)
         else:
-            warp.update_wake(info.needs)
+            t = warp.hold
+            if t != INF:
+                for key in info.needs[warp.pcs[warp.pos]]:
+                    r = pending.get(key, 0)
+                    if r > t:
+                        t = r
+            warp.wake = t  # :meth:`_Warp.update_wake`, inlined
         if (self.policy == "two_level" and (info.long_latency[pc] or kind == BAR or finished)
                 and warp.slot in self.active):
             self.active.remove(warp.slot)
