@@ -33,7 +33,8 @@ from .replay import replay
 from .runner import available_simulators, run_bench
 
 __all__ = ["KernelThroughput", "PerCycleCost", "ReplayThroughput", "Throughput", "measure",
-           "measure_golden", "measure_kernel", "measure_per_cycle", "measure_replay"]
+           "measure_golden", "measure_kernel", "measure_kernels", "measure_per_cycle",
+           "measure_replay"]
 
 
 @dataclass(frozen=True)
@@ -194,16 +195,26 @@ def measure_kernel(name: str, *, size: str = "test",
     """Throughput of workload ``name`` at ``size``: functional only, then on the timing
     model with the default configuration, or its ``scheduler`` (wall and process CPU
     seconds)."""
+    return measure_kernels(name, size=size, schedulers=(scheduler,))[0]
+
+
+def measure_kernels(name: str, *, size: str = "test",
+                    schedulers=(None,)) -> list[KernelThroughput]:
+    """:func:`measure_kernel` per scheduler (``None``: the default configuration's), the
+    functional-only run made once."""
     from gpurf.sim.sm import run_kernel
     from gpurf.sim.sm.config import load_config
 
-    config = load_config(scheduler=scheduler) if scheduler else load_config()
     run = run_kernel(name, size)
-    timed = run_kernel(name, size, timing=config)
-    return KernelThroughput(name, size, run.stats["warp_instructions"], run.stats["seconds"],
-                            run.passed and timed.passed, timed.stats["seconds"],
-                            timed.stats["cpu_seconds"], timed.stats["timing"].cycles,
-                            config.scheduler)
+    results = []
+    for scheduler in schedulers:
+        config = load_config(scheduler=scheduler) if scheduler else load_config()
+        timed = run_kernel(name, size, timing=config)
+        results.append(KernelThroughput(
+            name, size, run.stats["warp_instructions"], run.stats["seconds"],
+            run.passed and timed.passed, timed.stats["seconds"], timed.stats["cpu_seconds"],
+            timed.stats["timing"].cycles, config.scheduler))
+    return results
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from gpurf.sim.cli import main
 from gpurf.sim.kernels import workload_names
 from gpurf.sim.ptx.parser import parse_ptx
 from gpurf.sim.sm import run_kernel
+from gpurf.sim.sm.blocks import GoldenBlocks
 from gpurf.sim.sm.config import PRESETS, ConfigError, SMConfig, load_config
 from gpurf.sim.sm.memory import GlobalMemory
 from gpurf.sim.sm.program import Program
@@ -193,3 +194,67 @@ def test_cli_run_prints_timing_table_and_json(capsys):
     assert report["stats"]["timing"]["instructions"] == report["stats"]["warp_instructions"]
     code, out, _ = run_cli(capsys, "sm", "run", "vecadd", "--no-timing", "--json")
     assert "timing" not in json.loads(out)["stats"]
+
+
+class _CountingBlocks(GoldenBlocks):
+    """The golden blocks, counting the collector edges and selector calls the SM makes."""
+
+    def __init__(self):
+        self.edges = self.picks = 0
+
+    def collector(self, config, subcore):
+        oc = super().collector(config, subcore)
+        advance = oc.advance
+
+        def counted(*args):
+            self.edges += 1
+            return advance(*args)
+
+        oc.advance = counted
+        return oc
+
+    def selector(self, config, subcore):
+        pick = super().selector(config, subcore)
+
+        def counted(*args, **kwargs):
+            self.picks += 1
+            return pick(*args, **kwargs)
+
+        return counted
+
+
+@pytest.mark.parametrize("scheduler", ["gto", "rba"])
+def test_blocks_factory_is_what_the_sm_consults(scheduler):
+    """``blocks=`` hands the SM its sub-core blocks: a wrapping factory sees every
+    collector edge and pick, and the figures are the golden factory's."""
+    config = load_config(scheduler=scheduler)
+    golden = run_kernel("reduction", "test", timing=config).stats["timing"]
+    blocks = _CountingBlocks()
+    run = run_kernel("reduction", "test", timing=config,
+                     mechanism=lambda program: (program, {"blocks": blocks}))
+    timing = run.stats["timing"]
+    assert run.passed
+    assert (timing.cycles, timing.issued, timing.stalls) == \
+        (golden.cycles, golden.issued, golden.stalls)
+    assert blocks.picks == sum(timing.issued)
+    assert blocks.edges >= blocks.picks
+
+
+def test_bench_runs_the_functional_pass_once_for_all_schedulers(monkeypatch, capsys):
+    """``gpurf sm bench K --scheduler gto --scheduler rba``: one functional-only run, one
+    timed run per scheduler."""
+    import gpurf.sim.sm as sm_package
+
+    calls = []
+    original = sm_package.run_kernel
+
+    def counting(name, size, **options):
+        calls.append(options.get("timing") and options["timing"].scheduler)
+        return original(name, size, **options)
+
+    monkeypatch.setattr(sm_package, "run_kernel", counting)
+    with pytest.raises(SystemExit) as done:
+        main(["sm", "bench", "vecadd", "--scheduler", "gto", "--scheduler", "rba"])
+    assert done.value.code == 0
+    assert calls == [None, "gto", "rba"]
+    assert "| vecadd | test | rba |" in capsys.readouterr().out

@@ -112,6 +112,8 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
         """The issue register: ``(warp, {operand index: reg})`` waiting for a CU."""
         self.cycle = 0
         self._trace = ""
+        self._shared = {}
+        """``(warp, id(regs))`` -> ``(regs, operands, posts)`` (:meth:`_shared_operands`)."""
 
     def unpack_issue(self, bits: int) -> tuple[int, dict[int, int]]:
         """``(warp, {operand index: reg})`` of the valid operands of an issue payload."""
@@ -244,16 +246,33 @@ class OperandCollector(PortModel, config=OperandCollectorConfig):
     def _allocate(self, cu: int, warp: int, regs: dict[int, int], tag=None) -> None:
         """Allocate CU ``cu``: its valid operands join their banks' queues, lowest operand
         index first."""
-        config, queues = self.config, self.queues
-        banks = _banks(warp, config.banks, config.bank_map)
-        operands = {}
-        for index, reg in sorted(regs.items()):
-            bank = banks[reg]
-            operands[index] = Operand(reg, bank)
+        if self.carries_data:
+            operands, posts = self._operands(warp, regs)
+        else:
+            operands, posts = self._shared_operands(warp, regs)
+        queues = self.queues
+        for bank, index in posts:
             queues[bank].append((cu, index))
-        self.units[cu] = Unit(warp, operands, len(operands), 0, tag)
-        self.queued += len(operands)
+        self.units[cu] = Unit(warp, operands, len(posts), 0, tag)
+        self.queued += len(posts)
         self.order.append(cu)
+
+    def _operands(self, warp: int, regs: dict[int, int]):
+        """The operands of an allocation and its queue posts ``(bank, index)``, in order."""
+        config = self.config
+        banks = _banks(warp, config.banks, config.bank_map)
+        operands = {index: Operand(reg, banks[reg]) for index, reg in sorted(regs.items())}
+        return operands, tuple((op.bank, index) for index, op in operands.items())
+
+    def _shared_operands(self, warp: int, regs: dict[int, int]):
+        """:meth:`_operands`, built once per warp slot and ``regs`` object and shared by
+        its allocations (a collector that carries no data never changes an operand; the
+        cache holds ``regs``, so its ``id`` is not reused while cached)."""
+        key = (warp, id(regs))
+        entry = self._shared.get(key)
+        if entry is None:
+            entry = self._shared[key] = (regs, *self._operands(warp, regs))
+        return entry[1], entry[2]
 
     def _describe(self, grants, offer) -> str:
         units = " ".join(

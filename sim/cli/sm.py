@@ -1,6 +1,7 @@
 """The golden SM's commands: ``sm list``, ``sm run``, ``sm bench``, ``compile``, and
 ``energy`` (an alias of ``reproduce greener``)."""
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -99,15 +100,41 @@ def _timing_options(command):
 @click.option("--wake-latency", type=click.IntRange(1, 4), default=None, metavar="X",
               help="--mechanism greener: wake-up cycles, SLEEP->ON X and OFF->ON 2X "
                    "(Section 5.7) [default: 1].")
+@click.option("--record", "record_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write one port trace per block instance the SM runs into DIR "
+                   "(docs/traces.md; replay with gpurf replay DIR).")
+@click.option("--rtl", default=None, metavar="BLOCK[,BLOCK...]",
+              help="Put these sub-core blocks' RTL in the loop (operand_collector, "
+                   "rba_scorer, warp_selector, subcore_assigner; docs/traces.md) and compare "
+                   "the run with the all-golden one; exit 1 if they differ.")
+@click.option("--sim", type=click.Choice(["icarus", "verilator"]), default=None,
+              help="Simulator of --rtl [default: icarus].")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, check_values,
-           mechanism, wake_at, wake_latency, as_json):
+           mechanism, wake_at, wake_latency, record_dir, rtl, sim, as_json):
     """Run KERNEL on the golden SM (timing model unless --no-timing) and check its outputs
     against its numpy reference; exit 1 on a mismatch."""
     kernel = known_kernel(kernel)
+    greener = mechanism is not None and mechanism.partition(":")[0] == "greener"
     wake = {k: v for k, v in (("wake_at", wake_at), ("latency", wake_latency)) if v is not None}
-    if wake and (mechanism or "").partition(":")[0] != "greener":
+    if wake and not greener:
         raise BadInput("--wake-at and --wake-latency apply to --mechanism greener only")
+    if wake and record_dir is not None:
+        raise BadInput("--record runs GReEneR at the default wake-up point and latency; drop "
+                       "--wake-at and --wake-latency")
+    if record_dir is not None and (not timing or (mechanism is not None and not greener)):
+        raise BadInput("--record needs --timing; of the mechanisms, only greener is recorded")
+    if sim is not None and rtl is None:
+        raise BadInput("--sim needs --rtl")
+    if rtl is not None and (mechanism is not None or not timing or check_values
+                            or record_dir is not None):
+        raise BadInput("--rtl needs --timing and no --mechanism, --check-values or --record")
+    if greener and record_dir is not None:
+        if any((preset, config_file, pairs, assign, scheduler, check_values)):
+            raise BadInput("--mechanism greener --record runs on the paper's k20x "
+                           "configuration; drop the timing options and --check-values")
+        _record_greener(kernel, size, mechanism.partition(":")[2] or "greener", record_dir)
+        return
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
@@ -121,7 +148,56 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     elif any(o for o in (preset, config_file, pairs, assign, scheduler, check_values)):
         raise BadInput("--preset, --config, --param, --assign, --scheduler and --check-values "
                        "need --timing")
-    _run_kernel(kernel, size, as_json, config, values=check_values)
+    if rtl is not None:
+        _run_rtl(kernel, size, config, rtl, sim or "icarus", as_json)
+        return
+    _run_kernel(kernel, size, as_json, config, values=check_values, record_dir=record_dir)
+
+
+def _record_greener(kernel, size, policy, record_dir):
+    """``sm run --mechanism greener[:POLICY] --record DIR``: the sub-core blocks and
+    GReEneR's blocks of every sub-core recorded (:func:`gpurf.sim.sm.record.record_greener`)."""
+    from gpurf.sim.sm.power import POLICIES
+    from gpurf.sim.sm.record import record_greener
+
+    if policy not in POLICIES:
+        raise BadInput(f"unknown GReEneR policy {policy!r}; known: {', '.join(POLICIES)}")
+    try:
+        with kernel_errors():
+            run, paths = record_greener(record_dir, kernel, size, policy)
+    except (FileExistsError, OSError) as error:
+        raise BadInput(str(error)) from None
+    verdict = "PASS" if run.passed else "FAIL"
+    click.echo(f"recorded {len(paths)} traces into {record_dir}\n{verdict} {kernel} ({size}, "
+               f"greener:{policy}): outputs {'equal' if run.passed else 'differ from'} the "
+               f"numpy reference")
+    sys.exit(0 if run.passed else 1)
+
+
+def _run_rtl(kernel, size, config, rtl, sim, as_json):
+    """``sm run --rtl``: the run with RTL blocks beside the all-golden run; exit 1 if they
+    differ."""
+    from gpurf.sim.rtl_loop import run_with_rtl
+    from gpurf.sim.sm.rtl import RTL_BLOCKS, instances
+
+    names = [name.strip() for name in rtl.split(",") if name.strip()]
+    unknown = [name for name in names if name not in RTL_BLOCKS]
+    if unknown or not names:
+        raise BadInput(f"unknown --rtl block {', '.join(unknown) or repr(rtl)}; known: "
+                       f"{', '.join(RTL_BLOCKS)}")
+    absent = [name for name in names if not instances(config, name)]
+    if absent:
+        raise BadInput(f"the {config.scheduler} scheduler has no {', '.join(absent)}")
+    try:
+        result = run_with_rtl(kernel, size, config, names, sim=sim)
+    except RuntimeError as error:
+        click.echo(f"gpurf: {error}", err=True)
+        sys.exit(2)
+    if as_json:
+        echo_json(with_provenance(dataclasses.asdict(result)))
+    else:
+        click.echo(result.summary())
+    sys.exit(0 if result.passed else 1)
 
 
 @sm.command("bench")
@@ -273,19 +349,30 @@ def _timing_config(config_file, pairs, **overrides):
         raise BadInput(str(error)) from None
 
 
-def _run_kernel(name, size, as_json, config=None, values=False):
+def _run_kernel(name, size, as_json, config=None, values=False, record_dir=None):
     """``gpurf run KERNEL``: functional (and with ``config`` timing) run, reference check,
-    table or JSON; exit 1 on a mismatch (or, with ``values``, a wrong register value)."""
+    table or JSON; exit 1 on a mismatch (or, with ``values``, a wrong register value);
+    ``record_dir``: record the blocks' traces there (:mod:`gpurf.sim.sm.record`)."""
     from gpurf.sim.sm import run_kernel
+    from gpurf.sim.sm.record import record_run
     from gpurf.sim.sm.values import ValueMismatchError
 
+    traces, mechanism = None, None
+    if record_dir is not None:
+        try:
+            traces, mechanism = record_run(record_dir, name, size, config)
+        except (FileExistsError, OSError) as error:
+            raise BadInput(str(error)) from None
     try:
         with kernel_errors():
-            result = run_kernel(name, size, timing=config, values=values,
+            result = run_kernel(name, size, timing=config, values=values, mechanism=mechanism,
                                 progress=lambda blocks: progress(blocks, name, "block"))
     except ValueMismatchError as error:
         click.echo(f"FAIL {name} ({size}): {error}", err=True)
         sys.exit(1)
+    if traces is not None:
+        paths = traces.close()
+        click.echo(f"recorded {len(paths)} traces into {record_dir}", err=True)
     mismatches = result.mismatches()
     stats = {**result.stats, "warp_instructions_per_second":
              result.stats["warp_instructions"] / max(result.stats["seconds"], 1e-9)}
@@ -370,13 +457,13 @@ def compile_(kernel, pass_name, threshold, table, as_json):
 def bench_kernels(kernels, size, as_json, schedulers=()):
     """``gpurf sm bench``: every kernel checked, then measured (per scheduler); a table or
     JSON."""
-    from gpurf.sim.bench import measure_kernel
+    from gpurf.sim.bench import measure_kernels
     from gpurf.sim.kernels import workload_names
 
     kernels = workload_names() if "all" in kernels else [known_kernel(k) for k in kernels]
     with kernel_errors():
-        runs = [measure_kernel(k, size=size, scheduler=s)
-                for k in progress(kernels, "bench", "kernel") for s in schedulers or (None,)]
+        runs = [r for k in progress(kernels, "bench", "kernel")
+                for r in measure_kernels(k, size=size, schedulers=schedulers or (None,))]
     if as_json:
         echo_json([with_provenance({**vars(r), "warp_instructions_per_second":
                                     r.warp_instructions_per_second,

@@ -44,7 +44,6 @@ warp has retired. Cycles in which no sub-core can act are skipped to the next ev
 """
 
 import bisect
-import copy
 import dataclasses
 import heapq
 import itertools
@@ -56,14 +55,14 @@ from functools import cache
 import numpy as np
 
 from gpurf.golden.subcore.assignment import shuffle_table, srr_table
-from gpurf.golden.subcore.operand_collector import OperandCollector, bank_of
+from gpurf.golden.subcore.operand_collector import OperandCollector, Unit, bank_of
 from gpurf.golden.subcore.rba_scorer import RbaScorer
-from gpurf.golden.subcore.subcore_assigner import SubcoreAssigner
 from gpurf.golden.subcore.warp_selector import pick_warp
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .batch import COHORT, new_traces, run_blocks
+from .blocks import GOLDEN
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
@@ -206,6 +205,9 @@ class _Warp:
             return
         t = self.hold
         pending = self.pending
+        if not pending or t == INF:
+            self.wake = t
+            return
         for s in needs[self.pcs[self.pos]]:
             r = pending.get(s, 0)
             if r > t:
@@ -298,18 +300,18 @@ class _SubCore:
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
-        self.oc = OperandCollector(cus=config.cus, banks=config.banks,
-                                   operands=config.operands, lanes=32, data_width=32,
-                                   slots=config.slots, reg_bits=8,
-                                   read_latency=config.read_latency,
-                                   bank_map=config.bank_map)
-        self.scorer = None
-        if config.scheduler == "rba":
-            self.scorer = RbaScorer(slots=config.slots, operands=config.operands,
-                                    banks=config.banks, cus=config.cus,
-                                    score_width=config.score_width,
-                                    score_latency=config.score_latency)
-        self.oc.carries_data = False
+        blocks = sm.blocks
+        self.oc = blocks.collector(config, index)
+        self.scorer = blocks.scorer(config, index) if config.scheduler == "rba" else None
+        self.pick_warp = blocks.selector(config, index) if self.picks else None
+        self.gto = config.scheduler == "gto"
+        self.allocations = [None] * (len(sm.program.code) * config.slots)
+        """Per ``pc * slots + slot``: the collector's operands and queue posts of the
+        instruction (:meth:`_fast_allocate`; the operands shared: no data is carried)."""
+        if (sm.fast and self.picks and self.pick_warp is pick_warp
+                and type(self.oc) is OperandCollector
+                and type(self.scorer) in (type(None), RbaScorer)):
+            self.cycle = self.fast_cycle
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.unit_of = sm.info.unit
@@ -317,8 +319,8 @@ class _SubCore:
         self.issue_regs = sm.issue_regs
         self.writes: dict[int, int] = {}
         """Cycle -> mask of the banks a writeback uses in it (known at dispatch)."""
-        self.write_banks: dict[tuple[int, int], int] = {}
-        """``(pc, slot)`` -> mask of the banks instruction ``pc`` writes back."""
+        self.write_banks: dict[int, int] = {}
+        """``pc * slots + slot`` -> mask of the banks instruction ``pc`` writes back."""
         self.unit_free = [0] * len(UNITS)
         self.interval = [-(-32 // w) for w in (config.int_width, config.fp32_width,
                                               config.sfu_width, config.lsu_width, 32)]
@@ -397,7 +399,7 @@ class _SubCore:
         """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
         oc = self.oc
         ready = None
-        if not oc.order and oc.buffer is None:
+        if oc.idle:
             ready = self._ready(now)
             if not ready:
                 self.writes.pop(now, None)
@@ -430,8 +432,9 @@ class _SubCore:
             ready = self.sm.power.ready(self, ready, now)
         if accepts and ready:
             if self.picks:
-                chosen = self.slots[pick_warp(ready, self.age, scores, policy=self.policy,
-                                              greedy=self.greedy, rba_greedy=self.rba_greedy)]
+                chosen = self.slots[self.pick_warp(ready, self.age, scores,
+                                                   policy=self.policy, greedy=self.greedy,
+                                                   rba_greedy=self.rba_greedy)]
             else:
                 chosen = self.slots[self._select(ready)]
             pc, pos = chosen.pcs[chosen.pos], chosen.pos
@@ -460,6 +463,176 @@ class _SubCore:
             self.stalls[reason] += 1
         return True
 
+    def fast_cycle(self, now: int) -> bool:
+        """:meth:`cycle` for the golden blocks without mechanism hooks: the same decisions
+        and state updates (the collector's :meth:`~OperandCollector.grants`,
+        :meth:`~OperandCollector.offer`, :meth:`~OperandCollector.accepts` and
+        :meth:`~OperandCollector.advance`, the golden :func:`pick_warp` under GTO) computed
+        inline, with the GTO warp found without listing every ready warp
+        (:meth:`_gto_pick`). ``tests/test_timing_fast.py`` checks it against
+        :meth:`cycle` cycle by cycle."""
+        oc = self.oc
+        order = oc.order
+        if not order and oc.buffer is None:
+            chosen = self._gto_pick(now) if self.gto else None
+            if chosen is None and (self.gto or not self._ready(now)):
+                if self.writes:
+                    self.writes.pop(now, None)
+                self.lag += 1
+                self.reason = reason = self._stall_reason()
+                self.stalls[reason] += 1
+                return False
+        if self.lag:
+            self.catch_up()
+        units = oc.units
+        writes = self.writes.pop(now, 0) if self.writes else 0
+        offer = oc.held
+        if offer is None:
+            cycle = oc.cycle
+            for c in order:
+                unit = units[c]
+                if not unit.waiting and unit.ready_at <= cycle:
+                    offer = c
+                    break
+        if not self.gto:
+            queue_len = [len(q) for q in oc.queues]
+        if oc.queued:
+            self._fast_grants(oc, units, writes)
+        dispatched = None
+        if offer is not None:
+            dispatched = units[offer].tag
+            if self.unit_free[self.unit_of[dispatched[1]]] > now:
+                dispatched = None
+                self.dispatch_stalls += 1
+        scores = None if self.gto else self._score_basis(queue_len)
+        buffer = oc.buffer
+        accepts = buffer is None or dispatched is not None or None in units
+        chosen = self._fast_pick(now, scores) if accepts else None
+        if dispatched is not None:
+            units[offer] = None
+            order.remove(offer)
+            oc.held = None
+        else:
+            oc.held = offer
+        if buffer is not None and None in units:
+            self._fast_allocate(oc, units, units.index(None), buffer)
+            oc.buffer = None
+        if chosen is not None:
+            pc = chosen.pcs[chosen.pos]
+            oc.buffer = (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, chosen.pos))
+        oc.cycle += 1
+        if dispatched is not None:
+            sm = self.sm
+            sm.dispatch(self, *dispatched[:3], now)
+            if sm.uncollected[dispatched[1]]:
+                _unread(dispatched[0], sm.uncollected[dispatched[1]])
+        if chosen is not None:
+            self._issued(chosen, pc)
+        else:
+            # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
+            ready = not accepts and (self._gto_pick(now) is not None if self.gto
+                                     else bool(self._ready(now)))
+            self.reason = reason = "collector_full" if ready else self._stall_reason()
+            self.stalls[reason] += 1
+        return True
+
+    def _score_basis(self, queue_len):
+        """:meth:`RbaScorer.advance` without :class:`LazyScores`: the scorer's clock edge,
+        returning the slot operands and queue lengths this cycle's scores are of."""
+        scorer = self.scorer
+        if scorer.config.score_latency == 0:
+            return self.slot_ops, queue_len
+        basis = (scorer._previous, scorer._queues[0])
+        scorer._queues.append(queue_len)
+        scorer._previous = list(self.slot_ops)
+        return basis
+
+    def _fast_pick(self, now: int, basis) -> _Warp | None:
+        """The warp the scheduler issues in cycle ``now`` (``basis``: RBA's, from
+        :meth:`_score_basis`)."""
+        if self.gto:
+            return self._gto_pick(now)
+        ready = self._ready(now)
+        if not ready:
+            return None
+        if len(ready) == 1:
+            return self.slots[ready[0]]
+        if self.rba_greedy and self.greedy in ready:
+            return self.slots[self.greedy]
+        return self.slots[self._rba_pick(ready, *basis)]
+
+    def _rba_pick(self, ready, slot_ops, queue_len) -> int:
+        """:func:`pick_warp` under RBA: the ready slot with the lowest score
+        (:func:`~gpurf.golden.subcore.rba_scorer.rba_score`), ties to the oldest."""
+        age, score_max, banks = self.age, self.scorer._score_max, len(queue_len)
+        best = best_key = None
+        for slot in ready:
+            total = 0
+            if slot_ops is not None:
+                for valid, bank in slot_ops[slot]:
+                    if valid and bank < banks:
+                        total += queue_len[bank]
+            key = (total if total < score_max else score_max, -age[slot])
+            if best_key is None or key < best_key:
+                best, best_key = slot, key
+        return best
+
+    def _fast_allocate(self, oc, units, cu: int, buffer) -> None:
+        """:meth:`OperandCollector._allocate` of the issue register's instruction, its
+        operands and queue posts looked up per instruction and warp slot."""
+        slot, regs, tag = buffer
+        key = tag[1] * len(self.slots) + slot
+        entry = self.allocations[key]
+        if entry is None:
+            entry = self.allocations[key] = oc._operands(slot, regs)
+        operands, posts = entry
+        queues = oc.queues
+        for bank, index in posts:
+            queues[bank].append((cu, index))
+        units[cu] = Unit(slot, operands, len(posts), 0, tag)
+        oc.queued += len(posts)
+        oc.order.append(cu)
+
+    def _fast_grants(self, oc, units, writes: int) -> None:
+        """The collector's grants of this cycle (:meth:`OperandCollector._grant`) and the
+        reads they make (:meth:`_read`)."""
+        due = oc.cycle + oc.config.read_latency
+        granted = 0
+        for bank, queue in enumerate(oc.queues):
+            if queue and not writes >> bank & 1:
+                cu, index = queue.popleft()
+                unit = units[cu]
+                unit.waiting -= 1
+                unit.ready_at = due
+                granted += 1
+                reading = unit.tag[0].reading
+                reg = unit.operands[index].reg
+                left = reading[reg] - 1
+                if left:
+                    reading[reg] = left
+                else:
+                    del reading[reg]
+        if granted:  # as :meth:`cycle`: conflicts are counted in cycles with a grant
+            oc.queued -= granted
+            self.reads += granted
+            self.conflicts += oc.queued
+
+    def _gto_pick(self, now: int) -> _Warp | None:
+        """The warp :func:`pick_warp` chooses under GTO in cycle ``now``: the greedy slot's
+        warp if ready, else the oldest ready warp (assignment order: :attr:`order`)."""
+        slots, writes = self.slots, self.sm.overwrites
+        if self.greedy is not None:
+            w = slots[self.greedy]
+            if w is not None and w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return w
+        for slot in self.order:
+            w = slots[slot]
+            if w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return w
+        return None
+
     def _ready(self, now: int) -> list[int]:
         """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
         register the next instruction writes still to be read by an older instruction of
@@ -485,7 +658,7 @@ class _SubCore:
     def write_back(self, warp: _Warp, pc: int, when: int) -> None:
         """Instruction ``pc`` of ``warp`` writes its registers back in cycle ``when``: their
         banks grant no read then (several writes to one bank in a cycle count once)."""
-        key = (pc, warp.slot)
+        key = pc * len(self.slots) + warp.slot
         mask = self.write_banks.get(key)
         if mask is None:
             config = self.sm.config
@@ -519,7 +692,8 @@ class _SubCore:
         warp.pos += 1
         if info.records[pc]:
             warp.rpos += 1
-        self._refresh(warp.slot)
+        if self.scorer is not None:
+            self._refresh(warp.slot)
         pending = warp.pending
         for d in info.dests[pc]:
             pending[d] = INF
@@ -531,8 +705,16 @@ class _SubCore:
         if finished:
             self.live.remove(warp)
             warp.wake = INF
+        elif kind != ALU:
+            warp.wake = INF  # held until the branch or barrier completes (at dispatch)
         else:
-            warp.update_wake(info.needs)
+            t = warp.hold
+            if t != INF:
+                for key in info.needs[warp.pcs[warp.pos]]:
+                    r = pending.get(key, 0)
+                    if r > t:
+                        t = r
+            warp.wake = t  # :meth:`_Warp.update_wake`, inlined
         if (self.policy == "two_level" and (info.long_latency[pc] or kind == BAR or finished)
                 and warp.slot in self.active):
             self.active.remove(warp.slot)
@@ -603,12 +785,21 @@ class TimingSM:
     needs : sequence of tuples, optional
         Per instruction, the register slots whose pending writes it waits for (default:
         its sources, guard and destinations).
+    blocks : GoldenBlocks, optional
+        Factory of the sub-core blocks the SM consults (:mod:`gpurf.sim.sm.blocks`;
+        default: the golden models).
+    fast : bool
+        Run the sub-cores' inlined cycle (:meth:`_SubCore.fast_cycle`) when the blocks are
+        the golden ones and no mechanism hooks in (``False``: always :meth:`_SubCore.cycle`,
+        the blocks' methods called one by one).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
                  cohort: int = COHORT, values=False, power=None, registers=None,
-                 stages=None, overwrites=None, needs=None):
+                 stages=None, overwrites=None, needs=None, blocks=GOLDEN,
+                 fast=True):
         self.cohort = cohort
+        self.blocks = blocks
         self.program = program
         self.config = config
         self.info = static_info(program)
@@ -628,10 +819,11 @@ class TimingSM:
         self.reuser = getattr(values, "issue", None)
         """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
         self.make_block = make_block
+        self.fast = fast and self.values is None and power is None and self.reuser is None
+        """Sub-cores run :meth:`_SubCore.fast_cycle` where it applies."""
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
-        self.assigner = SubcoreAssigner(subcores=max(2, config.subcores),
-                                        depth=config.hash_depth)
+        self.assigner = blocks.assigner(config)
         self.pipe = config.pipeline
         self.latency = [self._after(config.int_latency), self._after(config.fp32_latency),
                         self._after(config.sfu_latency), 0,
@@ -652,9 +844,9 @@ class TimingSM:
     # -- assignment --------------------------------------------------------------------
     def _launch(self) -> None:
         config = self.config
-        self._trial = None
-        """The assigner after placing the next block's warps, and its picks (computed
-        once per block by :meth:`_fits`, taken over when the block is admitted)."""
+        self._upcoming: list[int] = []
+        """Sub-cores the assigner gave the next warps to be admitted (drawn by :meth:`_fits`,
+        one assigner step per warp in launch order, taken when the block is admitted)."""
         hashed = config.assign != "rr"
         self.mode = MODE_HASHED if hashed else MODE_ROUND_ROBIN
         self._assign_step({"launch": 1})
@@ -664,16 +856,18 @@ class TimingSM:
             for index, byte in enumerate(table):
                 self._assign_step({"table_we": 1, "table_index": index, "table_data": byte})
 
-    def _assign_step(self, inputs, assigner=None):
+    def _assign_step(self, inputs):
         ports = {"warp": 0, "launch": 0, "mode": self.mode, "table_we": 0, "table_index": 0,
                  "table_data": 0, **inputs}
-        return (assigner or self.assigner).step(ports)
+        return self.assigner.step(ports)
 
-    def _assignment(self, warps: int, assigner=None) -> list[int]:
-        picks = [self._assign_step({"warp": 1}, assigner)["subcore"] for _ in range(warps)]
-        if self.config.subcores == 1:
-            return [0] * warps
-        return picks
+    def _picks(self, warps: int) -> list[int]:
+        """The sub-cores of the next ``warps`` warps to be admitted."""
+        upcoming = self._upcoming
+        while len(upcoming) < warps:
+            pick = self._assign_step({"warp": 1})["subcore"]
+            upcoming.append(0 if self.config.subcores == 1 else pick)
+        return upcoming[:warps]
 
     # -- blocks ------------------------------------------------------------------------
     def _fits(self, warps: int) -> list[int] | None:
@@ -685,10 +879,7 @@ class TimingSM:
                 config.max_warps or self.used_regs + regs > config.registers
                 or self.used_shared + shared > config.shared_bytes):
             return None
-        if self._trial is None:
-            trial = copy.deepcopy(self.assigner)
-            self._trial = (trial, self._assignment(warps, trial))
-        picks = self._trial[1]
+        picks = self._picks(warps)
         for sub in self.subcores:
             if picks.count(sub.index) > sub.slots.count(None):
                 return None
@@ -708,8 +899,8 @@ class TimingSM:
             run.ready.popleft()
             if run.on_block is not None:
                 run.on_block(block)
-            self.assigner, picks = self._trial
-            self._trial = None
+            picks = self._picks(block.warp_count)
+            del self._upcoming[:block.warp_count]
             warps = [_Warp(None, i, t) for i, t in enumerate(traces)]
             record = _Block(block.block_id, warps)
             for warp, sub in zip(warps, picks, strict=True):
@@ -781,8 +972,9 @@ class TimingSM:
         if self.power is not None:
             done = self.power.dispatched(sub, warp, pc, now, done)
         if kind == ALU:
+            pending = warp.pending
             for d in info.dests[pc]:
-                warp.pending[d] = done
+                pending[d] = done
             sub.write_back(warp, pc, done)
         elif kind == BRA:
             warp.hold = done

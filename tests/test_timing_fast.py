@@ -1,0 +1,83 @@
+"""The timing model's fast path (``_SubCore.fast_cycle``: the golden collector and GTO
+selector inlined) against the path that calls the golden blocks' methods one by one
+(``_SubCore.cycle``): the same state after every sub-core cycle of a recorded kernel, and a
+deliberately broken fast path is caught."""
+
+import pytest
+
+from gpurf.sim.sm import run_kernel
+from gpurf.sim.sm import timing as timing_module
+from gpurf.sim.sm.config import load_config
+
+CASES = [
+    ("reduction", {"scheduler": "gto"}),
+    ("reduction", {"scheduler": "rba"}),
+    ("matmul", {"preset": "gtx980"}),
+    ("bankconflict", {"scheduler": "rba", "score_latency": 3}),
+    ("fma_subcore/unbalanced", {"assign": "srr"}),
+    ("kmeans", {"scheduler": "gto", "cus": 4}),
+]
+
+
+def _state(sub, now: int, acted: bool) -> tuple:
+    """What a sub-core cycle leaves behind: the collector's units, queues, issue register
+    and offer, the scheduler's counters, stall reasons and greedy warp."""
+    oc = sub.oc
+    units = tuple(None if u is None else (u.warp, u.waiting, u.ready_at, u.tag[1])
+                  for u in oc.units)
+    buffer = None if oc.buffer is None else (oc.buffer[0], oc.buffer[2][1], oc.buffer[2][3])
+    return (now, sub.index, acted, oc.cycle, tuple(oc.order), oc.held, buffer, units,
+            tuple(tuple(q) for q in oc.queues), oc.queued, sub.issued, sub.reads,
+            sub.conflicts, sub.dispatch_stalls, tuple(sub.stalls.values()), sub.greedy,
+            tuple(sorted(sub.writes.items())))
+
+
+def _recorded(monkeypatch, name, config, *, fast):
+    """Every sub-core's state after each of its cycles, running the fast or the generic
+    path."""
+    states = []
+
+    def recording(method):
+        def cycle(sub, now):
+            acted = method(sub, now)
+            states.append(_state(sub, now, acted))
+            return acted
+        return cycle
+
+    with monkeypatch.context() as patch:
+        patch.setattr(timing_module._SubCore, "cycle", recording(timing_module._SubCore.cycle))
+        patch.setattr(timing_module._SubCore, "fast_cycle",
+                      recording(timing_module._SubCore.fast_cycle))
+        run = run_kernel(name, "test", timing=load_config(**config),
+                         mechanism=lambda program: (program, {"fast": fast}))
+    assert run.passed
+    return states, run.stats["timing"]
+
+
+def _first_difference(fast, generic):
+    for a, b in zip(fast, generic, strict=False):
+        if a != b:
+            return f"cycle {a[0]} sub-core {a[1]}:\n fast    {a}\n generic {b}"
+    return None if len(fast) == len(generic) else "different numbers of cycles"
+
+
+@pytest.mark.parametrize(("name", "config"), CASES)
+def test_fast_cycle_equals_the_golden_blocks_cycle_by_cycle(monkeypatch, name, config):
+    fast, fast_stats = _recorded(monkeypatch, name, config, fast=True)
+    generic, generic_stats = _recorded(monkeypatch, name, config, fast=False)
+    assert fast_stats.cycles == generic_stats.cycles
+    assert _first_difference(fast, generic) is None
+    assert len(fast) > 1000
+
+
+def test_a_fast_path_ignoring_the_greedy_warp_is_caught(monkeypatch):
+    """Mutant: GTO without its greedy warp (oldest ready always) in the fast path only."""
+    def oldest_first(sub, now):
+        sub.greedy = None
+        return original(sub, now)
+
+    original = timing_module._SubCore._gto_pick
+    generic, _ = _recorded(monkeypatch, "reduction", {"scheduler": "gto"}, fast=False)
+    monkeypatch.setattr(timing_module._SubCore, "_gto_pick", oldest_first)
+    fast, _ = _recorded(monkeypatch, "reduction", {"scheduler": "gto"}, fast=True)
+    assert _first_difference(fast, generic) is not None
