@@ -81,18 +81,20 @@ class Driver:
 
 def random_stream(params, rng, cycles):
     """Results, holds, drops, reuse hits and unmaps at rates changing every 200 cycles;
-    a stream offer is held until taken."""
+    a stream offer is held until taken. The bench holds at most ``pregs / 2`` source
+    references (more would starve the pool: results wait while every register is held)."""
     driver = Driver(params, rng)
     pending: dict = {}
     rates = (0.6, 0.3, 0.2)
     for cycle in range(cycles):
         if cycle % 200 == 0:
-            rates = (rng.choice([0.2, 0.6, 1.0]), rng.choice([0.1, 0.4]), rng.choice([0.05, 0.3]))
+            rates = (rng.choice([0.2, 0.6, 1.0]), rng.choice([0.1, 0.4]), rng.choice([0.1, 0.5]))
             driver.values[rng.randrange(len(driver.values))] = rng.getrandbits(driver.width)
         ins = dict(pending)
         if "result__valid" not in ins and rng.random() < rates[0]:
             ins.update(driver.random_result())
-        if "hold__valid" not in ins and rng.random() < rates[1]:
+        holds_room = len(driver.held) < driver.config.pregs // 2
+        if "hold__valid" not in ins and holds_room and rng.random() < rates[1]:
             ins.update(driver.hold())
         if driver.held and rng.random() < rates[2]:
             preg = driver.held.pop(rng.randrange(len(driver.held)))
