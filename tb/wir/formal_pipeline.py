@@ -149,20 +149,24 @@ class PipelineFormal(Elaboratable):
         m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid)
 
     def _covers(self, m):
+        """Each outcome, an install displacing an entry, a sweep eviction, a full pool, a
+        low-register miss, a result waiting, a hold refused, an unmap (out of reset)."""
         dut = self.dut
         retired = dut.retired
+        running = ~ResetSignal()
         for outcome in Outcome:
-            m.d.comb += Cover(retired.valid & (retired.payload.outcome == outcome),
+            m.d.comb += Cover(running & retired.valid & (retired.payload.outcome == outcome),
                               outcome.name.lower())
         vsb = dut.alloc.vsb
-        m.d.comb += [
-            Cover(vsb.ref_dec.valid & dut.alloc.install.valid, "install_displaces"),
-            Cover(dut.alloc.evict.valid & dut.alloc.evict.ready & ~dut.retired.valid,
-                  "sweep_eviction"),
-            Cover(dut.in_use == dut.config.pregs, "full_pool"),
-            Cover(dut.low_register & dut.retired.valid
-                  & (dut.retired.payload.outcome == Outcome.ALLOCATED), "low_register_miss"),
-            Cover(dut.result.valid & ~dut.result.ready, "result_waits"),
-            Cover(dut.hold.valid & ~dut.hold.ready, "hold_refused"),
-            Cover(dut.unmap.valid & dut.unmap.ready, "unmap"),
+        covers = [
+            (vsb.ref_dec.valid & dut.alloc.install.valid, "install_displaces"),
+            (dut.alloc.evict.valid & dut.alloc.evict.ready & ~dut.retired.valid,
+             "sweep_eviction"),
+            (dut.in_use == dut.config.pregs, "full_pool"),
+            (dut.low_register & dut.retired.valid
+             & (dut.retired.payload.outcome == Outcome.ALLOCATED), "low_register_miss"),
+            (dut.result.valid & ~dut.result.ready, "result_waits"),
+            (dut.hold.valid & ~dut.hold.ready, "hold_refused"),
+            (dut.unmap.valid & dut.unmap.ready, "unmap"),
         ]
+        m.d.comb += [Cover(running & test, name) for test, name in covers]

@@ -7,6 +7,7 @@ from amaranth import Cat, Const, Mux, Signal
 from gpurf.hw.gates import bit
 from gpurf.hw.wir.load_filter import LoadFilter
 from gpurf.hw.wir.pending_retry import PendingRetry
+from gpurf.hw.wir.pipeline import Pipeline
 from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
@@ -14,7 +15,8 @@ from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
 __all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite",
-           "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept", "SaturationFromMemory"]
+           "OldMappingKept", "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept",
+           "SaturationFromMemory", "StaleHitTrusted"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -156,3 +158,23 @@ class AcceptsWhenFull(PendingRetry):
         m = super().elaborate(platform)
         m.d.comb += self.enq.ready.eq(1)
         return m
+
+
+class OldMappingKept(Pipeline):
+    """A retirement does not release the old mapping's register (``dec[0]`` never valid):
+    a leak. Killed by "a register with holders has a count equal to its holders"."""
+
+    def _events(self, m, decided):
+        super()._events(m, decided)
+        m.d.comb += self.pool.dec[0].valid.eq(0)
+
+
+class StaleHitTrusted(Pipeline):
+    """A VSB hit whose entry was rewritten in the lookup's cycle is trusted (the guard
+    ``wrote`` never set): the hit's register may have lost its last reference, and the
+    verify hit's +1 then lands on a free register. Killed by the no-leak assertions."""
+
+    def _decide(self, m):
+        decided = super()._decide(m)
+        m.d.sync += self.wrote.eq(0)
+        return decided
