@@ -139,3 +139,24 @@ def test_formal_kills_mutant(mutant):
                    name=f"wir_pipeline_{mutant}", depth=10, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
 
+
+
+def test_kernel_traffic_recorded_replays_on_the_golden_block(tmp_path):
+    """vecadd's register traffic through ``wir.pipeline`` (``run_wir(record_pipeline=)``):
+    the trace names the block, and a fresh golden model stepped with its inputs gives its
+    outputs (``gpurf replay`` runs the same file on the RTL: docs/wir.md gives the
+    figure)."""
+    from gpurf.golden.trace import Trace
+    from gpurf.sim.sm.wir import run_wir
+
+    path = tmp_path / "pipeline.trace"
+    stats = run_wir("vecadd", "RLPV", baseline=False, record_pipeline=str(path))
+    assert stats["passed"] and stats["pipeline_outcomes"].get("ALLOCATED")
+    trace = Trace(path)
+    trace.check_block("wir.pipeline")
+    assert trace.cycles == stats["pipeline_cycles"]
+    model = GoldenPipeline(**trace.params)
+    for cycle, inputs, outputs in trace.rows():
+        got = model.step(inputs)
+        assert all(got[k] == v for k, v in outputs.items() if v is not None), cycle
+    assert model.checks == trace.cycles
