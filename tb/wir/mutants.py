@@ -5,9 +5,11 @@ that survived every registered configuration (issue 21), killed at ``barrier_bit
 from amaranth import Cat, Const, Mux, Signal
 
 from gpurf.hw.gates import bit
+from gpurf.hw.wir.layouts import AllocKind
 from gpurf.hw.wir.load_filter import LoadFilter
 from gpurf.hw.wir.pending_retry import PendingRetry
 from gpurf.hw.wir.pipeline import Pipeline
+from gpurf.hw.wir.register_alloc import RegisterAlloc
 from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
@@ -16,7 +18,7 @@ from gpurf.hw.wir.verify_cache import VerifyCache
 
 __all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite",
            "OldMappingKept", "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept",
-           "SaturationFromMemory", "StaleHitTrusted"]
+           "SaturatedHitVerifies", "SaturationFromMemory", "StaleHitTrusted"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -178,3 +180,22 @@ class StaleHitTrusted(Pipeline):
         decided = super()._decide(m)
         m.d.sync += self.wrote.eq(0)
         return decided
+
+
+class SaturatedHitVerifies(RegisterAlloc):
+    """A VSB hit asks for a verify-read even when the register's count is saturated
+    (``hit_saturated`` ignored): the count would overflow. Killed by the request's kind."""
+
+    def _request(self, m, looked, answer):
+        hit, pinned = Signal(), Signal()
+        m.d.comb += [
+            self.probe.eq(Mux(answer.valid, answer.payload.preg, 0)),
+            hit.eq(answer.valid & answer.payload.hit),
+            pinned.eq(looked.divergent & looked.dst.valid & looked.dst.pin),
+            self.out.valid.eq(looked.valid),
+        ]
+        kind = Mux(pinned, AllocKind.PINNED, Mux(hit, AllocKind.VERIFY, AllocKind.ALLOCATE))
+        preg = Mux(pinned, looked.dst.preg, Mux(hit, answer.payload.preg, 0))
+        out = self.out.payload
+        m.d.comb += [out.kind.eq(kind), out.preg.eq(preg), out.hash.eq(looked.hash),
+                     out.divergent.eq(looked.divergent), out.ticket.eq(looked.ticket)]
