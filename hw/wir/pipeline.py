@@ -7,6 +7,7 @@ import functools
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory
 
+from gpurf.hw.gates import equals
 from gpurf.hw.params import ConfiguredComponent
 
 from .configs import PipelineConfig
@@ -121,16 +122,25 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         return m
 
     def _row(self, m, reg, name):
-        """The mapping row of ``reg`` (a ``reg_layout`` value) and its entry."""
+        """The mapping rows ``reg`` (a ``reg_layout`` value) selects, one bit per row (a
+        compare of ``{warp, reg}`` with each row's constant: no multiplier), and the
+        selected entry."""
         config = self.config
-        row = Signal(range(config.mappings), name=f"{name}_row")
-        m.d.comb += row.eq(reg.warp * config.regs + reg.reg)
+        key = Cat(reg.reg, reg.warp)
+        rows = Signal(config.mappings, name=f"{name}_rows")
         entry = Signal(config.entry_layout, name=f"{name}_entry")
-        with m.Switch(row):
-            for r in range(config.mappings):
-                with m.Case(r):
-                    m.d.comb += entry.eq(self.mapping[r])
-        return row, entry
+        for r in range(config.mappings):
+            warp, logical = divmod(r, config.regs)
+            m.d.comb += rows[r].eq(equals(key, warp << config.reg_bits | logical))
+            with m.If(rows[r]):
+                m.d.comb += entry.eq(self.mapping[r])
+        return rows, entry
+
+    def _map(self, m, rows, enable, entry):
+        """Write ``entry`` into the row ``rows`` selects when ``enable``."""
+        for r in range(self.config.mappings):
+            with m.If(enable & rows[r]):
+                m.d.sync += self.mapping[r].eq(entry)
 
     def _enter(self, m):
         """``result.ready`` from the free registers; the taken result enters the hash."""
@@ -138,7 +148,7 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         free = Signal(range(config.pregs + 1))
         m.d.comb += [
             free.eq(config.pregs - self.pool.in_use),
-            result.ready.eq(free > self.carried[0] + self.carried[1]),
+            result.ready.eq(_exceeds(free, self.carried[0], self.carried[1])),
         ]
         taken = result.valid & result.ready
         payload = result.payload
@@ -172,7 +182,9 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         m.d.comb += [read.addr.eq(Mux(divergent, current.preg, request.preg)),
                      pool.query[0].eq(alloc.probe),
                      alloc.hit_saturated.eq(pool.saturated[0])]
-        hit = valid & (request.kind == AllocKind.VERIFY) & ~stale
+        hit = Signal()
+        m.d.comb += hit.eq(valid & equals(request.kind.as_value(), AllocKind.VERIFY.value)
+                           & ~stale)
         shared = Signal()
         failed = Signal()
         allocates = Signal()
@@ -203,8 +215,7 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
             m.d.sync += self.sweep.eq(self.sweep + 1)
         m.d.sync += [self.wrote.eq(installs | evicted),
                      self.wrote_index.eq(Mux(installs, index, alloc.evict.payload))]
-        with m.If(valid & ~pinned):
-            m.d.sync += self.mapping[row].eq(Cat(Mux(shared, request.preg, new), 1, divergent))
+        self._map(m, row, valid & ~pinned, Cat(Mux(shared, request.preg, new), 1, divergent))
         outcome = Mux(pinned, Outcome.PINNED,
                       Mux(divergent, Outcome.DUMMY_MOV,
                           Mux(shared, Outcome.SHARED,
@@ -235,15 +246,16 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         unmap_row, _ = self._row(m, unmap.payload, "unmap")
         m.d.comb += [reuse.ready.eq(~decided["valid"]),
                      unmap.ready.eq(~decided["valid"] & ~reuse.valid)]
+        self._map(m, reuse_row, reuse.valid & reuse.ready, Cat(reuse.payload.preg, 1, 0))
         with m.If(reuse.valid & reuse.ready):
-            m.d.sync += self.mapping[reuse_row].eq(Cat(reuse.payload.preg, 1, 0))
             m.d.comb += [self.retired.valid.eq(1),
                          self.retired.payload.warp.eq(reuse.payload.warp),
                          self.retired.payload.reg.eq(reuse.payload.reg),
                          self.retired.payload.preg.eq(reuse.payload.preg),
                          self.retired.payload.outcome.eq(Outcome.REUSED)]
-        with m.If(unmap.valid & unmap.ready):
-            m.d.sync += self.mapping[unmap_row].valid.eq(0)
+        for r in range(self.config.mappings):
+            with m.If(unmap.valid & unmap.ready & unmap_row[r]):
+                m.d.sync += self.mapping[r].valid.eq(0)
 
     def _events(self, m, decided):
         """The reference events to the pool."""
@@ -268,3 +280,10 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
             pool.dec[3].valid.eq(self.unmap.valid & self.unmap.ready & unmapped.valid),
             pool.dec[3].preg.eq(unmapped.preg),
         ]
+
+
+def _exceeds(free, first, second):
+    """``free > first + second`` for one-bit ``first`` and ``second``, as gates (a compare
+    with a narrower sum is a WIDTHEXPAND in Verilator's lint)."""
+    above = [free.any(), free[1:].any(), free[2:].any() | (free[0] & free[1])]
+    return Mux(first & second, above[2], Mux(first | second, above[1], above[0]))
