@@ -13,6 +13,9 @@ from gpurf.golden.wir.register_alloc import RegisterAlloc as GoldenRegisterAlloc
 from gpurf.hw.wir.layouts import AllocKind
 from gpurf.hw.wir.register_alloc import RegisterAlloc
 from gpurf.hw.wir.rename_reuse import RenameReuse
+from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.wir.formal_register_alloc import RegisterAllocFormal
+from gpurf.tb.wir.mutants import SaturatedHitVerifies
 
 from .test_wir_rename_reuse import SMALL as SMALL_RR
 from .test_wir_rename_reuse import edges_until, issue, prepare, simulate
@@ -99,3 +102,30 @@ def test_rules_between_parameters(build, params, message):
     no wider than the ``lanes x data_width`` value."""
     with pytest.raises(ValueError, match=message):
         build(**params)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_assume_guarantee_k_induction():
+    """k-induction, depth 3, on ``formal_register_alloc.SMALL`` (4-bit values, 2-bit
+    hashes under a chosen matrix, 2 entries, 4 registers), the VSB's proven table
+    invariant assumed: each request two cycles after its result with the H3 hash, the
+    kind and register of the spec (PINNED, VERIFY on an equal-hash entry unless
+    saturated, else ALLOCATE), the VSB's reference events and their balance."""
+    result = prove(RegisterAllocFormal(), name="register_alloc_ag", depth=3, mode="prove")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """Cover mode, depth 8: a verify request, a pinned write, a saturated hit, a convergent
+    allocation, an install replacing an entry, an eviction."""
+    result = prove(RegisterAllocFormal(), name="register_alloc_cover", depth=8, mode="cover")
+    assert result.passed and set(result.reached) == set(result.covers), result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 6, fails on ``mutants.SaturatedHitVerifies`` (a saturated hit verifies)."""
+    result = prove(RegisterAllocFormal(block=SaturatedHitVerifies), name="register_alloc_mutant",
+                   depth=6, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

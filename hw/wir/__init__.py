@@ -8,6 +8,7 @@ from gpurf.hw.registry import Block
 from .h3_hash import H3Hash
 from .load_filter import LoadFilter
 from .pending_retry import PendingRetry
+from .pipeline import Pipeline
 from .register_alloc import RegisterAlloc
 from .register_pool import RegisterPool
 from .rename_reuse import RenameReuse
@@ -67,4 +68,12 @@ BLOCKS: tuple[Block, ...] = (
                        {"lanes": 2, "data_width": 4, "hash_width": 4, "entries": 4,
                         "pregs": 16, "ticket_bits": 3, "matrix": [0x0F, 0xF0, 0x33, 0x0F]}),
           summary="register allocation stage (2 cycles): H3 hash, then VSB lookup"),
+    Block("wir", "pipeline", Pipeline,
+          test_params=({"warps": 1, "regs": 2, "lanes": 2, "data_width": 2, "hash_width": 2,
+                        "entries": 2, "pregs": 4, "count_width": 3, "low_water": 1},
+                       {"warps": 3, "regs": 3, "lanes": 4, "data_width": 4, "hash_width": 3,
+                        "entries": 4, "pregs": 16, "count_width": 2, "low_water": 0,
+                        "seed": 9}),
+          summary="allocation pipeline: hash, VSB, verify, allocate/install, retire into "
+                  "the mappings, one reference count"),
 )

@@ -15,7 +15,7 @@ from amaranth import Shape
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, Param, check_int, index_width, param
+from gpurf.hw.params import BlockConfig, Param, check_int, index_bits, index_width, param
 from gpurf.hw.signatures import valid_only
 
 from .layouts import (
@@ -26,6 +26,10 @@ from .layouts import (
     load_block_layout,
     load_query_layout,
     load_store_layout,
+    pipeline_reg_layout,
+    pipeline_result_layout,
+    pipeline_retired_layout,
+    pipeline_reuse_layout,
     preg_ref_layout,
     refcount_merge_layout,
     rename_entry_layout,
@@ -58,6 +62,7 @@ __all__ = [
     "H3HashConfig",
     "LoadFilterConfig",
     "PendingRetryConfig",
+    "PipelineConfig",
     "RegisterAllocConfig",
     "RegisterPoolConfig",
     "RenameReuseConfig",
@@ -764,4 +769,91 @@ class RegisterAllocConfig(BlockConfig):
             "evict": In(stream.Signature(range(self.entries))),
             "ref_inc": Out(ref),
             "ref_dec": Out(ref),
+        })
+
+
+class PipelineConfig(BlockConfig):
+    """The composed allocation pipeline's parameters and its parts' configs.
+
+    Attributes (built by :meth:`validate`): ``alloc`` (``wir.register_alloc``) and ``pool``
+    (``wir.register_pool``: 3 increment ports — verify hit, VSB install, hold — 4 decrement
+    ports — old mapping, VSB, drop, unmap — and 2 saturation queries — the VSB hit, the
+    hold).
+    """
+
+    warps: int = param(2, "Warps (one mapping row each).", low=1, high=8)
+    regs: int = param(4, "Logical registers per warp.", low=1, high=16)
+    lanes: int = param(4, "Lanes of a value.", low=1, high=32)
+    data_width: int = param(8, "Bits per lane.", low=1, high=32)
+    hash_width: int = param(8, "Hash bits, at least ``log2(entries)``.", low=1, high=32)
+    seed: int = param(0, "Seed of the H3 matrix.", low=0, high=2**32 - 1)
+    entries: int = param(8, "VSB entries, a power of two.", choices=VSB_ENTRIES)
+    pregs: int = param(16, "Physical registers, a power of two.", choices=POOL_PREGS)
+    count_width: int = param(4, "Bits of a reference counter.", low=2, high=10)
+    low_water: int = param(2, "Low-register mode while at most this many registers are "
+                              "available; below ``pregs``.", low=0, high=max(POOL_PREGS) - 1)
+
+    def validate(self):
+        """Build the parts' configs (each checks its own rules)."""
+        ticket = self.ticket_layout_of(index_bits(self.warps), index_bits(self.regs))
+        object.__setattr__(self, "alloc", RegisterAllocConfig(
+            lanes=self.lanes, data_width=self.data_width, hash_width=self.hash_width,
+            seed=self.seed, entries=self.entries, pregs=self.pregs, ticket_bits=ticket.size))
+        object.__setattr__(self, "pool", RegisterPoolConfig(
+            pregs=self.pregs, count_width=self.count_width, inc_ports=3, dec_ports=4,
+            query_ports=2, low_water=self.low_water))
+
+    def ticket_layout_of(self, warp_bits, reg_bits) -> data.StructLayout:
+        """What travels through the register-allocation stage: ``warp``, ``reg``, ``mask``."""
+        return data.StructLayout({"warp": warp_bits, "reg": reg_bits, "mask": self.lanes})
+
+    warp_bits = index_width("warps")
+    reg_bits = index_width("regs")
+    preg_bits = index_width("pregs")
+
+    @property
+    def ticket_layout(self) -> data.StructLayout:
+        return self.ticket_layout_of(self.warp_bits, self.reg_bits)
+
+    @property
+    def mappings(self) -> int:
+        """Rename mappings: ``warps x regs``."""
+        return self.warps * self.regs
+
+    @property
+    def reg_layout(self) -> data.StructLayout:
+        return pipeline_reg_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits)
+
+    @property
+    def result_layout(self) -> data.StructLayout:
+        return pipeline_result_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
+                                      lanes=self.lanes, data_width=self.data_width)
+
+    @property
+    def reuse_layout(self) -> data.StructLayout:
+        return pipeline_reuse_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
+                                     preg_bits=self.preg_bits)
+
+    @property
+    def retired_layout(self) -> data.StructLayout:
+        return pipeline_retired_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
+                                       preg_bits=self.preg_bits)
+
+    @property
+    def entry_layout(self) -> data.StructLayout:
+        return rename_entry_layout(preg_bits=self.preg_bits)
+
+    def signature(self) -> wiring.Signature:
+        """``result`` -> ``retired``; ``reuse``; ``hold`` -> ``held``; ``drop``; ``unmap``;
+        ``in_use``, ``low_register``."""
+        return wiring.Signature({
+            "result": In(stream.Signature(self.result_layout)),
+            "reuse": In(stream.Signature(self.reuse_layout)),
+            "hold": In(stream.Signature(self.reg_layout)),
+            "held": Out(valid_only(self.preg_bits)),
+            "drop": In(valid_only(self.preg_bits)),
+            "unmap": In(stream.Signature(self.reg_layout)),
+            "retired": Out(valid_only(self.retired_layout)),
+            "in_use": Out(range(self.pregs + 1)),
+            "low_register": Out(1),
         })

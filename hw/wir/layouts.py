@@ -8,6 +8,7 @@ from amaranth.lib import data, enum
 __all__ = [
     "AllocKind",
     "LoadKind",
+    "Outcome",
     "alloc_request_layout",
     "alloc_result_layout",
     "alloc_stage_layout",
@@ -15,6 +16,10 @@ __all__ = [
     "load_block_layout",
     "load_query_layout",
     "load_store_layout",
+    "pipeline_reg_layout",
+    "pipeline_result_layout",
+    "pipeline_retired_layout",
+    "pipeline_reuse_layout",
     "preg_ref_layout",
     "refcount_merge_layout",
     "rename_entry_layout",
@@ -348,3 +353,53 @@ def alloc_stage_layout(*, hash_width: int, preg_bits: int,
     return data.StructLayout({"valid": 1, "hash": hash_width, "divergent": 1,
                               "dst": rename_entry_layout(preg_bits=preg_bits),
                               "ticket": ticket_bits})
+
+
+# --- part E: the composed allocation pipeline ---------------------------------------------
+
+
+class Outcome(enum.Enum, shape=3):
+    """How ``wir.pipeline`` retired a result: ``SHARED`` (a VSB hit whose verify-read
+    matched: the destination maps to the existing register, no write), ``ALLOCATED`` (a VSB
+    miss, or a hit on a saturated or just rewritten entry: new register, written, installed
+    unless low-register), ``VERIFY_FAILED`` (a hit whose verify-read mismatched: a hash
+    collision, then as ``ALLOCATED``), ``PINNED`` (a divergent result written in place into
+    its pinned register), ``DUMMY_MOV`` (a divergent result into a new pinned register, the
+    other lanes copied from the old one), ``REUSED`` (a reuse hit's register transferred
+    to the mapping)."""
+
+    SHARED = 0
+    ALLOCATED = 1
+    VERIFY_FAILED = 2
+    PINNED = 3
+    DUMMY_MOV = 4
+    REUSED = 5
+
+
+def pipeline_reg_layout(*, warp_bits: int, reg_bits: int) -> data.StructLayout:
+    """A logical register: ``warp`` and ``reg``."""
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits})
+
+
+def pipeline_result_layout(*, warp_bits: int, reg_bits: int, lanes: int,
+                           data_width: int) -> data.StructLayout:
+    """A completed instruction's result: destination ``warp``/``reg``, ``value`` and the
+    active-lane ``mask`` (divergent unless every lane is active)."""
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits,
+                              "value": warp_value_layout(lanes=lanes, data_width=data_width),
+                              "mask": lanes})
+
+
+def pipeline_reuse_layout(*, warp_bits: int, reg_bits: int,
+                          preg_bits: int) -> data.StructLayout:
+    """A reuse hit retiring: destination ``warp``/``reg`` and the hit's register ``preg``,
+    whose in-flight reference (taken through ``hold``) the mapping takes over."""
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits, "preg": preg_bits})
+
+
+def pipeline_retired_layout(*, warp_bits: int, reg_bits: int,
+                            preg_bits: int) -> data.StructLayout:
+    """A retirement: ``warp``/``reg``, the register ``preg`` it now maps to and the
+    ``outcome``."""
+    return data.StructLayout({"warp": warp_bits, "reg": reg_bits, "preg": preg_bits,
+                              "outcome": Outcome})

@@ -311,6 +311,9 @@ class WirStorage(RegisterStorage):
         self.launch = None
         """The timing model of the launch running (a new one empties every structure)."""
         self.writer = self.recorder = None
+        self.tap = None
+        """A :class:`~gpurf.sim.sm.wir_trace.PipelineTap` recording the kernel's register
+        traffic through ``wir.pipeline`` (:meth:`record_pipeline`), or ``None``."""
         self._reset()
         self.stats = dict.fromkeys((
             "issued", "eligible", "lookups", "hits", "pending_hits", "retry_hits",
@@ -326,6 +329,8 @@ class WirStorage(RegisterStorage):
         launch's loads never reuse the memory of the previous one)."""
         config = self.config
         pregs = config.pregs
+        if self.tap is not None:
+            self.tap.drop_all()
         self.values = np.zeros((pregs, LANES), np.uint32)
         self.pool = RegisterPool(pregs=pregs, count_width=config.count_width)
         self.vsb = ValueSignatureBuffer(entries=config.vsb_entries, pregs=pregs)
@@ -500,6 +505,8 @@ class WirStorage(RegisterStorage):
             if entry is not None:
                 self.inc(entry[0])
                 held.setdefault(word.reg, deque()).append(entry[0])
+                if self.tap is not None:
+                    self.tap.hold(key, word.reg)
 
     def lookup_fields(self, key, rule: Eligible, mapping, pc) -> list | None:
         """The operand fields: renamed source registers and immediates (``None``: a
@@ -631,6 +638,8 @@ class WirStorage(RegisterStorage):
             held = self.inflight.get(key, {}).get(reg)
             if held:
                 self.dec(held.popleft())
+                if self.tap is not None:
+                    self.tap.drop(key, reg)
         if entry is None:
             return np.zeros(LANES, np.uint32)
         return self.values[entry[0]]
@@ -650,6 +659,8 @@ class WirStorage(RegisterStorage):
             self.check_references()
             stats["reference_checks"] += 1
         key = (warp.block, warp.warp)
+        if self.tap is not None:
+            self.tap.result(key, reg, values, lanes)
         plan = self.plans.pop((key, pc), None)
         if plan is not None and plan.ticket is not None:
             preg = plan.ticket.preg
@@ -752,6 +763,21 @@ class WirStorage(RegisterStorage):
         self.writer = TraceWriter(path, layout_of(block.build(params)), header)
         self.recorder = Recorder(self.vsb, self.writer)
 
+    def record_pipeline(self, path, source: dict) -> None:
+        """Record the run's register traffic through ``wir.pipeline`` to the trace
+        ``path`` (:mod:`gpurf.sim.sm.wir_trace`) until :meth:`close_pipeline`."""
+        from .wir_trace import PipelineTap
+
+        self.tap = PipelineTap(path, source, self.config.seed)
+
+    def close_pipeline(self) -> tuple[int, dict]:
+        """Close the pipeline trace; its cycle count (0: none recorded) and retirements
+        per outcome."""
+        if self.tap is None:
+            return 0, {}
+        cycles, outcomes, self.tap = self.tap.close(), dict(self.tap.outcomes), None
+        return cycles, outcomes
+
     def close_trace(self) -> int:
         """Close the trace being recorded; its cycle count (0: none recorded)."""
         if self.writer is None:
@@ -821,6 +847,8 @@ class WirStorage(RegisterStorage):
 
     def free(self, warp):
         key = (warp.block, warp.warp)
+        if self.tap is not None:
+            self.tap.unmap(key, self.rename.get(key, {}))
         for preg, _ in self.rename.pop(key, {}).values():
             self.dec(preg)
         held = self.inflight.pop(key, {})
@@ -997,7 +1025,7 @@ def energy(summary: dict, config: WirConfig) -> dict:
 
 def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int = 0,
             sm: SMConfig | None = None, baseline: bool = True, check_every: int = 0,
-            record_vsb: str | None = None) -> dict:
+            record_vsb: str | None = None, record_pipeline: str | None = None) -> dict:
     """Run workload ``kernel`` with WIR configuration ``config`` (a name of
     :data:`CONFIGS`) on the fermi preset (or ``sm``) with every register access checked;
     what ``gpurf sm run KERNEL --mechanism wir:CONFIG`` prints.
@@ -1005,7 +1033,9 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     Returns the statistics of :meth:`WirStorage.summary`, the energy of :func:`energy`,
     ``cycles``, ``baseline_cycles`` and ``speedup`` (with ``baseline``), ``passed``
     (outputs equal numpy). ``check_every``: recount the references during the run too;
-    ``record_vsb``: a trace file for the VSB's ports (the first launch; ``vsb_cycles``).
+    ``record_vsb``: a trace file for the VSB's ports (the first launch; ``vsb_cycles``);
+    ``record_pipeline``: a trace file of the run's register traffic through ``wir.pipeline``
+    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``).
     Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
     false reuse or share and :class:`ProtocolError` on a reference-count error.
     """
@@ -1022,12 +1052,17 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     if record_vsb is not None:
         storage.record_vsb(record_vsb, {"kind": "kernel", "kernel": kernel, "size": size,
                                         "configuration": config})
+    if record_pipeline is not None:
+        storage.record_pipeline(record_pipeline, {"kind": "kernel", "kernel": kernel,
+                                                  "size": size, "configuration": config})
     run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage)
     vsb_cycles = storage.close_trace()
+    pipeline_cycles, pipeline_outcomes = storage.close_pipeline()
     storage.check_references()
     out = storage.summary()
     out.update(kernel=kernel, config=config, size=size, seed=seed, passed=run.passed,
-               vsb_cycles=vsb_cycles,
+               vsb_cycles=vsb_cycles, pipeline_cycles=pipeline_cycles,
+               pipeline_outcomes=pipeline_outcomes,
                cycles=run.stats["timing"].cycles, energy=energy(out, wir),
                warp_instructions=run.stats["warp_instructions"])
     if baseline:

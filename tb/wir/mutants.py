@@ -5,8 +5,11 @@ that survived every registered configuration (issue 21), killed at ``barrier_bit
 from amaranth import Cat, Const, Mux, Signal
 
 from gpurf.hw.gates import bit
+from gpurf.hw.wir.layouts import AllocKind
 from gpurf.hw.wir.load_filter import LoadFilter
 from gpurf.hw.wir.pending_retry import PendingRetry
+from gpurf.hw.wir.pipeline import Pipeline
+from gpurf.hw.wir.register_alloc import RegisterAlloc
 from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
@@ -14,7 +17,8 @@ from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
 __all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite",
-           "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept", "SaturationFromMemory"]
+           "OldMappingKept", "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept",
+           "SaturatedHitVerifies", "SaturationFromMemory", "StaleHitTrusted"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -156,3 +160,42 @@ class AcceptsWhenFull(PendingRetry):
         m = super().elaborate(platform)
         m.d.comb += self.enq.ready.eq(1)
         return m
+
+
+class OldMappingKept(Pipeline):
+    """A retirement does not release the old mapping's register (``dec[0]`` never valid):
+    a leak. Killed by "a register with holders has a count equal to its holders"."""
+
+    def _events(self, m, decided):
+        super()._events(m, decided)
+        m.d.comb += self.pool.dec[0].valid.eq(0)
+
+
+class StaleHitTrusted(Pipeline):
+    """A VSB hit whose entry was rewritten in the lookup's cycle is trusted (the guard
+    ``wrote`` never set): the hit's register may have lost its last reference, and the
+    verify hit's +1 then lands on a free register. Killed by the no-leak assertions."""
+
+    def _decide(self, m):
+        decided = super()._decide(m)
+        m.d.sync += self.wrote.eq(0)
+        return decided
+
+
+class SaturatedHitVerifies(RegisterAlloc):
+    """A VSB hit asks for a verify-read even when the register's count is saturated
+    (``hit_saturated`` ignored): the count would overflow. Killed by the request's kind."""
+
+    def _request(self, m, looked, answer):
+        hit, pinned = Signal(), Signal()
+        m.d.comb += [
+            self.probe.eq(Mux(answer.valid, answer.payload.preg, 0)),
+            hit.eq(answer.valid & answer.payload.hit),
+            pinned.eq(looked.divergent & looked.dst.valid & looked.dst.pin),
+            self.out.valid.eq(looked.valid),
+        ]
+        kind = Mux(pinned, AllocKind.PINNED, Mux(hit, AllocKind.VERIFY, AllocKind.ALLOCATE))
+        preg = Mux(pinned, looked.dst.preg, Mux(hit, answer.payload.preg, 0))
+        out = self.out.payload
+        m.d.comb += [out.kind.eq(kind), out.preg.eq(preg), out.hash.eq(looked.hash),
+                     out.divergent.eq(looked.divergent), out.ticket.eq(looked.ticket)]

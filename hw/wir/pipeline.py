@@ -1,0 +1,289 @@
+"""WIR's allocation pipeline composed: register allocation (hash, VSB), verify, allocate or
+install, retire into the rename mappings, with one reference-count protocol (paper V-A,
+V-B, V-D, V-E, VII-E; docs/wir.md)."""
+
+import functools
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, memory
+
+from gpurf.hw.gates import equals
+from gpurf.hw.params import ConfiguredComponent
+
+from .configs import PipelineConfig
+from .layouts import AllocKind, Outcome
+from .register_alloc import RegisterAlloc
+from .register_pool import RegisterPool
+
+__all__ = ["Pipeline", "PipelineConfig"]
+
+
+class Pipeline(ConfiguredComponent, config=PipelineConfig):
+    """The allocation path of WIR from a completed result to its retirement, composed of
+    ``wir.register_alloc`` (``alloc``: H3 hash, then VSB lookup, 2 cycles) and
+    ``wir.register_pool`` (``pool``), with the rename mappings (``warps x regs`` entries
+    ``{preg, valid, pin}`` in flip-flops), the register file the verify-read and the dummy
+    MOV read (``pregs`` values, an unmapped memory), the verify comparator, installation,
+    low-register eviction and retirement.
+
+    **Stages.** A result taken on ``result`` in cycle ``t`` is hashed (``t``), looked up in
+    the VSB (``t + 1``) and decided and retired in ``t + 2`` (``retired``), reading the
+    mapping as it is then (so back-to-back results to one register see each other):
+
+    - divergent (``mask`` not all ones), mapping pinned: ``PINNED``, the active lanes
+      written in place; no reference change.
+    - divergent, mapping not pinned: ``DUMMY_MOV``, a new register gets the active lanes
+      and, from the old mapping's register (0 when unmapped), the others; the mapping
+      becomes ``{new, pin}``. Divergent results are never looked up nor installed (V-D).
+    - convergent VSB hit: the verify-read of the hit's register is compared with the
+      value; equal: ``SHARED``, the mapping takes the hit's register, no write. Unequal
+      (a hash collision): ``VERIFY_FAILED``, handled as a miss. A hit whose entry was
+      rewritten in the lookup's cycle (an install or eviction of the same index, which the
+      synchronous lookup did not see) is treated as a miss: its register may have lost
+      its last reference. A hit on a saturated count is a miss (``register_alloc``).
+    - convergent miss: ``ALLOCATED``, a new register written and ``{hash, new}``
+      installed (displacing the entry's old register), unless in low-register mode, where
+      the entry it would write is evicted instead (V-E).
+
+    **Reference-count protocol** (one count per register, the pool's; docs/wir.md). The
+    holders are the mappings, the VSB entries and the in-flight source references taken
+    by ``hold``; each holds one reference. An allocation starts the count at 1, the
+    in-flight result's reference, which the mapping takes over at retirement in the same
+    cycle (no event); a shared register gets +1 for its new mapping; the old mapping's
+    register gets -1. The VSB's install and eviction events go to the pool as they are.
+    ``reuse`` retires a reuse hit: the in-flight reference its ``preg`` carries (taken by
+    ``hold``) is taken over by the mapping, the old mapping's is dropped.
+
+    **Ports.** ``result`` (stream): ``ready`` only while the pool has more free
+    registers than results in flight, so every allocation is served. ``hold``
+    (stream): an in-flight source reference on the mapping of ``warp``/``reg``, +1 on its
+    register, which ``held`` names (``held.valid`` low when unmapped: no reference);
+    ``ready`` is low while the count is saturated or the cycle's verify hit names the
+    same register. ``drop``: the end of such a reference, -1. ``reuse`` (stream; ``ready``
+    while no result retires): a reuse hit retiring. ``unmap`` (stream; ``ready`` while
+    neither a result nor a reuse hit retires): the mapping of ``warp``/``reg`` dies
+    (an exit sweep), -1. Sweep eviction: in low-register mode an idle decide cycle evicts
+    the VSB entry a rotating pointer names, so registers held only by the VSB return.
+
+    Attributes
+    ----------
+    result : In(stream.Signature(result_layout))
+    reuse : In(stream.Signature(reuse_layout))
+    hold : In(stream.Signature(reg_layout))
+    held : Out(valid_only(preg_bits))
+    drop : In(valid_only(preg_bits))
+    unmap : In(stream.Signature(reg_layout))
+    retired : Out(valid_only(retired_layout))
+    in_use, low_register : Out
+        The pool's.
+    """
+
+    def __init__(self, **params):
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.mapping = Signal(data.ArrayLayout(config.entry_layout, config.mappings))
+        """The rename mappings, row ``warp * regs + reg``."""
+        self.flight = Signal(data.ArrayLayout(config.result_layout, 2))
+        """The results in the hash and table cycles, and their valid bits (``carried``)."""
+        self.carried = Signal(2)
+        self.sweep = Signal(range(config.entries))
+        """The VSB entry the next sweep eviction names."""
+        self.wrote = Signal()
+        """Last cycle installed or evicted VSB entry ``wrote_index``."""
+        self.wrote_index = Signal(range(config.entries))
+
+    @functools.cached_property
+    def alloc(self) -> RegisterAlloc:
+        return RegisterAlloc(**self.config.alloc.params())
+
+    @functools.cached_property
+    def pool(self) -> RegisterPool:
+        return RegisterPool(**self.config.pool.params())
+
+    @functools.cached_property
+    def regfile(self) -> memory.Memory:
+        """The physical registers' values."""
+        config = self.config
+        return memory.Memory(shape=config.lanes * config.data_width, depth=config.pregs,
+                             init=[])
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.alloc = self.alloc
+        m.submodules.pool = self.pool
+        m.submodules.regfile = self.regfile
+        m.d.comb += [self.in_use.eq(self.pool.in_use),
+                     self.low_register.eq(self.pool.low_register)]
+        self._enter(m)
+        decided = self._decide(m)
+        self._sources(m, decided)
+        self._reuse_and_unmap(m, decided)
+        self._events(m, decided)
+        return m
+
+    def _row(self, m, reg, name):
+        """The mapping rows ``reg`` (a ``reg_layout`` value) selects, one bit per row (a
+        compare of ``{warp, reg}`` with each row's constant: no multiplier), and the
+        selected entry."""
+        config = self.config
+        key = Cat(reg.reg, reg.warp)
+        rows = Signal(config.mappings, name=f"{name}_rows")
+        entry = Signal(config.entry_layout, name=f"{name}_entry")
+        for r in range(config.mappings):
+            warp, logical = divmod(r, config.regs)
+            m.d.comb += rows[r].eq(equals(key, warp << config.reg_bits | logical))
+            with m.If(rows[r]):
+                m.d.comb += entry.eq(self.mapping[r])
+        return rows, entry
+
+    def _map(self, m, rows, enable, entry):
+        """Write ``entry`` into the row ``rows`` selects when ``enable``."""
+        for r in range(self.config.mappings):
+            with m.If(enable & rows[r]):
+                m.d.sync += self.mapping[r].eq(entry)
+
+    def _enter(self, m):
+        """``result.ready`` from the free registers; the taken result enters the hash."""
+        config, alloc, result = self.config, self.alloc, self.result
+        free = Signal(range(config.pregs + 1))
+        m.d.comb += [
+            free.eq(config.pregs - self.pool.in_use),
+            result.ready.eq(_exceeds(free, self.carried[0], self.carried[1])),
+        ]
+        taken = result.valid & result.ready
+        payload = result.payload
+        ticket = Signal(config.ticket_layout)
+        m.d.comb += [
+            ticket.warp.eq(payload.warp), ticket.reg.eq(payload.reg),
+            ticket.mask.eq(payload.mask),
+            alloc.result.valid.eq(taken),
+            alloc.result.payload.value.eq(payload.value),
+            alloc.result.payload.divergent.eq(~payload.mask.all()),
+            alloc.result.payload.ticket.eq(ticket),
+        ]
+        m.d.sync += [self.carried.eq(Cat(taken, self.carried[0])),
+                     self.flight[0].eq(payload), self.flight[1].eq(self.flight[0])]
+
+    def _decide(self, m):
+        """The decide-and-retire cycle: verify, allocate, write, install, map."""
+        config, alloc, pool = self.config, self.alloc, self.pool
+        out = alloc.out
+        request = out.payload
+        ticket = data.View(config.ticket_layout, request.ticket)
+        value = self.flight[1].value.as_value()
+        valid = Signal()
+        m.d.comb += valid.eq(out.valid)
+        row, current = self._row(m, ticket, "decide")
+        index = request.hash[:config.alloc.vsb.index_bits]
+        stale = self.wrote & (self.wrote_index == index)
+        divergent = request.divergent
+        pinned = divergent & current.valid & current.pin
+        read = self.regfile.read_port(domain="comb")
+        m.d.comb += [read.addr.eq(Mux(divergent, current.preg, request.preg)),
+                     pool.query[0].eq(alloc.probe),
+                     alloc.hit_saturated.eq(pool.saturated[0])]
+        hit = Signal()
+        m.d.comb += hit.eq(valid & equals(request.kind.as_value(), AllocKind.VERIFY.value)
+                           & ~stale)
+        shared = Signal()
+        failed = Signal()
+        allocates = Signal()
+        m.d.comb += [shared.eq(hit & (read.data == value)),
+                     failed.eq(hit & (read.data != value)),
+                     allocates.eq(valid & ~pinned & ~shared),
+                     pool.alloc.ready.eq(allocates)]
+        new = pool.alloc.payload
+        old = Mux(current.valid, read.data, 0)
+        lanes = []
+        for lane in range(config.lanes):
+            width = config.data_width
+            part = slice(lane * width, (lane + 1) * width)
+            lanes.append(Mux(ticket.mask[lane], value[part], old[part]))
+        write = self.regfile.write_port()
+        m.d.comb += [write.en.eq(valid & ~shared),
+                     write.addr.eq(Mux(pinned, current.preg, new)),
+                     write.data.eq(Mux(divergent, Cat(*lanes), value))]
+        low = pool.low_register
+        installs = allocates & ~divergent & ~low
+        m.d.comb += [alloc.install.valid.eq(installs),
+                     alloc.install.payload.hash.eq(request.hash),
+                     alloc.install.payload.preg.eq(new),
+                     alloc.evict.valid.eq(low & ~installs & (~valid | (allocates & ~divergent))),
+                     alloc.evict.payload.eq(Mux(valid, index, self.sweep))]
+        evicted = alloc.evict.valid & alloc.evict.ready
+        with m.If(evicted & ~valid):
+            m.d.sync += self.sweep.eq(self.sweep + 1)
+        m.d.sync += [self.wrote.eq(installs | evicted),
+                     self.wrote_index.eq(Mux(installs, index, alloc.evict.payload))]
+        self._map(m, row, valid & ~pinned, Cat(Mux(shared, request.preg, new), 1, divergent))
+        outcome = Mux(pinned, Outcome.PINNED,
+                      Mux(divergent, Outcome.DUMMY_MOV,
+                          Mux(shared, Outcome.SHARED,
+                              Mux(failed, Outcome.VERIFY_FAILED, Outcome.ALLOCATED))))
+        m.d.comb += [self.retired.valid.eq(valid),
+                     self.retired.payload.warp.eq(ticket.warp),
+                     self.retired.payload.reg.eq(ticket.reg),
+                     self.retired.payload.preg.eq(Mux(pinned, current.preg,
+                                                      Mux(shared, request.preg, new))),
+                     self.retired.payload.outcome.eq(outcome)]
+        return {"valid": valid, "current": current, "shared": shared, "pinned": pinned,
+                "preg": request.preg}
+
+    def _sources(self, m, decided):
+        """``hold`` -> ``held`` (+1), ``drop`` (-1)."""
+        pool, hold = self.pool, self.hold
+        _, entry = self._row(m, hold.payload, "hold")
+        clash = decided["shared"] & (decided["preg"] == entry.preg)
+        m.d.comb += [pool.query[1].eq(entry.preg),
+                     hold.ready.eq(~entry.valid | ~(pool.saturated[1] | clash)),
+                     self.held.valid.eq(hold.valid & hold.ready & entry.valid),
+                     self.held.payload.eq(entry.preg)]
+
+    def _reuse_and_unmap(self, m, decided):
+        """A reuse hit retiring (the mapping takes its reference) and an unmap."""
+        reuse, unmap = self.reuse, self.unmap
+        reuse_row, _ = self._row(m, reuse.payload, "reuse")
+        unmap_row, _ = self._row(m, unmap.payload, "unmap")
+        m.d.comb += [reuse.ready.eq(~decided["valid"]),
+                     unmap.ready.eq(~decided["valid"] & ~reuse.valid)]
+        self._map(m, reuse_row, reuse.valid & reuse.ready, Cat(reuse.payload.preg, 1, 0))
+        with m.If(reuse.valid & reuse.ready):
+            m.d.comb += [self.retired.valid.eq(1),
+                         self.retired.payload.warp.eq(reuse.payload.warp),
+                         self.retired.payload.reg.eq(reuse.payload.reg),
+                         self.retired.payload.preg.eq(reuse.payload.preg),
+                         self.retired.payload.outcome.eq(Outcome.REUSED)]
+        for r in range(self.config.mappings):
+            with m.If(unmap.valid & unmap.ready & unmap_row[r]):
+                m.d.sync += self.mapping[r].valid.eq(0)
+
+    def _events(self, m, decided):
+        """The reference events to the pool."""
+        pool, alloc = self.pool, self.alloc
+        _, reused_old = self._row(m, self.reuse.payload, "reuse_old")
+        _, unmapped = self._row(m, self.unmap.payload, "unmapped")
+        _, holding = self._row(m, self.hold.payload, "holding")
+        current = decided["current"]
+        retires_old = decided["valid"] & ~decided["pinned"] & current.valid
+        reuse_old = self.reuse.valid & self.reuse.ready & reused_old.valid
+        m.d.comb += [
+            pool.inc[0].valid.eq(decided["shared"]),
+            pool.inc[0].preg.eq(decided["preg"]),
+            pool.inc[1].eq(alloc.ref_inc),
+            pool.inc[2].valid.eq(self.held.valid),
+            pool.inc[2].preg.eq(holding.preg),
+            pool.dec[0].valid.eq(retires_old | reuse_old),
+            pool.dec[0].preg.eq(Mux(retires_old, current.preg, reused_old.preg)),
+            pool.dec[1].eq(alloc.ref_dec),
+            pool.dec[2].valid.eq(self.drop.valid),
+            pool.dec[2].preg.eq(self.drop.payload),
+            pool.dec[3].valid.eq(self.unmap.valid & self.unmap.ready & unmapped.valid),
+            pool.dec[3].preg.eq(unmapped.preg),
+        ]
+
+
+def _exceeds(free, first, second):
+    """``free > first + second`` for one-bit ``first`` and ``second``, as gates (a compare
+    with a narrower sum is a WIDTHEXPAND in Verilator's lint)."""
+    above = [free.any(), free[1:].any(), free[2:].any() | (free[0] & free[1])]
+    return Mux(first & second, above[2], Mux(first | second, above[1], above[0]))
