@@ -62,7 +62,7 @@ from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
 
 from .batch import COHORT, new_traces, run_blocks
-from .blocks import GOLDEN
+from .blocks import GOLDEN, GoldenBlocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .stats import STALLS, TimingStats
@@ -308,8 +308,8 @@ class _SubCore:
         self.allocations = [None] * (len(sm.program.code) * config.slots)
         """Per ``pc * slots + slot``: the collector's operands and queue posts of the
         instruction (:meth:`_fast_allocate`; the operands shared: no data is carried)."""
-        if (sm.fast and self.picks and self.pick_warp is pick_warp
-                and type(self.oc) is OperandCollector
+        if (sm.fast and self.picks and type(blocks) is GoldenBlocks
+                and self.pick_warp is pick_warp and type(self.oc) is OperandCollector
                 and type(self.scorer) in (type(None), RbaScorer)):
             self.cycle = self.fast_cycle
         self.lag = 0
