@@ -147,8 +147,10 @@ class Shard(ConfiguredComponent, config=ShardConfig):
 
     - to the warp scheduler: ``want`` / ``region`` (the metadata of the next region of the
       warp on top of the CM's stack), ``eligible`` (the ACTIVE warps), ``issue``;
-    - to the register read and writeback units: the OSU's ``read`` / ``read_resp``,
-      ``reserve`` / ``reserve_resp``, ``write``, ``release`` and ``protocol_error``; and the
+    - to the register read and writeback units: the OSU's port arrays ``read`` /
+      ``read_resp``, ``reserve`` / ``reserve_resp``, ``write``, ``release`` (``instructions``
+      x 2, x 1, x 1, x 2 ports; see :class:`~gpurf.hw.regless.osu.Osu`) and
+      ``protocol_error``; and the
       CM's ``written`` (**interpretation**: the writeback unit, which knows the warp of
       each result, reports the OSU write to the CM; the OSU's write port carries the line
       only);
@@ -177,7 +179,8 @@ class Shard(ConfiguredComponent, config=ShardConfig):
         for name in ("want", "region", "issue", "written"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(cm, name))
         for name in ("read", "read_resp", "reserve", "reserve_resp", "write", "release"):
-            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(osu, name))
+            for ours, theirs in zip(getattr(self, name), getattr(osu, name), strict=True):
+                wiring.connect(m, wiring.flipped(ours), theirs)
         for b in range(config.banks):
             wiring.connect(m, cm.preload[b], osu.preload[b])
         m.d.comb += [self.eligible.eq(cm.eligible), self.protocol_error.eq(osu.protocol_error),

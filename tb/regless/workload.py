@@ -175,7 +175,7 @@ class _L1:
     def _ref(self, addr) -> tuple[int, int]:
         """The register of a register line's ``addr`` (a packed ``{warp, reg}``, as the
         ``read`` port's payload)."""
-        ref = self.ports["read__payload"].unpack(addr)
+        ref = self.ports["read__0__payload"].unpack(addr)
         return ref.warp, ref.reg
 
 
@@ -310,14 +310,14 @@ class _World:
         step = self.steps[0]
         kind, warp = step[0], step[1]
         if kind == "read":
-            ins["read__valid"], ins["read__payload"] = 1, self._ref(warp, step[2])
+            ins["read__0__valid"], ins["read__0__payload"] = 1, self._ref(warp, step[2])
         elif kind == "release":
-            ins["release__valid"] = 1
-            ins["release__payload"] = self.ports["release__payload"].pack(
+            ins["release__0__valid"] = 1
+            ins["release__0__payload"] = self.ports["release__0__payload"].pack(
                 {"warp": warp, "reg": step[2], "erase": step[3]})
         elif kind == "reserve":
-            ins["reserve__valid"] = 1
-            ins["reserve__payload"] = self.ports["reserve__payload"].pack(
+            ins["reserve__0__valid"] = 1
+            ins["reserve__0__payload"] = self.ports["reserve__0__payload"].pack(
                 {"warp": warp, "reg": step[2], "last_use": step[3]})
         else:
             ins["issue__valid"] = 1
@@ -359,14 +359,14 @@ class _World:
         if kind == "issue":
             self.steps.popleft()
             return
-        if not outputs[f"{kind}__ready"]:
+        if not outputs[f"{kind}__0__ready"]:
             return
         self.steps.popleft()
         if kind == "read":
             self.reads.append((self.now + 1, w, step[2]))
         elif kind == "reserve":
-            reserved = self.ports["reserve_resp__payload"].unpack(
-                outputs["reserve_resp__payload"])
+            reserved = self.ports["reserve_resp__0__payload"].unpack(
+                outputs["reserve_resp__0__payload"])
             value = warp_value(self.config, self.rng)
             due = self.now + self.rng.randint(2, 11)
             self.writes.append([due, w, step[2], reserved.line, value, step[3]])
@@ -377,8 +377,8 @@ class _World:
             return
         _, w, r, line, value, last_use = self.writes.pop(0)
         banks = self.config.banks
-        ins["write__valid"] = 1
-        ins["write__payload"] = self.ports["write__payload"].pack(
+        ins["write__0__valid"] = 1
+        ins["write__0__payload"] = self.ports["write__0__payload"].pack(
             {"line": line, "data": value, "last_use": last_use})
         ins["written__valid"] = 1
         ins["written__payload"] = self.ports["written__payload"].pack(
@@ -390,14 +390,14 @@ class _World:
         if not self.reads or self.reads[0][0] != self.now:
             return
         _, w, r = self.reads.popleft()
-        got = self.ports["read_resp__payload"].unpack(outputs["read_resp__payload"] or 0)
-        if not outputs["read_resp__valid"] or got != self.values[(w, r)]:
+        got = self.ports["read_resp__0__payload"].unpack(outputs["read_resp__0__payload"] or 0)
+        if not outputs["read_resp__0__valid"] or got != self.values[(w, r)]:
             raise AssertionError(f"cycle {self.now}: warp {w} read r{r} = {got}, "
                                  f"last written {self.values[(w, r)]}")
         self.counts["reads"] += 1
 
     def _ref(self, warp, reg) -> int:
-        return self.ports["read__payload"].pack({"warp": warp, "reg": reg})
+        return self.ports["read__0__payload"].pack({"warp": warp, "reg": reg})
 
     def _pack(self, value) -> int:
         return self.ports["l1_response__payload"].pack(value)
