@@ -27,9 +27,10 @@ class Osu(PortModel, config=OsuConfig):
     with it); it leaves this cycle's outputs in attributes: the readies of the requests
     per port (lists ``read_ready``, ``reserve_ready``, ``write_ready``, ``release_ready``;
     ``preload_ready`` per bank), per read port ``read_resp`` and ``read_resp_valid``, per
-    reserve port ``reserve_resp`` (``{line, last_use}`` or ``None``), ``acks`` (per bank the acknowledged warp or ``None``), the merged
-    offers ``fetch_offer`` and ``writeback_offer`` (dicts, or ``None``) and
-    ``protocol_error``; every line is a :class:`LineRef`.
+    reserve port ``reserve_resp`` (``{line, last_use}`` or ``None``), ``acks`` (per bank
+    the acknowledged warp or ``None``), the merged offers ``fetch_offer`` and
+    ``writeback_offer`` (dicts, or ``None``) and ``protocol_error``; every line is a
+    :class:`LineRef`.
     """
 
     @cached_property

@@ -166,7 +166,7 @@ class Osu(ConfiguredComponent, config=OsuConfig):
         m.d.comb += port.ready.eq(ready)
 
     def _responses(self, m):
-        for i, port in enumerate(self.read):
+        for i in range(len(self.read)):
             source = Signal(self.config.banks, name=f"read{i}_source")
             m.d.sync += source.eq(Cat(grant & bank.read.ready for grant, bank
                                       in zip(self.grants["read"][i], self.banks, strict=True)))
