@@ -9,8 +9,11 @@ from gpurf.golden.regless.osu import Osu as GoldenOsu
 from gpurf.hw.registry import get_block
 from gpurf.hw.regless.configs import OsuConfig
 from gpurf.hw.regless.osu import Osu
+from gpurf.sim.formal import missing_solver, prove
 from gpurf.synth.flow import storage
 from gpurf.tb.harness import MismatchError, simulate_amaranth
+from gpurf.tb.regless.formal_osu import OsuFormal
+from gpurf.tb.regless.mutants import ConflictIgnored
 from gpurf.tb.regless.test_osu import random_stream
 
 
@@ -152,3 +155,30 @@ def test_cosim_catches_a_wrong_port_priority(seed):
     with pytest.raises(MismatchError, match=r"port \w+__\d+__"):
         simulate_amaranth(Osu(**params), HighestPortFirst(**params), random_stream, params,
                           seed, 400)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_routing_k_induction():
+    """k-induction, depth 4, on ``formal_osu.SMALL`` (2 banks x 2 lines, 4 read / 2
+    reserve / 2 write / 4 release ports), every input free, the banks' stream rule assumed:
+    one port per kind and bank per cycle, lowest port first, answers on the port that asked,
+    merged offers kept while waiting."""
+    result = prove(OsuFormal(), name="osu_routing", depth=4, mode="prove")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """Cover, depth 14: bank conflicts (read, write), reads and writes on two banks in one
+    cycle, two reserves at once, a preload hit, a fetched preload miss, an eviction, a
+    merged offer waiting while another bank offers."""
+    result = prove(OsuFormal(), name="osu_cover", depth=14, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 4: fails on ``mutants.ConflictIgnored`` (every port asking for a bank is
+    granted it)."""
+    result = prove(OsuFormal(block=ConflictIgnored), name="osu_mutant", depth=4, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
