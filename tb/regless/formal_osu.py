@@ -66,7 +66,7 @@ class OsuFormal(Elaboratable):
             self._reserve_answers(m)
         self._read_answers(m, after_reset)
         self._merged(m, after_reset)
-        self._covers(m)
+        self._covers(m, after_reset)
         return m
 
     def _target(self, kind, port):
@@ -159,7 +159,8 @@ class OsuFormal(Elaboratable):
                                  Assert(out.payload.line.line == source.payload.line)]
             m.d.comb += Assert(out.valid == offering)
 
-    def _covers(self, m):
+    def _covers(self, m, after_reset):
+        """The events, each after the reset cycle."""
         dut = self.dut
         reads, writes = dut.read, dut.write
 
@@ -177,17 +178,18 @@ class OsuFormal(Elaboratable):
                 if c != b:
                     others = others | bank.fetch.valid
             waiting = waiting | (dut.banks[b].fetch.valid & others)
-        m.d.comb += [
-            Cover(conflict("read", reads) & reads[0].ready, "read_bank_conflict"),
-            Cover(conflict("write", writes) & writes[0].ready, "write_bank_conflict"),
-            Cover(parallel("read", reads), "reads_on_two_banks"),
-            Cover(parallel("write", writes), "writes_on_two_banks"),
-            Cover(parallel("reserve", dut.reserve), "two_reserves"),
-            Cover(dut.preload[0].valid & dut.preload[0].ready
+        events = [
+            (conflict("read", reads) & reads[0].ready, "read_bank_conflict"),
+            (conflict("write", writes) & writes[0].ready, "write_bank_conflict"),
+            (parallel("read", reads), "reads_on_two_banks"),
+            (parallel("write", writes), "writes_on_two_banks"),
+            (parallel("reserve", dut.reserve), "two_reserves"),
+            (dut.preload[0].valid & dut.preload[0].ready
                   & ~dut.preload[0].payload.invalidate & dut.preloaded[0].valid
                   & ~dut.fill.valid, "preload_hit"),
-            Cover(dut.fetch.valid & dut.fetch.ready & ~dut.fetch.payload.invalidate,
+            (dut.fetch.valid & dut.fetch.ready & ~dut.fetch.payload.invalidate,
                   "preload_miss_fetched"),
-            Cover(dut.writeback.valid & dut.writeback.ready, "eviction"),
-            Cover(dut.fetch.valid & ~dut.fetch.ready & waiting, "merged_offer_waits"),
+            (dut.writeback.valid & dut.writeback.ready, "eviction"),
+            (dut.fetch.valid & ~dut.fetch.ready & waiting, "merged_offer_waits"),
         ]
+        m.d.comb += [Cover(after_reset & condition, name) for condition, name in events]

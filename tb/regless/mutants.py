@@ -3,9 +3,10 @@
 
 from amaranth import Mux, Signal
 
+from gpurf.hw.regless.banked_rf import BankedRf
 from gpurf.hw.regless.osu import Osu
 
-__all__ = ["ConflictIgnored"]
+__all__ = ["ConflictIgnored", "WarpsAlias"]
 
 
 class ConflictIgnored(Osu):
@@ -31,3 +32,13 @@ class ConflictIgnored(Osu):
                 ready = ready | (grants[i][b] & getattr(bank, name).ready)
             m.d.comb += port.ready.eq(ready)
         return grants
+
+
+class WarpsAlias(BankedRf):
+    """The row leaves out the warp: register ``r`` of every warp shares one word (a write
+    by one warp changes another's register). Killed by "a read answers the last value
+    written"."""
+
+    def _place(self, m, name, ref):
+        select, _ = super()._place(m, name, ref)
+        return select, ref.reg[self.config.bank_bits:]
