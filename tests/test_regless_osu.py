@@ -169,9 +169,9 @@ def test_routing_k_induction():
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_covers_reached():
-    """Cover, depth 10 (every event after the reset cycle): bank conflicts (read, write), reads and writes on two banks in one
-    cycle, two reserves at once, a preload hit, a fetched preload miss, an eviction, a
-    merged offer waiting while another bank offers."""
+    """Cover, depth 10 (every event after the reset cycle): bank conflicts (read, write),
+    reads and writes on two banks in one cycle, two reserves at once, a preload hit, a
+    fetched preload miss, an eviction, a merged offer waiting while another bank offers."""
     result = prove(OsuFormal(), name="osu_cover", depth=10, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
 

@@ -185,10 +185,10 @@ class OsuFormal(Elaboratable):
             (parallel("write", writes), "writes_on_two_banks"),
             (parallel("reserve", dut.reserve), "two_reserves"),
             (dut.preload[0].valid & dut.preload[0].ready
-                  & ~dut.preload[0].payload.invalidate & dut.preloaded[0].valid
-                  & ~dut.fill.valid, "preload_hit"),
+             & ~dut.preload[0].payload.invalidate & dut.preloaded[0].valid
+             & ~dut.fill.valid, "preload_hit"),
             (dut.fetch.valid & dut.fetch.ready & ~dut.fetch.payload.invalidate,
-                  "preload_miss_fetched"),
+             "preload_miss_fetched"),
             (dut.writeback.valid & dut.writeback.ready, "eviction"),
             (dut.fetch.valid & ~dut.fetch.ready & waiting, "merged_offer_waits"),
         ]
