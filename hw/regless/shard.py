@@ -1,6 +1,8 @@
 """One RegLess shard (paper Section 5, Fig. 8): capacity manager, operand staging unit and
 compressor of one warp scheduler, with the transfer unit between them and a port to L1."""
 
+import functools
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 
@@ -169,13 +171,22 @@ class Shard(ConfiguredComponent, config=ShardConfig):
     def __init__(self, **params):
         super().__init__(self.configure(params).signature())
 
+    @functools.cached_property
+    def parts(self) -> dict:
+        """The capacity manager, OSU, compressor and transfer unit by submodule name,
+        created on first use (elaboration, or a formal harness that watches them)."""
+        config = self.config
+        return {"cm": CapacityManager(**config.capacity_manager.params()),
+                "osu": Osu(**config.osu.params()),
+                "compressor": Compressor(**config.compressor.params()),
+                "transfer": Transfer(config)}
+
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.cm = cm = CapacityManager(**config.capacity_manager.params())
-        m.submodules.osu = osu = Osu(**config.osu.params())
-        m.submodules.compressor = compressor = Compressor(**config.compressor.params())
-        m.submodules.transfer = transfer = Transfer(config)
+        for name, part in self.parts.items():
+            m.submodules[name] = part
+        cm, osu, compressor, transfer = self.parts.values()
         for name in ("want", "region", "issue", "written"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(cm, name))
         for name in ("read", "read_resp", "reserve", "reserve_resp", "write", "release"):
