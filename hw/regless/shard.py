@@ -179,7 +179,10 @@ class Shard(ConfiguredComponent, config=ShardConfig):
         return {"cm": CapacityManager(**config.capacity_manager.params()),
                 "osu": Osu(**config.osu.params()),
                 "compressor": Compressor(**config.compressor.params()),
-                "transfer": Transfer(config)}
+                "transfer": self.transfer_class(config)}
+
+    transfer_class = Transfer
+    """The transfer unit's class (a formal harness's mutant replaces it)."""
 
     def elaborate(self, platform):
         m = Module()

@@ -4,9 +4,11 @@
 from amaranth import Mux, Signal
 
 from gpurf.hw.regless.banked_rf import BankedRf
+from gpurf.hw.regless.layouts import CompressorOp, TransferPhase
 from gpurf.hw.regless.osu import Osu
+from gpurf.hw.regless.shard import Shard, Transfer
 
-__all__ = ["ConflictIgnored", "WarpsAlias"]
+__all__ = ["ConflictIgnored", "WarpsAlias", "WritebacksFirst", "WritebacksFirstTransfer"]
 
 
 class ConflictIgnored(Osu):
@@ -42,3 +44,38 @@ class WarpsAlias(BankedRf):
     def _place(self, m, name, ref):
         select, _ = super()._place(m, name, ref)
         return select, ref.reg[self.config.bank_bits:]
+
+
+class WritebacksFirstTransfer(Transfer):
+    """The transfer unit takes a writeback even while a fetch is offered, and prefers it:
+    the order that let an eviction overtake an invalidation (seed 2036195225,
+    docs/regless.md)."""
+
+    def _outputs(self, m):
+        super()._outputs(m)
+        m.d.comb += self.writeback.ready.eq(self._at(TransferPhase.IDLE))
+
+    def _take(self, m):
+        writeback, fetch = self.writeback, self.fetch
+        with m.If(writeback.valid):
+            m.d.sync += [self.op.eq(CompressorOp.EVICT),
+                         self.ref.warp.eq(writeback.payload.warp),
+                         self.ref.reg.eq(writeback.payload.reg),
+                         self.line.eq(writeback.payload.line),
+                         self.value.eq(writeback.payload.data),
+                         self.phase.eq(TransferPhase.COMPRESSOR)]
+        with m.Elif(fetch.valid):
+            m.d.sync += [self.op.eq(Mux(fetch.payload.invalidate, CompressorOp.INVALIDATE,
+                                        CompressorOp.PRELOAD)),
+                         self.ref.warp.eq(fetch.payload.warp),
+                         self.ref.reg.eq(fetch.payload.reg),
+                         self.line.eq(fetch.payload.line),
+                         self.value.eq(0),
+                         self.phase.eq(TransferPhase.COMPRESSOR)]
+
+
+class WritebacksFirst(Shard):
+    """A shard with :class:`WritebacksFirstTransfer`. Killed by "no writeback taken while
+    a fetch is offered"."""
+
+    transfer_class = WritebacksFirstTransfer
