@@ -10,7 +10,9 @@ from gpurf.golden.regless.shard import Transfer as GoldenTransfer
 from gpurf.hw.registry import get_block
 from gpurf.hw.regless.configs import ShardConfig
 from gpurf.hw.regless.shard import Shard, Transfer
+from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
+from gpurf.tb.regless.formal_shard import ShardFormal
 from gpurf.tb.regless.test_shard import all_warps
 from gpurf.tb.regless.workload import run_regions
 
@@ -94,3 +96,21 @@ def test_redefined_register_survives_its_invalidation():
     writebacks first, the eviction overtook the invalidation, which then cleared it."""
     params = get_block("regless.shard").test_params[0]
     assert run_golden(GoldenShard(**params), all_warps, params, 2036195225, 0) > 0
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_composition_bmc():
+    """BMC, depth 8, on ``formal_shard.SMALL``, every input free: one L1 port (never both
+    units at once), the L1 stream rule, fetches before writebacks and no preload miss taken
+    past the eviction of its register, the transfer unit's outputs by phase. Depth 20 is
+    :func:`test_formal_composition_bmc_20` (slow)."""
+    result = prove(ShardFormal(), name="shard_bmc", depth=8, mode="bmc")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.slow_formal
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_composition_bmc_20():
+    """The same rules as :func:`test_formal_composition_bmc`, BMC depth 20."""
+    result = prove(ShardFormal(), name="shard_bmc20", depth=20, mode="bmc", timeout=3600)
+    assert result.passed, result.log_tail
