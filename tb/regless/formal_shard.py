@@ -34,10 +34,11 @@ from gpurf.hw.regless.shard import Shard
 
 __all__ = ["SMALL", "ShardFormal"]
 
-SMALL = {"lines": 4, "banks": 2, "warps": 2, "regs": 2, "lanes": 4, "data_width": 4,
+SMALL = {"lines": 4, "banks": 2, "warps": 2, "regs": 4, "lanes": 4, "data_width": 4,
          "compressor_lines": 2, "max_entries": 2, "instructions": 2}
-"""The proof configuration: 2 banks x 2 lines, 2 warps x 2 registers, 4 lanes of 4 bits,
-2 compressed lines, regions of at most 2 entries, two instructions per cycle."""
+"""The proof configuration: 2 banks x 2 lines, 2 warps x 4 registers (4 per bank: lines are
+evicted), 4 lanes of 4 bits, 2 compressed lines, regions of at most 2 entries, two
+instructions per cycle."""
 
 _INPUTS = ("region", "read", "reserve", "write", "release")
 
