@@ -13,6 +13,7 @@ from gpurf.hw.regless.shard import Shard, Transfer
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
 from gpurf.tb.regless.formal_shard import ShardFormal
+from gpurf.tb.regless.mutants import WritebacksFirst
 from gpurf.tb.regless.test_shard import all_warps
 from gpurf.tb.regless.workload import run_regions
 
@@ -114,3 +115,12 @@ def test_formal_composition_bmc_20():
     """The same rules as :func:`test_formal_composition_bmc`, BMC depth 20."""
     result = prove(ShardFormal(), name="shard_bmc20", depth=20, mode="bmc", timeout=3600)
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 8: fails on ``mutants.WritebacksFirst`` (the transfer unit takes a
+    writeback while a fetch is offered, and prefers it)."""
+    result = prove(ShardFormal(block=WritebacksFirst), name="shard_mutant", depth=8,
+                   mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
