@@ -124,3 +124,14 @@ def test_formal_kills_mutant():
     result = prove(ShardFormal(block=WritebacksFirst), name="shard_mutant", depth=8,
                    mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.slow_formal
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """Cover, depth 20 (slow: 94 s alone on the loaded machine): a read bank conflict, a
+    full preload queue, a preload hit, a preload miss, an eviction, a line filled from L1,
+    the compressor on L1, an eviction stored compressed (step 12), a compressed preload
+    (step 17)."""
+    result = prove(ShardFormal(), name="shard_cover", depth=20, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
