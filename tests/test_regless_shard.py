@@ -10,7 +10,10 @@ from gpurf.golden.regless.shard import Transfer as GoldenTransfer
 from gpurf.hw.registry import get_block
 from gpurf.hw.regless.configs import ShardConfig
 from gpurf.hw.regless.shard import Shard, Transfer
+from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
+from gpurf.tb.regless.formal_shard import ShardFormal
+from gpurf.tb.regless.mutants import WritebacksFirst
 from gpurf.tb.regless.test_shard import all_warps
 from gpurf.tb.regless.workload import run_regions
 
@@ -94,3 +97,43 @@ def test_redefined_register_survives_its_invalidation():
     writebacks first, the eviction overtook the invalidation, which then cleared it."""
     params = get_block("regless.shard").test_params[0]
     assert run_golden(GoldenShard(**params), all_warps, params, 2036195225, 0) > 0
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_composition_bmc():
+    """BMC, depth 8, on ``formal_shard.SMALL``, every input free: one L1 port (never both
+    units at once), the L1 stream rule, fetches before writebacks and no preload miss taken
+    past the eviction of its register, the transfer unit's outputs by phase. Depth 14 is
+    :func:`test_formal_composition_bmc_14` (slow)."""
+    result = prove(ShardFormal(), name="shard_bmc", depth=8, mode="bmc")
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.slow_formal
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_composition_bmc_14():
+    """The same rules as :func:`test_formal_composition_bmc`, BMC depth 14 (about 8 minutes
+    at load average 17; depth 20 did not finish: step 14 alone took over 2 minutes, and each
+    step more costs more)."""
+    result = prove(ShardFormal(), name="shard_bmc14", depth=14, mode="bmc", timeout=3600)
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 8: fails on ``mutants.WritebacksFirst`` (the transfer unit takes a
+    writeback while a fetch is offered, and prefers it)."""
+    result = prove(ShardFormal(block=WritebacksFirst), name="shard_mutant", depth=8,
+                   mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.slow_formal
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_reached():
+    """Cover, depth 20 (slow: 94 s alone on the loaded machine): a read bank conflict, a
+    full preload queue, a preload hit, a preload miss, an eviction, a line filled from L1,
+    the compressor on L1, an eviction stored compressed (step 12), a compressed preload
+    (step 17)."""
+    result = prove(ShardFormal(), name="shard_cover", depth=20, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)

@@ -159,18 +159,12 @@ class Shard(PortModel, config=ShardConfig):
         shown = transfer.outputs(int(osu.offers("fetch")))
         offered = compressor.shown
         fill = shown["fill"]
-        write = ports["write__payload"].unpack(inputs["write__payload"])
         osu.advance(
-            inputs["read__valid"], ports["read__payload"].unpack(inputs["read__payload"]),
-            inputs["reserve__valid"],
-            ports["reserve__payload"].unpack(inputs["reserve__payload"]),
-            inputs["write__valid"], write.line, write.data, write.last_use,
-            [(0, _NO_ENTRY) if head is None else (1, head) for head in heads],
-            int(fill is not None), _NO_LINE if fill is None else fill[0],
-            None if fill is None else fill[1],
-            inputs["release__valid"],
-            ports["release__payload"].unpack(inputs["release__payload"]),
-            shown["fetch_ready"], shown["writeback_ready"])
+            preloads=[(0, _NO_ENTRY) if head is None else (1, head) for head in heads],
+            fill_valid=int(fill is not None), fill_line=_NO_LINE if fill is None else fill[0],
+            fill_data=None if fill is None else fill[1],
+            fetch_ready=shown["fetch_ready"], writeback_ready=shown["writeback_ready"],
+            **osu.unpack_requests(inputs, ports))
         cm.advance(inputs["region__valid"],
                    ports["region__payload"].unpack(inputs["region__payload"]),
                    osu.preload_ready, osu.acks,
@@ -188,21 +182,13 @@ class Shard(PortModel, config=ShardConfig):
         request = shown["request"]
         compressor.advance(int(request is not None), request, shown["response_ready"],
                            to_compressor, l1_response_valid, inputs["l1_response__payload"])
-        reserved = osu.reserve_resp
         return {
             "want__valid": int(want is not None),
             "want__payload": None if want is None else ports["want__payload"].pack(
                 {"warp": want}),
             "region__ready": cm.region_ready, "eligible": eligible,
-            "read__ready": osu.read_ready, "reserve__ready": osu.reserve_ready,
-            "write__ready": 1, "release__ready": osu.release_ready,
             "protocol_error": osu.protocol_error,
-            "read_resp__valid": osu.read_resp_valid,
-            "read_resp__payload": (None if osu.read_resp is None
-                                   else ports["read_resp__payload"].pack(osu.read_resp)),
-            "reserve_resp__valid": int(reserved is not None),
-            "reserve_resp__payload": (None if reserved is None
-                                      else ports["reserve_resp__payload"].pack(reserved)),
+            **osu.request_outputs(ports),
             "l1_request__valid": l1_valid, "l1_request__payload": l1_payload,
             "l1_response__ready": int(offered.l1_response_ready
                                       or shown["l1_response_ready"]),

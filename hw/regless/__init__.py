@@ -34,9 +34,10 @@ BLOCKS: tuple[Block, ...] = (
           test_params=({"lines": 8, "banks": 2, "warps": 2, "regs": 4, "lanes": 2,
                         "data_width": 4},
                        {"lines": 12, "banks": 4, "warps": 3, "regs": 5, "lanes": 1,
-                        "data_width": 3}),
-          summary="operand staging unit: banks by (warp + reg) & (banks - 1), request "
-                  "routing, merged fetch and writeback streams",
+                        "data_width": 3, "instructions": 1}),
+          summary="operand staging unit: banks by (warp + reg) & (banks - 1), 2 instructions "
+                  "per cycle (4 read, 2 reserve, 2 write, 4 release ports, lowest port first "
+                  "per bank), merged fetch and writeback streams",
           amaranth_defaults=False),
     Block("regless", "banked_rf", BankedRf,
           test_params=({"entries": 16, "banks": 2, "warps": 2, "lanes": 2, "data_width": 4},

@@ -47,6 +47,9 @@ __all__ = ["BANK_CHOICES", "POWERS", "BankedRfConfig", "CapacityManagerConfig",
            "CompressorConfig", "OsuBankConfig", "OsuConfig", "ShardConfig"]
 
 BANK_CHOICES = (2, 4, 8, 16, 32)
+_INSTRUCTIONS = ("Instructions the OSU serves per cycle (paper 5.2: \"it is possible for each "
+                 "OSU to service two instructions per cycle\"): 2 read and 2 release ports, 1 "
+                 "reserve and 1 write port per instruction.")
 """Bank counts the OSU takes: powers of two (the bank is the low bits of ``warp + reg``)."""
 
 POWERS = tuple(1 << k for k in range(1, 9))
@@ -154,6 +157,7 @@ class OsuConfig(BlockConfig):
     regs: int = param(64, _REGS, low=1, high=256)
     lanes: int = param(32, _LANES, low=1, high=32)
     data_width: int = param(32, _DATA_WIDTH, low=1, high=32)
+    instructions: int = param(2, _INSTRUCTIONS, low=1, high=4)
 
     def validate(self):
         if self.lines % self.banks:
@@ -168,6 +172,20 @@ class OsuConfig(BlockConfig):
                              lanes=self.lanes, data_width=self.data_width)
 
     bank_bits = index_width("banks")
+
+    @property
+    def read_ports(self) -> int:
+        """Read ports, as many release ports: two source operands per instruction."""
+        return 2 * self.instructions
+
+    @property
+    def write_ports(self) -> int:
+        """Reserve ports, as many write ports: one destination per instruction."""
+        return self.instructions
+
+    def port_count(self, kind: str) -> int:
+        """Ports of request ``kind`` (``read``, ``reserve``, ``write``, ``release``)."""
+        return self.read_ports if kind in ("read", "release") else self.write_ports
 
     @property
     def line_layout(self) -> data.StructLayout:
@@ -221,20 +239,22 @@ class OsuConfig(BlockConfig):
         return osu_ack_layout(warp_bits=self.bank.warp_bits)
 
     def signature(self) -> wiring.Signature:
-        """A bank's ports with lines named ``{line, bank}``, one ``preload`` stream per bank
-        and one acknowledgement per bank in ``preloaded``."""
-        bank = self.bank
+        """A bank's ports with lines named ``{line, bank}``, :attr:`read_ports` ``read`` /
+        ``read_resp`` and ``release`` ports, :attr:`write_ports` ``reserve`` /
+        ``reserve_resp`` and ``write`` ports, one ``preload`` stream per bank and one
+        acknowledgement per bank in ``preloaded``."""
+        bank, reads, writes = self.bank, self.read_ports, self.write_ports
         return wiring.Signature({
-            "read": In(stream.Signature(bank.ref_layout)),
-            "read_resp": Out(valid_only(bank.value_layout)),
-            "reserve": In(stream.Signature(bank.reserve_layout)),
-            "reserve_resp": Out(valid_only(self.reserved_layout)),
-            "write": In(stream.Signature(self.write_layout)),
+            "read": In(stream.Signature(bank.ref_layout)).array(reads),
+            "read_resp": Out(valid_only(bank.value_layout)).array(reads),
+            "reserve": In(stream.Signature(bank.reserve_layout)).array(writes),
+            "reserve_resp": Out(valid_only(self.reserved_layout)).array(writes),
+            "write": In(stream.Signature(self.write_layout)).array(writes),
             "preload": In(stream.Signature(bank.preload_layout)).array(self.banks),
             "preloaded": Out(data.ArrayLayout(self.ack_layout, self.banks)),
             "fetch": Out(stream.Signature(self.fetch_layout)),
             "fill": In(stream.Signature(self.fill_layout)),
-            "release": In(stream.Signature(bank.release_layout)),
+            "release": In(stream.Signature(bank.release_layout)).array(reads),
             "writeback": Out(stream.Signature(self.writeback_layout)),
             "protocol_error": Out(1),
         })
@@ -513,6 +533,7 @@ class ShardConfig(BlockConfig):
                                   low=2, high=16)
     max_entries: int = param(64, "Preload / invalidation entries per region.",
                              low=1, high=1024)
+    instructions: int = param(2, _INSTRUCTIONS, low=1, high=4)
 
     def validate(self):
         self.parts()
@@ -525,7 +546,8 @@ class ShardConfig(BlockConfig):
     @cached_property
     def osu(self) -> OsuConfig:
         return OsuConfig(lines=self.lines, banks=self.banks, warps=self.warps, regs=self.regs,
-                         lanes=self.lanes, data_width=self.data_width)
+                         lanes=self.lanes, data_width=self.data_width,
+                         instructions=self.instructions)
 
     @cached_property
     def compressor(self) -> CompressorConfig:

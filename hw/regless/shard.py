@@ -1,6 +1,8 @@
 """One RegLess shard (paper Section 5, Fig. 8): capacity manager, operand staging unit and
 compressor of one warp scheduler, with the transfer unit between them and a port to L1."""
 
+import functools
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 
@@ -147,8 +149,10 @@ class Shard(ConfiguredComponent, config=ShardConfig):
 
     - to the warp scheduler: ``want`` / ``region`` (the metadata of the next region of the
       warp on top of the CM's stack), ``eligible`` (the ACTIVE warps), ``issue``;
-    - to the register read and writeback units: the OSU's ``read`` / ``read_resp``,
-      ``reserve`` / ``reserve_resp``, ``write``, ``release`` and ``protocol_error``; and the
+    - to the register read and writeback units: the OSU's port arrays ``read`` /
+      ``read_resp``, ``reserve`` / ``reserve_resp``, ``write``, ``release`` (``instructions``
+      x 2, x 1, x 1, x 2 ports; see :class:`~gpurf.hw.regless.osu.Osu`) and
+      ``protocol_error``; and the
       CM's ``written`` (**interpretation**: the writeback unit, which knows the warp of
       each result, reports the OSU write to the CM; the OSU's write port carries the line
       only);
@@ -167,17 +171,30 @@ class Shard(ConfiguredComponent, config=ShardConfig):
     def __init__(self, **params):
         super().__init__(self.configure(params).signature())
 
+    @functools.cached_property
+    def parts(self) -> dict:
+        """The capacity manager, OSU, compressor and transfer unit by submodule name,
+        created on first use (elaboration, or a formal harness that watches them)."""
+        config = self.config
+        return {"cm": CapacityManager(**config.capacity_manager.params()),
+                "osu": Osu(**config.osu.params()),
+                "compressor": Compressor(**config.compressor.params()),
+                "transfer": self.transfer_class(config)}
+
+    transfer_class = Transfer
+    """The transfer unit's class (a formal harness's mutant replaces it)."""
+
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.cm = cm = CapacityManager(**config.capacity_manager.params())
-        m.submodules.osu = osu = Osu(**config.osu.params())
-        m.submodules.compressor = compressor = Compressor(**config.compressor.params())
-        m.submodules.transfer = transfer = Transfer(config)
+        for name, part in self.parts.items():
+            m.submodules[name] = part
+        cm, osu, compressor, transfer = self.parts.values()
         for name in ("want", "region", "issue", "written"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(cm, name))
         for name in ("read", "read_resp", "reserve", "reserve_resp", "write", "release"):
-            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(osu, name))
+            for ours, theirs in zip(getattr(self, name), getattr(osu, name), strict=True):
+                wiring.connect(m, wiring.flipped(ours), theirs)
         for b in range(config.banks):
             wiring.connect(m, cm.preload[b], osu.preload[b])
         m.d.comb += [self.eligible.eq(cm.eligible), self.protocol_error.eq(osu.protocol_error),

@@ -45,13 +45,19 @@ class Driver:
 
     # --- requests ------------------------------------------------------------------
 
-    def request(self, stream: str, fields: dict, ref=None) -> bool:
-        """Queue a request on its port; ``False`` if the port is busy."""
+    def request(self, stream: str, fields: dict, ref=None) -> str | None:
+        """Queue a request on its port; returns the port's name, ``None`` if it is busy."""
         name = self.port(stream, ref)
-        if self.pending.get(name):
-            return False
+        if name is None or self.pending.get(name):
+            return None
         self.pending[name] = (stream, fields, ref, self.ports[f"{name}__payload"].pack(fields))
-        return True
+        return name
+
+    def free_port(self, stream: str, count: int) -> str | None:
+        """A random free one of the ``count`` ports ``<stream>__<i>`` of an OSU, or
+        ``None``."""
+        free = [f"{stream}__{i}" for i in range(count) if not self.pending.get(f"{stream}__{i}")]
+        return self.rng.choice(free) if free else None
 
     def value(self) -> int:
         """A random warp register value (packed: a payload's ``data`` field takes it)."""
@@ -81,7 +87,7 @@ class Driver:
                     self.written.add(ref)
                 taken[stream] = fields
                 self.pending[name] = None
-                self._taken(stream, fields, ref, outputs)
+                self._taken(stream, fields, ref, outputs, name)
         if outputs["fetch__valid"] and inputs["fetch__ready"]:
             fetch = self.ports["fetch__payload"].unpack(outputs["fetch__payload"])
             if not fetch.invalidate:
@@ -93,10 +99,10 @@ class Driver:
         self.now += 1
         return taken
 
-    def _taken(self, stream, fields, ref, outputs):
+    def _taken(self, stream, fields, ref, outputs, name):
         if stream == "reserve":
-            reserved = self.ports["reserve_resp__payload"].unpack(
-                outputs["reserve_resp__payload"])
+            resp = name.replace("reserve", "reserve_resp", 1) + "__payload"
+            reserved = self.ports[resp].unpack(outputs[resp])
             self.in_use.add(ref)
             self.reserved.append((reserved.line, ref))
         elif (stream == "preload" and not fields["invalidate"]
@@ -120,11 +126,11 @@ def cycle(driver: Driver):
 
 def until_taken(driver: Driver, stream: str, fields: dict, ref=None, limit=200):
     """Queue one request and run cycles until it is transferred."""
-    while not driver.request(stream, fields, ref):
+    while not (name := driver.request(stream, fields, ref)):
         yield from cycle(driver)
     for _ in range(limit):
         taken = yield from cycle(driver)
-        if stream in taken and driver.pending.get(driver.port(stream, ref)) is None:
+        if stream in taken and driver.pending.get(name) is None:
             return
     raise AssertionError(f"{stream} {fields} not taken in {limit} cycles")
 

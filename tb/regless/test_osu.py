@@ -16,18 +16,23 @@ __all__ = ["STIMULI"]
 
 
 def osu_driver(params, rng, **options) -> Driver:
+    """A driver whose requests take a random free port of their kind (preloads: their
+    bank's queue port)."""
     config = OsuConfig(**params)
 
     def port(stream, ref):
         if stream == "preload":
             return f"preload__{config.bank_of(*ref)}"
-        return stream
+        if stream == "fill":
+            return stream
+        return driver.free_port(stream, config.port_count(stream))
 
     def acked(outputs, ref):
         return config.codecs["preloaded"].unpack(outputs["preloaded"])[
             config.bank_of(*ref)].valid
 
-    return Driver(config, rng, port=port, acked=acked, **options)
+    driver = Driver(config, rng, port=port, acked=acked, **options)
+    return driver
 
 
 def random_stream(params, rng, cycles):
@@ -42,7 +47,8 @@ def random_stream(params, rng, cycles):
                      ("reserve", "preload", "write", "read", "release")}
             driver.fetch_ready = rng.choice([0.3, 0.8, 1.0])
             driver.writeback_ready = rng.choice([0.3, 0.8, 1.0])
-        random_traffic(driver, pool, rates)
+        for _ in range(config.read_ports):
+            random_traffic(driver, pool, rates)
         for _ in range(config.banks - 1):
             if rng.random() < rates["preload"]:
                 ref = rng.choice(pool)

@@ -175,7 +175,7 @@ class _L1:
     def _ref(self, addr) -> tuple[int, int]:
         """The register of a register line's ``addr`` (a packed ``{warp, reg}``, as the
         ``read`` port's payload)."""
-        ref = self.ports["read__payload"].unpack(addr)
+        ref = self.ports["read__0__payload"].unpack(addr)
         return ref.warp, ref.reg
 
 
@@ -214,6 +214,10 @@ class _World:
         self.writes: list = []
         self.pending: set = set()
         self.reads: deque = deque()
+        """``(cycle, read port, warp, reg)`` of the reads answered at ``cycle``."""
+        self.presented: list = []
+        """``(index in steps, port)`` of the steps offered this cycle (port ``None``: the
+        issue)."""
         self.ins: dict = {}
         self.want = None
         self.eligible = 0
@@ -303,28 +307,39 @@ class _World:
                 warp.started += 1
 
     def _front_end(self, ins):
+        """Present the leading steps of the planned instructions at once, each on its own
+        port (the OSU's ``read`` and ``release`` arrays); a release, a reserve and an
+        ``issue`` wait until every earlier step was taken (a release must not overtake its
+        read, nor the destination's write, planned from the reserve, a source's read)."""
         if not self.steps:
             self._next_instruction()
-        if not self.steps:
-            return
-        step = self.steps[0]
-        kind, warp = step[0], step[1]
-        if kind == "read":
-            ins["read__valid"], ins["read__payload"] = 1, self._ref(warp, step[2])
-        elif kind == "release":
-            ins["release__valid"] = 1
-            ins["release__payload"] = self.ports["release__payload"].pack(
-                {"warp": warp, "reg": step[2], "erase": step[3]})
-        elif kind == "reserve":
-            ins["reserve__valid"] = 1
-            ins["reserve__payload"] = self.ports["reserve__payload"].pack(
-                {"warp": warp, "reg": step[2], "last_use": step[3]})
-        else:
-            ins["issue__valid"] = 1
-            ins["issue__payload"] = self.ports["issue__payload"].pack(
-                {"warp": warp, "has_dst": int(step[2] is not None),
-                 "dst_bank": (warp + (step[2] or 0)) & (self.config.banks - 1),
-                 "last": step[3]})
+        self.presented = []
+        used = Counter()
+        for index, step in enumerate(self.steps):
+            kind, warp = step[0], step[1]
+            if kind in ("release", "reserve", "issue") and index:
+                break
+            if kind == "issue":
+                ins["issue__valid"] = 1
+                ins["issue__payload"] = self.ports["issue__payload"].pack(
+                    {"warp": warp, "has_dst": int(step[2] is not None),
+                     "dst_bank": (warp + (step[2] or 0)) & (self.config.banks - 1),
+                     "last": step[3]})
+                self.presented.append((index, None))
+                break
+            port = used[kind]
+            if port == self.config.osu.port_count(kind):
+                break
+            used[kind] += 1
+            name = f"{kind}__{port}"
+            fields = {"warp": warp, "reg": step[2]}
+            if kind == "release":
+                fields["erase"] = step[3]
+            elif kind == "reserve":
+                fields["last_use"] = step[3]
+            ins[f"{name}__valid"] = 1
+            ins[f"{name}__payload"] = self.ports[f"{name}__payload"].pack(fields)
+            self.presented.append((index, name))
 
     def _next_instruction(self):
         running = [w for w in self.warps if w.phase == "running"]
@@ -352,33 +367,33 @@ class _World:
             warp.phase = "draining"
 
     def _step_taken(self, ins, outputs):
-        if not self.steps:
-            return
-        step = self.steps[0]
-        kind, w = step[0], step[1]
-        if kind == "issue":
-            self.steps.popleft()
-            return
-        if not outputs[f"{kind}__ready"]:
-            return
-        self.steps.popleft()
-        if kind == "read":
-            self.reads.append((self.now + 1, w, step[2]))
-        elif kind == "reserve":
-            reserved = self.ports["reserve_resp__payload"].unpack(
-                outputs["reserve_resp__payload"])
-            value = warp_value(self.config, self.rng)
-            due = self.now + self.rng.randint(2, 11)
-            self.writes.append([due, w, step[2], reserved.line, value, step[3]])
-            self.writes.sort(key=lambda write: write[0])
+        taken = []
+        for index, name in self.presented:
+            step = self.steps[index]
+            if name is not None and not outputs[f"{name}__ready"]:
+                continue
+            taken.append(index)
+            kind, w = step[0], step[1]
+            if kind == "read":
+                self.reads.append((self.now + 1, name, w, step[2]))
+            elif kind == "reserve":
+                resp = name.replace("reserve", "reserve_resp", 1) + "__payload"
+                reserved = self.ports[resp].unpack(outputs[resp])
+                value = warp_value(self.config, self.rng)
+                due = self.now + self.rng.randint(2, 11)
+                self.writes.append([due, w, step[2], reserved.line, value, step[3]])
+                self.writes.sort(key=lambda write: write[0])
+        for index in reversed(taken):
+            del self.steps[index]
 
     def _write(self, ins):
         if not self.writes or self.writes[0][0] > self.now:
             return
         _, w, r, line, value, last_use = self.writes.pop(0)
         banks = self.config.banks
-        ins["write__valid"] = 1
-        ins["write__payload"] = self.ports["write__payload"].pack(
+        port = f"write__{self.rng.randrange(self.config.osu.write_ports)}"
+        ins[f"{port}__valid"] = 1
+        ins[f"{port}__payload"] = self.ports[f"{port}__payload"].pack(
             {"line": line, "data": value, "last_use": last_use})
         ins["written__valid"] = 1
         ins["written__payload"] = self.ports["written__payload"].pack(
@@ -387,17 +402,17 @@ class _World:
         self.pending.discard((w, r))
 
     def _check_read(self, outputs):
-        if not self.reads or self.reads[0][0] != self.now:
-            return
-        _, w, r = self.reads.popleft()
-        got = self.ports["read_resp__payload"].unpack(outputs["read_resp__payload"] or 0)
-        if not outputs["read_resp__valid"] or got != self.values[(w, r)]:
-            raise AssertionError(f"cycle {self.now}: warp {w} read r{r} = {got}, "
-                                 f"last written {self.values[(w, r)]}")
-        self.counts["reads"] += 1
+        while self.reads and self.reads[0][0] == self.now:
+            _, name, w, r = self.reads.popleft()
+            resp = name.replace("read", "read_resp", 1)
+            got = self.ports[f"{resp}__payload"].unpack(outputs[f"{resp}__payload"] or 0)
+            if not outputs[f"{resp}__valid"] or got != self.values[(w, r)]:
+                raise AssertionError(f"cycle {self.now}: warp {w} read r{r} = {got}, "
+                                     f"last written {self.values[(w, r)]}")
+            self.counts["reads"] += 1
 
     def _ref(self, warp, reg) -> int:
-        return self.ports["read__payload"].pack({"warp": warp, "reg": reg})
+        return self.ports["read__0__payload"].pack({"warp": warp, "reg": reg})
 
     def _pack(self, value) -> int:
         return self.ports["l1_response__payload"].pack(value)

@@ -1,0 +1,141 @@
+"""Formal harness of ``regless.shard`` (CM + OSU + compressor + transfer unit) in a small
+configuration.
+
+Assume-guarantee: the parts are the real blocks, whose own properties their harnesses prove
+(``formal_capacity_manager``, ``formal_osu`` / ``formal_osu_bank``, ``formal_compressor``);
+here every input of the shard is free (``AnySeq``: the scheduler, the register units, L1)
+after a reset in the first cycle, and the harness **asserts** the rules of the composition,
+which belong to none of the parts:
+
+- **one L1 port**: the compressor and the transfer unit never ask L1 in the same cycle, and
+  never both wait for a response; the shard's ``l1_request`` keeps an offer not taken,
+  unchanged (stream rule);
+- **fetches before writebacks** (the ordering that keeps an invalidation ahead of the
+  eviction of the register's new value, docs/regless.md): the transfer unit never takes a
+  writeback while the OSU offers a fetch, and never takes a preload miss of a register
+  whose dirty value the OSU offers on ``writeback`` (a preload cannot overtake the eviction
+  of the same register);
+- the transfer unit offers to exactly one place per phase (compressor request only in
+  ``COMPRESSOR``, L1 only in ``L1``, the OSU's ``fill`` only in ``FILL``) and its phase is
+  always a defined one.
+
+Covers: a bank conflict on the read ports, an eviction, an eviction stored compressed, a
+preload hit in the OSU, a preload miss fetched, a compressed preload answered by the
+compressor, a line filled from L1, a full preload queue of the CM (``preload`` offered, not
+taken).
+"""
+
+from amaranth import Elaboratable, Module, ResetSignal, Signal
+from amaranth.asserts import AnySeq, Initial
+from amaranth.hdl import Assert, Assume, Cover
+
+from gpurf.hw.regless.layouts import CompressorOp, TransferPhase
+from gpurf.hw.regless.shard import Shard
+
+__all__ = ["SMALL", "ShardFormal"]
+
+SMALL = {"lines": 4, "banks": 2, "warps": 2, "regs": 4, "lanes": 4, "data_width": 4,
+         "compressor_lines": 2, "max_entries": 2, "instructions": 2}
+"""The proof configuration: 2 banks x 2 lines, 2 warps x 4 registers (4 per bank: lines are
+evicted), 4 lanes of 4 bits, 2 compressed lines, regions of at most 2 entries, two
+instructions per cycle."""
+
+_INPUTS = ("region", "read", "reserve", "write", "release")
+
+
+class ShardFormal(Elaboratable):
+    """The shard with free inputs and the rules above (``params`` override SMALL;
+    ``block`` a mutant class)."""
+
+    def __init__(self, *, block=Shard, **params):
+        self.dut = block(**{**SMALL, **params})
+
+    def elaborate(self, platform):
+        m = Module()
+        dut = self.dut
+        m.submodules.dut = dut
+        m.d.comb += Assume(ResetSignal() == Initial())
+        ports = [dut.region, dut.issue, dut.written, dut.l1_response,
+                 *(port for name in _INPUTS[1:] for port in getattr(dut, name))]
+        for port in ports:
+            m.d.comb += [port.valid.eq(AnySeq(1)),
+                         port.payload.eq(AnySeq(port.payload.shape().size))]
+        m.d.comb += dut.l1_request.ready.eq(AnySeq(1))
+        after_reset = Signal()
+        m.d.sync += after_reset.eq(1)
+        with m.If(after_reset):
+            self._l1(m)
+            self._ordering(m)
+            self._phases(m)
+        self._stream_rule(m, after_reset)
+        self._covers(m, after_reset)
+        return m
+
+    def _l1(self, m):
+        compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
+        m.d.comb += [
+            Assert(~(compressor.l1_request.valid & transfer.l1_request.valid)),
+            Assert(~(compressor.l1_response.ready & transfer.l1_response.ready)),
+        ]
+
+    def _ordering(self, m):
+        osu = self.dut.parts["osu"]
+        fetch, writeback = osu.fetch, osu.writeback
+        m.d.comb += Assert(~(writeback.valid & writeback.ready & fetch.valid))
+        same = ((fetch.payload.warp == writeback.payload.warp)
+                & (fetch.payload.reg == writeback.payload.reg))
+        m.d.comb += Assert(~(fetch.valid & fetch.ready & ~fetch.payload.invalidate
+                             & writeback.valid & same))
+
+    def _phases(self, m):
+        transfer = self.dut.parts["transfer"]
+        phase = transfer.phase.as_value()
+        m.d.comb += [
+            Assert(phase <= TransferPhase.FILL.value),
+            Assert(~transfer.request.valid | (phase == TransferPhase.COMPRESSOR.value)),
+            Assert(~transfer.l1_request.valid | (phase == TransferPhase.L1.value)),
+            Assert(~transfer.fill.valid | (phase == TransferPhase.FILL.value)),
+        ]
+
+    def _stream_rule(self, m, after_reset):
+        out = self.dut.l1_request
+        waited = Signal()
+        before = Signal(out.payload.shape())
+        m.d.sync += [waited.eq(out.valid & ~out.ready), before.eq(out.payload)]
+        with m.If(after_reset & waited):
+            m.d.comb += [Assert(out.valid), Assert(out.payload.as_value() == before.as_value())]
+
+    def _covers(self, m, after_reset):
+        dut = self.dut
+        cm, osu = dut.parts["cm"], dut.parts["osu"]
+        compressor, transfer = dut.parts["compressor"], dut.parts["transfer"]
+        reads = dut.read
+        bits = dut.config.osu.bank_bits
+
+        def bank(port):
+            return (port.payload.warp + port.payload.reg)[:bits]
+
+        answered = transfer.response.valid & transfer.response.ready
+        op = transfer.op.as_value()
+        compressed = answered & transfer.response.payload.compressed
+        preload_hit = 0
+        queue_full = 0
+        for b in range(dut.config.banks):
+            preload_hit = preload_hit | (cm.preload[b].valid & cm.preload[b].ready
+                                         & ~cm.preload[b].payload.invalidate
+                                         & osu.preloaded[b].valid)
+            queue_full = queue_full | (cm.preload[b].valid & ~cm.preload[b].ready)
+        events = [
+            (reads[0].valid & reads[1].valid & (bank(reads[0]) == bank(reads[1])),
+             "read_bank_conflict"),
+            (osu.writeback.valid & osu.writeback.ready, "eviction"),
+            (compressed & (op == CompressorOp.EVICT.value), "compressed_eviction"),
+            (preload_hit & ~osu.fill.valid, "preload_hit"),
+            (osu.fetch.valid & osu.fetch.ready & ~osu.fetch.payload.invalidate,
+             "preload_miss"),
+            (compressed & (op == CompressorOp.PRELOAD.value), "compressed_preload"),
+            (transfer.l1_response.valid & transfer.l1_response.ready, "l1_fill"),
+            (queue_full, "full_preload_queue"),
+            (compressor.l1_request.valid, "compressor_uses_l1"),
+        ]
+        m.d.comb += [Cover(after_reset & condition, name) for condition, name in events]
