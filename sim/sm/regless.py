@@ -162,16 +162,13 @@ class _Line:
 class _WarpState:
     """A warp as its capacity manager sees it."""
 
-    __slots__ = ("active_at", "drained_at", "key", "left_to_dispatch", "left_to_issue",
-                 "ready_at", "region", "usage", "warp")
-
     def __init__(self, warp):
         self.warp = warp
         self.key = (warp.block.id, warp.index)
         self.region = None
         """The region being preloaded, issued or drained (``None``: on the stack)."""
         self.usage = ()
-        self.left_to_issue = self.left_to_dispatch = 0
+        self.left_to_issue = self.left_to_dispatch = self.length = 0
         self.active_at = INF
         self.drained_at = 0
         self.ready_at = 0
@@ -191,6 +188,8 @@ class _Shard:
         """Heap of ``(cycle, sequence, warp state)``: regions drained."""
         self.time = 0
         """The first cycle the CM has not decided yet."""
+        self.issue_free = 0
+        """The first cycle the scheduler is not issuing metadata instructions."""
         self.held = [0] * BANKS
         self.cached = [OrderedDict() for _ in range(BANKS)]
         """Per bank, ``key -> line`` on the clean / dirty lists, oldest first."""
@@ -257,6 +256,13 @@ class ReglessSM(RegisterStorage):
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
         """The ``slots`` whose warp's region is staged and not fully issued."""
         self._catch_up(sub, now)
+        shard = self.shards[sub.index]
+        if shard.issue_free > now:
+            self.counts["metadata_issue_cycles"] += 1
+            for slot in slots:
+                warp = sub.slots[slot]
+                warp.wake = max(warp.wake, shard.issue_free)
+            return []
         out = []
         for slot in slots:
             warp = sub.slots[slot]
@@ -271,7 +277,13 @@ class ReglessSM(RegisterStorage):
 
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc``: one fewer instruction of its region to issue."""
-        self.warps[(warp.block.id, warp.index)].left_to_issue -= 1
+        state = self.warps[(warp.block.id, warp.index)]
+        if state.left_to_issue == state.length:
+            extra = self.metadata[pc]
+            self.counts["metadata_instructions"] += extra
+            shard = self.shards[sub.index]
+            shard.issue_free = now + 1 + extra
+        state.left_to_issue -= 1
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` read its operands in cycle ``now``, lands in ``done``: its
@@ -335,8 +347,7 @@ class ReglessSM(RegisterStorage):
         if pc not in self.region_at:
             raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
                                f"{warp.index}: pc {pc} is not the start of a region")
-        state.ready_at = cycle + self.metadata[pc]
-        self.counts["metadata_instructions"] += self.metadata[pc]
+        state.ready_at = cycle
         shard.stack.append(state)
 
     def _decide(self, shard: _Shard, now: int) -> None:
@@ -383,7 +394,7 @@ class ReglessSM(RegisterStorage):
         for bank, need in enumerate(state.usage):
             shard.free[bank] -= need
         length = min(region.instructions, len(warp.pcs) - warp.pos)
-        state.left_to_issue = state.left_to_dispatch = length
+        state.left_to_issue = state.left_to_dispatch = state.length = length
         state.drained_at = cycle
         self._apply(cycle)
         queued = [0] * BANKS
@@ -430,9 +441,10 @@ class ReglessSM(RegisterStorage):
         key = (state.key, reg)
         self.counts["invalidations"] += 1
         self.packed.pop(key, None)
-        self.l1.pop(key, None)
-        self.sm.l1.serve(cycle)
-        self.counts["l1_register_requests"] += 1
+        if self.l1.pop(key, None) is not None:
+            self.sm.l1.serve(cycle)
+            self.counts["l1_register_requests"] += 1
+            self.counts["invalidations_l1"] += 1
 
     def _allocate(self, key, shard_index: int, bank: int, values, cycle) -> _Line:
         """A line of ``bank`` for ``key``: free, else the oldest clean (dropped), else the
@@ -565,8 +577,10 @@ class ReglessSM(RegisterStorage):
         counts = dict(self.counts)
         preloads = sum(counts.get(f"preloads_{s}", 0) for s in SOURCES)
         counts["preloads"] = preloads
-        for source in SOURCES:
-            counts.setdefault(f"preloads_{source}", 0)
+        for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
+                     "invalidations", "l1_register_requests", "unflagged_lines",
+                     "metadata_instructions", "activations"):
+            counts.setdefault(name, 0)
         return counts
 
 
