@@ -423,19 +423,18 @@ class ReglessSM(RegisterStorage):
         if self.config.compressor:
             cycle += 1
             if key in self.packed:
-                values = self.packed[key]
-                cycle, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
+                self._allocate(key, shard.index, bank, self.packed[key].copy(), cycle)
+                arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
                 self.counts[f"preloads_{source}"] += 1
-                self._allocate(key, shard.index, bank, values.copy(), cycle)
-                return cycle + 2
+                return arrival + 2
         values = self.l1.get(key)
         if values is None:
             values = np.full(LANES, POISON, np.uint32)
-        cycle, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
-                                   cycle)
-        self.counts["preloads_l1" if hit else "preloads_l2"] += 1
         self._allocate(key, shard.index, bank, values.copy(), cycle)
-        return cycle
+        arrival, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
+                                     cycle)
+        self.counts["preloads_l1" if hit else "preloads_l2"] += 1
+        return arrival
 
     def _invalidate(self, shard, state, reg, cycle) -> None:
         key = (state.key, reg)
@@ -508,18 +507,18 @@ class ReglessSM(RegisterStorage):
         if index in cache:
             cache[index] = cache[index] or dirty
             return cycle, "compressor"
-        address = REGISTER_BASE + (1 << 36) + shard.index * (1 << 20) + index
-        cycle, hit = self._l1_read(address, cycle)
+        base, shards = REGISTER_BASE + (1 << 36) + shard.index, len(self.shards)
         cache[index] = dirty
         if len(cache) > COMPRESSED_LINES:
             old, changed = cache.popitem(last=False)
             if changed:
-                self._l1_write(REGISTER_BASE + (1 << 36) + shard.index * (1 << 20) + old,
-                               cycle)
-        return cycle, "l1" if hit else "l2"
+                self._l1_write(base + old * shards, cycle)
+        arrival, hit = self._l1_read(base + index * shards, cycle)
+        return arrival, "l1" if hit else "l2"
 
     def _line_address(self, shard_index: int, slot: int, reg: int) -> int:
-        return REGISTER_BASE + ((shard_index * self.slots + slot) << 12) + reg
+        warps = self.slots * len(self.shards)
+        return REGISTER_BASE + reg * warps + shard_index * self.slots + slot
 
     def _l1_read(self, line: int, cycle: int) -> tuple[int, bool]:
         """Read a register line through the SM's L1 port: the cycle it arrives, L1 hit?"""
