@@ -101,10 +101,32 @@ def test_patterns_compress():
 
 
 def test_config_parse_and_validate():
-    assert ReglessConfig.parse("384,nocomp") == ReglessConfig(capacity=384, compressor=False)
+    assert ReglessConfig.parse("384+nocomp") == ReglessConfig(capacity=384, compressor=False)
     assert ReglessConfig.parse("nometa").metadata is False
     with pytest.raises(ValueError, match="unknown RegLess option"):
         ReglessConfig.parse("fast")
     with pytest.raises(ValueError):
         ReglessConfig(capacity=500)
     assert 512 in CAPACITIES
+
+
+# -- the command line -------------------------------------------------------------------
+def _cli(capsys, *argv):
+    from gpurf.sim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
+def test_cli_runs_regless(capsys):
+    code, out, _ = _cli(capsys, "sm", "run", "saxpy", "--mechanism", "regless:384+nocomp")
+    assert code == 0, out
+    assert "PASS saxpy (test)" in out and "run time over the register file" in out
+
+
+@pytest.mark.parametrize("variant", ["500", "fast"])
+def test_cli_rejects_a_bad_regless_config(capsys, variant):
+    code, out, err = _cli(capsys, "sm", "run", "saxpy", "--mechanism", f"regless:{variant}")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -113,9 +113,10 @@ class ReglessConfig:
 
     @classmethod
     def parse(cls, text: str) -> "ReglessConfig":
-        """``"512"``, ``"384,nocomp"``, ``"nocomp"``, ``"nometa"`` (comma-separated)."""
+        """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"`` (``+``-separated; commas
+        separate mechanisms on the command line)."""
         config = cls()
-        for part in filter(None, text.split(",")):
+        for part in filter(None, text.split("+")):
             if part.isdigit():
                 config = replace(config, capacity=int(part))
             elif part in ("nocomp", "nometa"):
