@@ -128,5 +128,5 @@ def test_cli_runs_regless(capsys):
 
 @pytest.mark.parametrize("variant", ["500", "fast"])
 def test_cli_rejects_a_bad_regless_config(capsys, variant):
-    code, out, err = _cli(capsys, "sm", "run", "saxpy", "--mechanism", f"regless:{variant}")
+    code, _, err = _cli(capsys, "sm", "run", "saxpy", "--mechanism", f"regless:{variant}")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
