@@ -21,13 +21,15 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   stack order). The warp may issue once every preload has arrived. When the region's last
   instruction has issued and every write of the region has landed, the region's lines are
   released (counters restored) and the warp goes back on the stack.
-- **Metadata** (5.4): a region's descriptor is fetched before the CM can act on it: one
-  header instruction carrying the bank usage and up to 3 preloads / invalidations, one more
-  per further 3 entries, and one last-use flag instruction per 9 instructions of the region;
-  a region of at most 4 instructions and 2 entries takes a single instruction. Each
-  metadata instruction costs the warp one cycle (``metadata=False`` turns the cost off).
-  **Interpretation:** the paper counts metadata in the instruction stream without saying
-  how it issues; here it delays the warp, it does not take the scheduler's issue slot.
+- **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
+  preloads / invalidations), one more per further 3 entries, and one last-use flag
+  instruction per 9 instructions of the region; a region of at most 4 instructions and 2
+  entries takes a single instruction (:func:`metadata_instructions`). **Interpretation:**
+  the paper counts metadata in the instruction stream without saying how it issues; here
+  the scheduler spends one issue cycle per metadata instruction right after the region's
+  first instruction issues (no warp of that scheduler issues then); the descriptor itself
+  is in the metadata store when the warp reaches the stack (the decode stage runs ahead).
+  ``metadata=False`` turns the cost off.
 - **OSU** (5.2): lines not held by an active region sit on the free, clean or dirty lists;
   allocation takes free, then the oldest clean (dropped), then the oldest dirty (written
   back first). A preload that finds its line (from an earlier region's output) takes it off
@@ -39,11 +41,16 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   L1), 2 more cycles for a compressed register, its line fetched from L1 when missing. A
   dirty line evicted from the OSU is stored compressed when one of the 5 patterns matches,
   else written to L1 as a full line. ``compressor=False`` sends everything to L1.
-- **L1** (6.5): register lines share the SM's L1 (:class:`gpurf.sim.sm.timing._L1`: one
-  request per cycle, FIFO with the data accesses) as write-back lines that need no fetch on
-  a write (a write allocates the line without going to L2); a register read that misses in
-  L1 pays the L2 latency. Register lines have their own addresses (above the data's), one
-  128-byte line per (sub-core, warp slot, register) and one per compressed line.
+- **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
+  FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
+  allocates the line without going to L2); a register read that misses in L1 pays the L2
+  latency. Register lines have their own addresses (above the data's), one 128-byte line
+  per (register, sub-core, warp slot), register-major so a register's lines spread over
+  the L1's sets, and one per compressed line. **Interpretation:** an invalidation reaches
+  L1 (one port cycle) only for a register with an L1 copy; the golden shard sends every
+  invalidation to its L1 port, which would put L1 traffic far above the paper's 0.9 %.
+  The CM's decisions are made lazily (when the scheduler next asks), in cycle order per
+  shard, so a register request may queue behind a data request of a later cycle.
 - **Admission**: there is no register file, so registers do not limit the warps an SM holds
   (``registers=0``); warp slots and shared memory still do.
 
