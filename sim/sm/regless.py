@@ -192,6 +192,8 @@ class _Shard:
         self.free = [lines_per_bank] * BANKS
         """Per bank, lines no active region has reserved (the CM's counters)."""
         self.stack: list[_WarpState] = []
+        self.parked: list[_WarpState] = []
+        """Drained warps waiting at a barrier (they join the stack when it releases)."""
         self.releases: list = []
         """Heap of ``(cycle, sequence, warp state)``: regions drained."""
         self.time = 0
@@ -362,6 +364,10 @@ class ReglessSM(RegisterStorage):
         """The CM's decisions for cycles ``shard.time .. now``: releases, then at most one
         activation per cycle (the stack's top, if its region fits)."""
         cycle = shard.time
+        if shard.parked:
+            for state in [s for s in shard.parked if not s.warp.at_bar]:
+                shard.parked.remove(state)
+                self._push(shard, state, max(cycle, min(now, state.warp.hold)))
         while cycle <= now:
             releases = shard.releases
             while releases and releases[0][0] <= cycle:
@@ -387,10 +393,16 @@ class ReglessSM(RegisterStorage):
                                                       strict=True))
 
     def _released(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
+        """A drained region's lines go back to the counters; the warp goes on the stack, or
+        waits beside it while it is at a barrier (a barrier ends a region: the pass'
+        :func:`~gpurf.sim.passes.regless.regions._barrier_spans`)."""
         for bank, need in enumerate(state.usage):
             shard.free[bank] += need
         state.region = None
-        self._push(shard, state, cycle)
+        if state.warp.at_bar:
+            shard.parked.append(state)
+        else:
+            self._push(shard, state, cycle)
 
     def _activate(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
         """Reserve the top warp's region and run its descriptor's entries, one per bank per
