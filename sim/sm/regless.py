@@ -193,6 +193,8 @@ class _Shard:
         """Per bank, lines no active region has reserved (the CM's counters)."""
         self.stack: list[_WarpState] = []
         self.parked: list[_WarpState] = []
+        self.active = 0
+        """Regions reserved and not yet released."""
         """Drained warps waiting at a barrier (they join the stack when it releases)."""
         self.releases: list = []
         """Heap of ``(cycle, sequence, warp state)``: regions drained."""
@@ -381,6 +383,11 @@ class ReglessSM(RegisterStorage):
             waits = [releases[0][0]] if releases else []
             if top is not None and top.ready_at > cycle:
                 waits.append(top.ready_at)
+            if not waits and not shard.active and top is not None:
+                raise ReglessError(f"{self.program.kernel.file}: shard {shard.index}, cycle "
+                                   f"{cycle}: the top warp's region needs {self._usage(top)} "
+                                   f"lines per bank, {shard.free} are free and no region "
+                                   "can release any (capacity manager stuck)")
             cycle = max(cycle + 1, min(waits, default=now + 1))
         shard.time = max(shard.time, cycle)
 
@@ -398,6 +405,7 @@ class ReglessSM(RegisterStorage):
         :func:`~gpurf.sim.passes.regless.regions._barrier_spans`)."""
         for bank, need in enumerate(state.usage):
             shard.free[bank] += need
+        shard.active -= 1
         state.region = None
         if state.warp.at_bar:
             shard.parked.append(state)
@@ -413,6 +421,7 @@ class ReglessSM(RegisterStorage):
         state.usage = self._usage(state)
         for bank, need in enumerate(state.usage):
             shard.free[bank] -= need
+        shard.active += 1
         length = min(region.instructions, len(warp.pcs) - warp.pos)
         state.left_to_issue = state.left_to_dispatch = state.length = length
         state.drained_at = cycle
