@@ -41,9 +41,10 @@ _WHY_RUNTIME = (
     "manager drains a region (every write landed) before the warp's next region may "
     "preload, as the spec has it; the paper ran Rodinia at full size in GPGPU-sim")
 _WHY_PRELOADS = (
-    "gpurf's kernels, sizes and L1 (64 KB, shared with the data, one request per cycle) "
-    "differ from the paper's Rodinia runs; preloads of registers never written before (a "
-    "soft definition's first preload) go to L1 and count as L1/L2 here")
+    "gpurf's kernels and sizes differ from the paper's Rodinia runs; its L1 (64 KB, 4-way "
+    "LRU, shared with the data) evicts register lines in the kernels with the largest data "
+    "footprint (srad, imgvf: most of the L2 preloads), and the OSU per shard is 128 lines "
+    "for up to 16 warps of 27-36 registers (kmeans, srad, imgvf spill to L1 most)")
 
 
 def _grows(rows: list[dict], figure: str) -> bool:

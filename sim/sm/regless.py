@@ -458,6 +458,7 @@ class ReglessSM(RegisterStorage):
                 return arrival + 2
         values = self.l1.get(key)
         if values is None:
+            self.counts["preloads_never_stored"] += 1
             values = np.full(LANES, POISON, np.uint32)
         self._allocate(key, shard.index, bank, values.copy(), cycle)
         arrival, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
@@ -607,6 +608,7 @@ class ReglessSM(RegisterStorage):
         counts["preloads"] = preloads
         for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
                      "invalidations", "l1_register_requests", "unflagged_lines",
+                     "preloads_never_stored",
                      "metadata_instructions", "activations"):
             counts.setdefault(name, 0)
         return counts
