@@ -130,3 +130,13 @@ def test_cli_runs_regless(capsys):
 def test_cli_rejects_a_bad_regless_config(capsys, variant):
     code, _, err = _cli(capsys, "sm", "run", "saxpy", "--mechanism", f"regless:{variant}")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_capacity_manager_stuck_is_an_error(monkeypatch):
+    """A region that can never fit (more lines than a bank has) stops the run with a
+    one-line error instead of spinning."""
+    from gpurf.sim.sm import regless
+
+    monkeypatch.setattr(regless.ReglessSM, "_usage", lambda self, state: [17] * 8)
+    with pytest.raises(ReglessError, match="capacity manager stuck"):
+        run_regless("saxpy", "test", ReglessConfig(), baseline=False)
