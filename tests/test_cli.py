@@ -113,8 +113,9 @@ def test_test_without_a_simulator_is_bad_input(capsys, monkeypatch):
      r"^gpurf: --preset, --config, --param, --assign, --scheduler and --check-values need "
      r"--timing$"),
     (["sm", "run", "saxpy", "--no-timing", "--check-values"], r"--check-values need --timing$"),
-    (["sm", "run", "saxpy", "--mechanism", "regless"],
-     r"^gpurf: unknown mechanism 'regless' for --mechanism; known: compression, greener, wir$"),
+    (["sm", "run", "saxpy", "--mechanism", "reuse"],
+     r"^gpurf: unknown mechanism 'reuse' for --mechanism; known: compression, greener, "
+     r"regless, wir$"),
     (["sm", "run", "saxpy", "--mechanism", "compression:low"],
      r"^gpurf: unknown compression quality 'low'; known: perfect, high$"),
     (["sm", "run", "saxpy", "--mechanism", "wir:RLPX"],

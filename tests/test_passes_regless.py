@@ -602,3 +602,16 @@ def test_invalidation_table():
     assert div["post_dominator invalidations"] < div["entry invalidations"]
     assert div["moved"] == 0 and div["regions"] == 11
     assert rows["saxpy"]["post_dominator invalidations"] == rows["saxpy"]["entry invalidations"]
+
+
+def test_a_barrier_ends_its_region():
+    """A warp waiting at a barrier holds no OSU lines (docs/regless.md, RegLess in the SM):
+    every ``bar`` is the last instruction of its region."""
+    _, program, _ = run_module.load_workload("backprop_forward")
+    code = program.kernel.instructions
+    result = regless_pass(program.kernel)
+    bars = [pc for pc, ins in enumerate(code) if ins.base == "bar"]
+    assert bars
+    for region in result.regions:
+        inside = [pc for pc in bars if region.start <= pc < region.end]
+        assert inside in ([], [region.end - 1]), (region.start, region.end, inside)

@@ -93,7 +93,9 @@ def _timing_options(command):
                    "greener, compiler, runtime, sleep_reg, oracle; on the paper's k20x "
                    "configuration), wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc) or "
                    "compression[:QUALITY] (perfect, high); wir and compression on fermi "
-                   "unless the timing options say otherwise; beside the baseline.")
+                   "unless the timing options say otherwise; regless[:CONFIG] (OSU entries "
+                   "per SM 256-1024, nocomp, nometa; e.g. regless:384+nocomp) on gtx980; "
+                   "beside the baseline.")
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="--mechanism greener: where a warp wakes its registers (Fig. 5: issue) "
                    "[default: issue].")
@@ -214,8 +216,8 @@ def sm_bench(kernels, size, schedulers, as_json):
     bench_kernels(kernels, size, as_json, schedulers)
 
 
-MECHANISMS = ("compression", "greener", "wir")
-"""Mechanisms ``sm run --mechanism`` puts in the SM (RegLess: issue 16)."""
+MECHANISMS = ("compression", "greener", "regless", "wir")
+"""Mechanisms ``sm run --mechanism`` puts in the SM."""
 
 
 def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json,
@@ -231,7 +233,8 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
     if not timing:
         raise BadInput("--mechanism needs --timing (mechanisms act on the timing model)")
     if check_values:
-        raise BadInput("--check-values is implied by --mechanism wir and compression and does "
+        raise BadInput("--check-values is implied by --mechanism wir, compression and regless "
+                       "and does "
                        "not apply to greener; drop it")
     given = [flag for flag, value in options.items() if value]
     if name == "greener":
@@ -244,8 +247,11 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
     if given:
         config = _timing_config(options["--config"], options["--param"],
                                 **{k: options[f"--{k}"] for k in ("assign", "scheduler")},
-                                preset=options["--preset"] or "fermi")
-    if name == "wir":
+                                preset=options["--preset"] or
+                                ("gtx980" if name == "regless" else "fermi"))
+    if name == "regless":
+        _run_regless(kernel, size, variant, config, as_json)
+    elif name == "wir":
         _run_wir(kernel, size, variant or "RLPV", config, as_json)
     else:
         _run_compression(kernel, size, variant or "perfect", config, as_json)
@@ -286,6 +292,40 @@ def _run_wir(kernel, size, variant, config, as_json):
         echo_json(with_provenance(result))
     else:
         click.echo(_wir_table(result))
+    sys.exit(0 if result["passed"] else 1)
+
+
+def _run_regless(kernel, size, variant, config, as_json):
+    from gpurf.sim.sm.regless import ReglessConfig, ReglessError, run_regless
+    from gpurf.sim.sm.values import ValueMismatchError
+
+    try:
+        regless = ReglessConfig.parse(variant)
+    except (TypeError, ValueError) as error:
+        raise BadInput(f"--mechanism regless:{variant}: {error}") from None
+    try:
+        with kernel_errors():
+            result = run_regless(kernel, size, regless, sm=config)
+    except (ValueMismatchError, ReglessError) as error:
+        click.echo(f"FAIL {kernel} ({size}, regless:{variant}): {error}", err=True)
+        sys.exit(1)
+    if as_json:
+        echo_json(with_provenance(result))
+    else:
+        preloads = max(1, result["preloads"])
+        served = ", ".join(f"{s} {100 * result[f'preloads_{s}'] / preloads:.1f} %"
+                           for s in ("osu", "compressor", "l1", "l2"))
+        click.echo(f"{kernel} ({size}), regless:{variant or '512'}\n\n| | |\n|---|---|\n"
+                   f"| cycles (baseline) | {result['cycles']:,} "
+                   f"({result['baseline_cycles']:,}) |\n"
+                   f"| run time over the register file | {result['runtime']:.3f}x |\n"
+                   f"| preloads | {result['preloads']:,} ({served}) |\n"
+                   f"| evictions (compressed) | {result['evictions']:,} "
+                   f"({result['evictions_compressed']:,}) |\n")
+        verdict = "PASS" if result["passed"] else "FAIL"
+        click.echo(f"{verdict} {kernel} ({size}): outputs "
+                   f"{'equal' if result['passed'] else 'differ from'} the numpy reference, "
+                   "every operand read checked")
     sys.exit(0 if result["passed"] else 1)
 
 

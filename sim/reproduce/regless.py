@@ -1,16 +1,32 @@
-"""RegLess: Fig. 11, the area of OSU capacities normalized to the 2048-entry register file
-(``gpurf cost regless``). The paper gives Fig. 11 as a plot without numbers; its text says
-logic and storage grow with capacity, which is checked here on gpurf's rows."""
+"""RegLess: run time on the golden SM (Figs. 13 and 16), where preloads are served
+(Section 6.5), and Fig. 11, the area of OSU capacities normalized to the 2048-entry
+register file (``gpurf cost regless``).
+
+The run-time part runs the register-bound suite (:data:`gpurf.sim.sm.suite.SUITE`) on the
+gtx980 preset with the register file (values checked) and on RegLess
+(:func:`gpurf.sim.sm.regless.run_regless`, every operand read checked, outputs equal numpy):
+512 entries per SM with and without the compressor, and the capacity sweep of
+:data:`gpurf.sim.sm.regless.CAPACITIES`. Energy (Figs. 14-15) is not reproduced yet.
+
+Fig. 11 is given as a plot without numbers; its text says logic and storage grow with
+capacity, which is checked here on gpurf's rows. Its synthesis results are cached
+(``gpurf cost``'s cache); a cold cache adds the synthesis time (minutes per OSU)."""
 
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import pairwise
+from statistics import geometric_mean
 
+from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.regless import CAPACITIES, SOURCES, ReglessConfig, run_regless
+from gpurf.sim.sm.run import run_kernel
+from gpurf.sim.sm.suite import SUITE
+from gpurf.synth.papers import paper_values
 from gpurf.synth.regless import FIG11, PAPER_STATEMENT, fig11_report, fig11_rows
 
-from .result import Plot, Result, Series, Table
+from .result import Comparison, Plot, Result, Series, Table
 
-__all__ = ["SETUPS", "reproduce"]
+__all__ = ["SETUPS", "reproduce", "runtime_results"]
 
 SETUPS = {"test": replace(FIG11, osu_lines=(32, 64, 128)), "paper": FIG11}
 """Per ``--size``: the OSU lines per shard synthesized. ``test`` keeps the design point
@@ -18,6 +34,17 @@ SETUPS = {"test": replace(FIG11, osu_lines=(32, 64, 128)), "paper": FIG11}
 and 512-line OSUs that take ABC the longest; ``paper`` is all six of Fig. 11."""
 
 _RATIOS = ("total transistors", "logic transistors", "memory bits")
+DESIGN = 512
+_WHY_RUNTIME = (
+    "gpurf's suite is 14 register-bound kernels at small sizes (test: a few blocks, so few "
+    "warps per scheduler hide a region's drain, preload and metadata cycles); the capacity "
+    "manager drains a region (every write landed) before the warp's next region may "
+    "preload, as the spec has it; the paper ran Rodinia at full size in GPGPU-sim")
+_WHY_PRELOADS = (
+    "gpurf's kernels and sizes differ from the paper's Rodinia runs; its L1 (64 KB, 4-way "
+    "LRU, shared with the data) evicts register lines in the kernels with the largest data "
+    "footprint (srad, imgvf: most of the L2 preloads), and the OSU per shard is 128 lines "
+    "for up to 16 warps of 27-36 registers (kmeans, srad, imgvf spill to L1 most)")
 
 
 def _grows(rows: list[dict], figure: str) -> bool:
@@ -26,9 +53,132 @@ def _grows(rows: list[dict], figure: str) -> bool:
     return all(a[figure] < b[figure] for a, b in pairwise(osu))
 
 
-def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None) -> Result:
-    """Fig. 11's rows for ``size``'s capacities (:data:`SETUPS`), each said as it is
-    synthesized."""
+def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
+              kernels: list[str] | None = None, fig11: bool = True) -> Result:
+    """The run-time tables for ``size`` on ``kernels`` (default: the suite; ``[]``: none)
+    and Fig. 11's rows (:data:`SETUPS`, with ``fig11``), each said as it is measured."""
+    papers = paper_values("regless")
+    kernels = list(SUITE) if kernels is None else kernels
+    tables, plots, comparisons, notes = (runtime_results(size, kernels, say) if kernels
+                                         else ([], [], [], []))
+    if fig11:
+        table, plot, fig11_notes = _fig11(size, say)
+        tables.append(table)
+        plots.append(plot)
+        notes += fig11_notes
+    return Result("regless", size, papers, tables, plots, comparisons, notes=notes)
+
+
+def _runs(kernels, size, say) -> dict:
+    """``(kernel, config)`` -> :func:`run_regless`'s counters (``(kernel, None)``: the
+    baseline's cycles)."""
+    sm = load_config(preset="gtx980")
+    configs = [ReglessConfig(), ReglessConfig(compressor=False),
+               *(ReglessConfig(capacity=c) for c in CAPACITIES if c != DESIGN)]
+    runs = {}
+    for kernel in kernels:
+        say(f"regless: {kernel} baseline")
+        base = run_kernel(kernel, size, timing=sm, values=True)
+        if not base.passed:
+            raise RuntimeError(f"regless: {kernel}: baseline outputs differ from numpy")
+        runs[(kernel, None)] = base.stats["timing"].cycles
+        for config in configs:
+            say(f"regless: {kernel} {_label(config)}")
+            out = run_regless(kernel, size, config, sm=sm, baseline=False)
+            if not out["passed"]:
+                raise RuntimeError(f"regless: {kernel} {_label(config)}: outputs differ "
+                                   "from numpy")
+            out["runtime"] = out["cycles"] / runs[(kernel, None)]
+            runs[(kernel, config)] = out
+    return runs
+
+
+def _label(config: ReglessConfig) -> str:
+    return f"{config.capacity}" + ("" if config.compressor else " no compressor")
+
+
+def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, list, list]:
+    """Tables, plots, comparisons and notes of the run-time part."""
+    papers = paper_values("regless")
+    runs = _runs(kernels, size, say)
+    design, bare = ReglessConfig(), ReglessConfig(compressor=False)
+    sweep = [ReglessConfig(capacity=c) for c in CAPACITIES]
+
+    def runtime(kernel, config):
+        return round(runs[(kernel, config)]["runtime"], 3)
+
+    fig16 = Table("fig16", "Fig. 16: run time over the register file (512 entries per SM)",
+                  {"kernel": "", "baseline cycles": "cycles", "RegLess cycles": "cycles",
+                   "RegLess": "x", "no compressor": "x"},
+                  [{"kernel": k, "baseline cycles": runs[(k, None)],
+                    "RegLess cycles": runs[(k, design)]["cycles"],
+                    "RegLess": runtime(k, design), "no compressor": runtime(k, bare)}
+                   for k in kernels])
+    geo = {config: round(geometric_mean(runs[(k, config)]["runtime"] for k in kernels), 3)
+           for config in (bare, *sweep)}
+    fig16.rows.append({"kernel": "geomean", "baseline cycles": None, "RegLess cycles": None,
+                       "RegLess": geo[design], "no compressor": geo[bare]})
+    fig13 = Table("fig13", "Fig. 13: run time over the register file per OSU capacity "
+                  "(entries per SM, compressor on)",
+                  {"kernel": "", **{str(c.capacity): "x" for c in sweep}},
+                  [{"kernel": k, **{str(c.capacity): runtime(k, c) for c in sweep}}
+                   for k in kernels])
+    fig13.rows.append({"kernel": "geomean", **{str(c.capacity): geo[c] for c in sweep}})
+    where = _where(kernels, runs, design)
+    plots = [Plot("fig16", "Fig. 16: run time over the register file (512 entries)", "x",
+                  [*kernels, "geomean"],
+                  [Series("RegLess", "gpurf", [r["RegLess"] for r in fig16.rows]),
+                   Series("no compressor", "gpurf", [r["no compressor"] for r in fig16.rows])],
+                  lines={"paper geomean": papers["runtime_geomean"].value,
+                         "paper, no compressor": papers["runtime_no_compressor"].value}),
+             Plot("fig13", "Fig. 13: geomean run time per OSU capacity", "x",
+                  [str(c.capacity) for c in sweep],
+                  [Series("RegLess", "gpurf", [geo[c] for c in sweep])]),
+             Plot("fig17", "Fig. 17: where preloads are served (512 entries)", "%",
+                  [*kernels, "all"],
+                  [Series(source, "gpurf", [row[source] for row in where.rows])
+                   for source in SOURCES])]
+    total = where.rows[-1]
+    comparisons = [
+        Comparison("runtime_geomean", geo[design], papers["runtime_geomean"].value, "x",
+                   0.05, _WHY_RUNTIME),
+        Comparison("runtime_no_compressor", geo[bare],
+                   papers["runtime_no_compressor"].value, "x", 0.05, _WHY_RUNTIME),
+        Comparison("preloads_from_l1", total["l1"], papers["preloads_from_l1"].value, "%",
+                   0.5, _WHY_PRELOADS),
+        Comparison("preloads_beyond_l1", total["l2"], papers["preloads_beyond_l1"].value,
+                   "%", 0.05, _WHY_PRELOADS)]
+    notes = [f"Kernels at size {size!r} on the gtx980 preset; every RegLess run checks every "
+             "operand read against the functional run and the outputs against numpy. "
+             f"Command: `gpurf reproduce regless --size {size}`; one run: `gpurf sm run "
+             "KERNEL --timing --preset gtx980 --mechanism regless:512`.",
+             "Energy (Figs. 14-15) is not reproduced yet."]
+    return [fig16, fig13, where], plots, comparisons, notes
+
+
+def _where(kernels, runs, design) -> Table:
+    """Section 6.5 / Fig. 17: the share of preloads each source served."""
+    units = {"kernel": "", "preloads": "preloads", **{s: "%" for s in SOURCES},
+             "evictions": "lines", "compressed": "%"}
+
+    def row(label, counters):
+        total = max(1, counters["preloads"])
+        return {"kernel": label, "preloads": counters["preloads"],
+                **{s: round(100 * counters[f"preloads_{s}"] / total, 3) for s in SOURCES},
+                "evictions": counters["evictions"],
+                "compressed": round(100 * counters["evictions_compressed"]
+                                    / max(1, counters["evictions"]), 1)}
+
+    rows = [row(k, runs[(k, design)]) for k in kernels]
+    keys = ("preloads", *(f"preloads_{s}" for s in SOURCES), "evictions",
+            "evictions_compressed")
+    rows.append(row("all", {key: sum(runs[(k, design)][key] for k in kernels)
+                            for key in keys}))
+    return Table("preloads", "Section 6.5: where preloads are served (512 entries, "
+                 "compressor on)", units, rows)
+
+
+def _fig11(size: str, say):
     setup = SETUPS[size]
     rows = []
     for row in fig11_rows(setup):
@@ -50,4 +200,4 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None) -> Resu
              "In gpurf's rows, OSU logic transistors grow with capacity: "
              f"{'yes' if grows['logic transistors'] else '**no**'}; memory bits: "
              f"{'yes' if grows['memory bits'] else '**no**'}."]
-    return Result("regless", size, report.papers, [table], [plot], [], notes=notes)
+    return table, plot, notes

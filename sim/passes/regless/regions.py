@@ -84,6 +84,7 @@ import json
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from gpurf.hw.params import check_bool, check_choice, check_int, check_int_choice
 from gpurf.sim.passes.dataflow import EXIT, KernelFlow, kernel_flow
@@ -467,8 +468,9 @@ def _find_split_point(facts: _Facts, start: int, end: int) -> int:
 
 
 def _create_regions(facts: _Facts) -> list[tuple[int, int, int]]:
-    """Algorithm 1: ``(block, start, end)`` of every region, in pc order."""
-    worklist = deque((b.index, b.start, b.end) for b in facts.flow.cfg.blocks)
+    """Algorithm 1: ``(block, start, end)`` of every region, in pc order; a barrier ends
+    its region (:func:`_barrier_spans`)."""
+    worklist = deque(span for b in facts.flow.cfg.blocks for span in _barrier_spans(facts, b))
     regions = []
     while worklist:
         block, start, end = worklist.popleft()
@@ -478,6 +480,17 @@ def _create_regions(facts: _Facts) -> list[tuple[int, int, int]]:
             end = split
         regions.append((block, start, end))
     return sorted(regions, key=lambda r: r[1])
+
+
+def _barrier_spans(facts: _Facts, block) -> list[tuple[int, int, int]]:
+    """Basic block ``block`` cut after each barrier (``bar``). **Interpretation** (the paper
+    does not mention barriers): a warp waiting at a barrier must hold no OSU lines, or the
+    warps it waits for may find no capacity to activate their regions and never arrive;
+    ending the region at the barrier drains it before the wait."""
+    code = facts.flow.kernel.instructions
+    cuts = [pc + 1 for pc in range(block.start, block.end - 1) if code[pc].base == "bar"]
+    bounds = [block.start, *cuts, block.end]
+    return [(block.index, a, b) for a, b in pairwise(bounds)]
 
 
 def _invalidations(facts: _Facts, spans: list) -> list[frozenset]:

@@ -1,0 +1,646 @@
+"""RegLess in the golden SM: operand staging units instead of the register file.
+
+A fast model of the paper's Sections 5.1-5.4 (plain Python, no port packing) riding on
+:class:`~gpurf.sim.sm.timing.TimingSM` through two of its hooks: ``power=`` (who may issue,
+told of issues and dispatches) and ``values=`` (where register values live, so every operand
+read is checked by :mod:`gpurf.sim.sm.values`). :func:`run_regless` runs a workload with it.
+
+One shard per sub-core (scheduler), each a capacity manager (CM), an operand staging unit
+(OSU: ``capacity / subcores`` lines of one warp register, in 8 banks; bank of
+``(warp slot, reg)`` is ``(slot + reg) % 8``) and a compressor; the SM's L1 backs them.
+
+- **Regions** come from the compiler pass (:func:`gpurf.sim.passes.regless.regions.
+  regless_pass`, ``lines_per_bank`` = the OSU's lines per bank, ``max_live_registers`` a
+  quarter of a shard's lines as the pass' default does for 128 lines). A warp's dynamic
+  instruction stream enters a region each time it reaches the region's first pc.
+- **Capacity manager** (5.1): a warp that has drained its region goes on its shard's warp
+  stack (top = most recently drained; new warps are pushed as they are placed). Each cycle
+  the CM compares the top warp's next region's per-bank line usage with the per-bank free
+  counters; if every bank fits, it subtracts them and starts the region's preloads and
+  invalidations (one per bank per cycle, in descriptor order); otherwise it waits (strict
+  stack order). The warp may issue once every preload has arrived. When the region's last
+  instruction has issued and every write of the region has landed, the region's lines are
+  released (counters restored) and the warp goes back on the stack.
+- **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
+  preloads / invalidations), one more per further 3 entries, and one last-use flag
+  instruction per 9 instructions of the region; a region of at most 4 instructions and 2
+  entries takes a single instruction (:func:`metadata_instructions`). **Interpretation:**
+  the paper counts metadata in the instruction stream without saying how it issues; here
+  the scheduler spends one issue cycle per metadata instruction right after the region's
+  first instruction issues (no warp of that scheduler issues then); the descriptor itself
+  is in the metadata store when the warp reaches the stack (the decode stage runs ahead).
+  ``metadata=False`` turns the cost off.
+- **OSU** (5.2): lines not held by an active region sit on the free, clean or dirty lists;
+  allocation takes free, then the oldest clean (dropped), then the oldest dirty (written
+  back first). A preload that finds its line (from an earlier region's output) takes it off
+  the list; otherwise it goes to the compressor, then to L1. Last-use flags act when the
+  instruction has read its operands (a source) or written its result (a destination):
+  erase frees the line, evict puts it on the clean or dirty list.
+- **Compressor** (5.3): bit vector of compressed registers (1 cycle on every miss), 16
+  cached compressed lines of 15 registers (FIFO; a dirty line replaced is written back to
+  L1), 2 more cycles for a compressed register, its line fetched from L1 when missing. A
+  dirty line evicted from the OSU is stored compressed when one of the 5 patterns matches,
+  else written to L1 as a full line. ``compressor=False`` sends everything to L1.
+- **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
+  FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
+  allocates the line without going to L2); a register read that misses in L1 pays the L2
+  latency. Register lines have their own addresses (above the data's), one 128-byte line
+  per (register, sub-core, warp slot), register-major so a register's lines spread over
+  the L1's sets, and one per compressed line. **Interpretation:** an invalidation reaches
+  L1 (one port cycle) only for a register with an L1 copy; the golden shard sends every
+  invalidation to its L1 port, which would put L1 traffic far above the paper's 0.9 %.
+  The CM's decisions are made lazily (when the scheduler next asks), in cycle order per
+  shard, so a register request may queue behind a data request of a later cycle.
+- **Admission**: there is no register file, so registers do not limit the warps an SM holds
+  (``registers=0``); warp slots and shared memory still do.
+
+Correctness: the model keeps the values (OSU lines, compressed registers, L1 copies) and
+answers :class:`~gpurf.sim.sm.values.RegisterStorage` reads from the OSU only: a read of a
+register without a line in its warp's OSU raises :class:`ReglessError`, a stale value is a
+:class:`~gpurf.sim.sm.values.ValueMismatchError`. ``lossy=True`` drops dirty lines instead
+of writing them back (for the test that shows the check catches it).
+"""
+
+import heapq
+import itertools
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gpurf.hw.params import check_bool, check_int_choice
+from gpurf.sim.passes.regless.regions import ERASE, regless_pass
+
+from .values import LANES, RegisterStorage
+from .warp import ExecutionError
+
+__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_regless"]
+
+BANKS = 8
+CAPACITIES = (256, 384, 512, 768, 1024)
+"""OSU entries per SM of the capacity sweep (Fig. 13); 512 is the paper's design point."""
+COMPRESSED_LINES = 16
+SLOTS_PER_LINE = 15
+REGISTER_BASE = 1 << 40
+"""L1 line numbers of register lines (data lines are addresses / 128, far below)."""
+POISON = np.uint32(0xDEADBEEF)
+SOURCES = ("osu", "compressor", "l1", "l2")
+
+
+class ReglessError(ExecutionError):
+    """The RegLess model broke a rule it relies on (a read without its line, a bank with
+    no line to allocate)."""
+
+
+@dataclass(frozen=True)
+class ReglessConfig:
+    """RegLess switches.
+
+    Parameters
+    ----------
+    capacity : int
+        OSU entries (warp registers) per SM, one of :data:`CAPACITIES`.
+    compressor : bool
+        The compressor between the OSU and L1 (off: Fig. 16's "no compressor").
+    metadata : bool
+        Charge the metadata instructions' fetch (Section 5.4).
+    lossy : bool
+        Drop dirty lines instead of writing them back (a broken model for tests).
+    """
+
+    capacity: int = 512
+    compressor: bool = True
+    metadata: bool = True
+    lossy: bool = False
+
+    def __post_init__(self):
+        check_int_choice("capacity", self.capacity, CAPACITIES)
+        for name in ("compressor", "metadata", "lossy"):
+            check_bool(name, getattr(self, name))
+
+    @classmethod
+    def parse(cls, text: str) -> "ReglessConfig":
+        """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"`` (``+``-separated; commas
+        separate mechanisms on the command line)."""
+        config = cls()
+        for part in filter(None, text.split("+")):
+            if part.isdigit():
+                config = replace(config, capacity=int(part))
+            elif part in ("nocomp", "nometa"):
+                config = replace(config, **{"compressor" if part == "nocomp"
+                                            else "metadata": False})
+            else:
+                raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
+                                 f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp or "
+                                 "nometa")
+        return config
+
+
+def metadata_instructions(region) -> int:
+    """Metadata instructions of ``region`` (Section 5.4, see the module docstring)."""
+    entries = region.descriptor()["n_entries"]
+    if region.instructions <= 4 and entries <= 2:
+        return 1
+    return 1 + max(0, -(-(entries - 3) // 3)) + -(-region.instructions // 9)
+
+
+def compressible(values: np.ndarray) -> bool:
+    """Whether one of the compressor's 5 patterns (:data:`gpurf.golden.regless.compressor.
+    PATTERNS`) matches the 32 lanes ``values``."""
+    lanes = np.arange(LANES, dtype=np.uint32)
+    half = lanes % (LANES // 2)
+    for stride, halves in ((0, False), (1, False), (4, False), (1, True), (4, True)):
+        base = np.where(lanes < LANES // 2, values[0], values[LANES // 2]) if halves \
+            else values[0]
+        offsets = (half if halves else lanes) * np.uint32(stride)
+        if np.array_equal((base + offsets).astype(np.uint32), values):
+            return True
+    return False
+
+
+class _Line:
+    """An OSU line: a warp register's 32 lanes, dirty since it came from L1?"""
+
+    __slots__ = ("bank", "dirty", "held", "values")
+
+    def __init__(self, values, bank, *, dirty=False):
+        self.values, self.bank, self.dirty, self.held = values, bank, dirty, True
+
+
+class _WarpState:
+    """A warp as its capacity manager sees it."""
+
+    def __init__(self, warp):
+        self.warp = warp
+        self.key = (warp.block.id, warp.index)
+        self.region = None
+        """The region being preloaded, issued or drained (``None``: on the stack)."""
+        self.usage = ()
+        self.left_to_issue = self.left_to_dispatch = self.length = 0
+        self.active_at = INF
+        self.drained_at = 0
+        self.ready_at = 0
+        """Cycle the next region's descriptor has been fetched (its metadata)."""
+
+
+class _Shard:
+    """One sub-core's capacity manager, OSU lists and compressor cache."""
+
+    def __init__(self, index: int, lines_per_bank: int):
+        self.index = index
+        self.lines_per_bank = lines_per_bank
+        self.free = [lines_per_bank] * BANKS
+        """Per bank, lines no active region has reserved (the CM's counters)."""
+        self.stack: list[_WarpState] = []
+        self.parked: list[_WarpState] = []
+        self.active = 0
+        """Regions reserved and not yet released."""
+        """Drained warps waiting at a barrier (they join the stack when it releases)."""
+        self.releases: list = []
+        """Heap of ``(cycle, sequence, warp state)``: regions drained."""
+        self.time = 0
+        """The first cycle the CM has not decided yet."""
+        self.issue_free = 0
+        """The first cycle the scheduler is not issuing metadata instructions."""
+        self.held = [0] * BANKS
+        self.cached = [OrderedDict() for _ in range(BANKS)]
+        """Per bank, ``key -> line`` on the clean / dirty lists, oldest first."""
+        self.compressed: OrderedDict = OrderedDict()
+        """Compressed lines in the compressor (line -> dirty), FIFO."""
+
+
+INF = float("inf")
+
+
+class ReglessSM(RegisterStorage):
+    """RegLess on the timing model (module docstring): pass it as both ``values=`` and
+    ``power=`` of each launch's :class:`~gpurf.sim.sm.timing.TimingSM` (:func:`run_regless`
+    does); each launch calls it with its SM, which starts a fresh RegLess state. Counters
+    (:attr:`counts`) add up over the launches."""
+
+    def __init__(self, program, config: ReglessConfig = ReglessConfig(), *, subcores: int = 4):
+        self.program = program
+        self.config = config
+        lines = config.capacity // subcores
+        self.lines_per_bank = lines // BANKS
+        self.regions = regless_pass(program.kernel, lines_per_bank=self.lines_per_bank,
+                                    max_live_registers=max(1, lines // 4))
+        self.region_at = {r.start: r for r in self.regions.regions}
+        self.metadata = {r.start: metadata_instructions(r) if config.metadata else 0
+                         for r in self.regions.regions}
+        self.entries = {r.start: [(reg, kind == "preload") for reg, kind in
+                                  r.descriptor()["entries"]] for r in self.regions.regions}
+        self.flags = self._flags()
+        self.counts: dict[str, int] = defaultdict(int)
+        self.sm = None
+
+    def _flags(self) -> list:
+        """Per pc, ``(source flags, destination flags)``, each ``((reg, erase?), ...)``."""
+        code = self.program.kernel.instructions
+        keys = self.regions.flow.keys
+        out = [((), ())] * len(code)
+        for region in self.regions.regions:
+            for pc, flags in region.last_use.items():
+                dests = {k for v in code[pc].dests for k in keys.get(v, ())}
+                out[pc] = tuple(tuple((int(k[1:]), f == ERASE) for k, f in flags.items()
+                                      if (k in dests) == is_dest) for is_dest in (False, True))
+        return out
+
+    # -- the SM's power hook: who may issue --------------------------------------------
+    def __call__(self, sm) -> "ReglessSM":
+        """A new launch on ``sm``: fresh shards, warps and values."""
+        self.sm = sm
+        self.slots = sm.config.slots
+        self.shards = [_Shard(i, self.lines_per_bank) for i in range(sm.config.subcores)]
+        self.warps: dict[tuple, _WarpState] = {}
+        self.lines: dict[tuple, _Line] = {}
+        """``(warp key, reg)`` -> its OSU line (held by a region or on a list)."""
+        self.held: dict[tuple, set] = defaultdict(set)
+        self.l1: dict[tuple, np.ndarray] = {}
+        """Register values in L1 (and beyond): the backing store."""
+        self.packed: dict[tuple, np.ndarray] = {}
+        """Register values stored compressed (the bit vector is its keys)."""
+        self.actions: list = []
+        self.sequence = itertools.count()
+        self.counts["launches"] += 1
+        return self
+
+    def ready(self, sub, slots: list[int], now: int) -> list[int]:
+        """The ``slots`` whose warp's region is staged and not fully issued."""
+        self._catch_up(sub, now)
+        shard = self.shards[sub.index]
+        if shard.issue_free > now:
+            self.counts["metadata_issue_cycles"] += 1
+            for slot in slots:
+                warp = sub.slots[slot]
+                warp.wake = max(warp.wake, shard.issue_free)
+            return []
+        out = []
+        for slot in slots:
+            warp = sub.slots[slot]
+            state = self.warps[(warp.block.id, warp.index)]
+            if state.left_to_issue and state.active_at <= now:
+                out.append(slot)
+            else:
+                self.counts["region_stall_checks"] += 1
+                wait = state.active_at if state.left_to_issue else now + 1
+                warp.wake = max(warp.wake, now + 1, wait)
+        return out
+
+    def issued(self, sub, warp, pc: int, now: int) -> None:
+        """``warp`` issued ``pc``: one fewer instruction of its region to issue."""
+        state = self.warps[(warp.block.id, warp.index)]
+        if state.left_to_issue == state.length:
+            extra = self.metadata[pc]
+            self.counts["metadata_instructions"] += extra
+            shard = self.shards[sub.index]
+            shard.issue_free = now + 1 + extra
+        state.left_to_issue -= 1
+
+    def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
+        """``pc`` of ``warp`` read its operands in cycle ``now``, lands in ``done``: its
+        last-use flags act then; the region drains with its last dispatch."""
+        state = self.warps[(warp.block.id, warp.index)]
+        sources, dests = self.flags[pc]
+        landed = done if self.sm.info.writes[pc] else now
+        if sources:
+            self._later(now + 0.5, self._flag, state.key, sources)
+        if dests:
+            self._later(landed + 0.5, self._flag, state.key, dests)
+        state.drained_at = max(state.drained_at, landed)
+        state.left_to_dispatch -= 1
+        if not state.left_to_dispatch and not state.left_to_issue:
+            shard = self.shards[warp.sub.index]
+            self._later(state.drained_at + 0.75, self._release_lines, state.key)
+            heapq.heappush(shard.releases, (state.drained_at + 1, next(self.sequence), state))
+        return done
+
+    # -- RegisterStorage: the values -----------------------------------------------------
+    def write(self, warp, reg, values, lanes, cycle, pc):
+        self._apply(cycle)
+        key = ((warp.block, warp.warp), reg)
+        line = self.lines.get(key)
+        if line is None:
+            line = self._allocate(key, warp.subcore, (warp.slot + reg) % BANKS,
+                                  np.full(LANES, POISON, np.uint32), cycle)
+        elif not line.held:
+            self._hold(key, line, warp.subcore)
+        line.values = np.where(lanes, values, line.values)
+        line.dirty = True
+
+    def read(self, warp, reg, cycle, lanes):
+        self._apply(cycle + 0.25)
+        line = self.lines.get(((warp.block, warp.warp), reg))
+        if line is None or not line.held:
+            where = "is not in the OSU" if line is None else "is not held by its region"
+            raise ReglessError(f"{self.program.kernel.file}: {warp}, cycle {cycle}: read of "
+                               f"R{reg}, which {where} (lost by RegLess)")
+        return line.values
+
+    # -- the capacity manager ------------------------------------------------------------
+    def _catch_up(self, sub, now: int) -> None:
+        """Land the writes and flags due by ``now``, meet new warps, run the CM to ``now``."""
+        self.sm.values.read(sub, {}, now)
+        self._apply(now + 1)
+        shard = self.shards[sub.index]
+        for warp in sub.live:
+            if (warp.block.id, warp.index) not in self.warps:
+                state = self.warps[(warp.block.id, warp.index)] = _WarpState(warp)
+                self._push(shard, state, now)
+        self._decide(shard, now)
+
+    def _push(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
+        """``state``'s warp goes on the stack, its next region's metadata fetched from
+        ``cycle`` on (finished warps leave)."""
+        warp = state.warp
+        if warp.pos >= len(warp.pcs):
+            return
+        pc = warp.pcs[warp.pos]
+        if pc not in self.region_at:
+            raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
+                               f"{warp.index}: pc {pc} is not the start of a region")
+        state.ready_at = cycle
+        shard.stack.append(state)
+
+    def _decide(self, shard: _Shard, now: int) -> None:
+        """The CM's decisions for cycles ``shard.time .. now``: releases, then at most one
+        activation per cycle (the stack's top, if its region fits)."""
+        cycle = shard.time
+        if shard.parked:
+            for state in [s for s in shard.parked if not s.warp.at_bar]:
+                shard.parked.remove(state)
+                self._push(shard, state, max(cycle, min(now, state.warp.hold)))
+        while cycle <= now:
+            releases = shard.releases
+            while releases and releases[0][0] <= cycle:
+                self._released(shard, heapq.heappop(releases)[2], cycle)
+            top = shard.stack[-1] if shard.stack else None
+            if top is not None and top.ready_at <= cycle and self._fits(shard, top):
+                shard.stack.pop()
+                self._activate(shard, top, cycle)
+                cycle += 1
+                continue
+            waits = [releases[0][0]] if releases else []
+            if top is not None and top.ready_at > cycle:
+                waits.append(top.ready_at)
+            if not waits and not shard.active and top is not None:
+                raise ReglessError(f"{self.program.kernel.file}: shard {shard.index}, cycle "
+                                   f"{cycle}: the top warp's region needs {self._usage(top)} "
+                                   f"lines per bank, {shard.free} are free and no region "
+                                   "can release any (capacity manager stuck)")
+            cycle = max(cycle + 1, min(waits, default=now + 1))
+        shard.time = max(shard.time, cycle)
+
+    def _usage(self, state: _WarpState) -> list:
+        region = self.region_at[state.warp.pcs[state.warp.pos]]
+        return region.descriptor(state.warp.slot % BANKS)["bank_usage"]
+
+    def _fits(self, shard: _Shard, state: _WarpState) -> bool:
+        return all(need <= free for need, free in zip(self._usage(state), shard.free,
+                                                      strict=True))
+
+    def _released(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
+        """A drained region's lines go back to the counters; the warp goes on the stack, or
+        waits beside it while it is at a barrier (a barrier ends a region: the pass'
+        :func:`~gpurf.sim.passes.regless.regions._barrier_spans`)."""
+        for bank, need in enumerate(state.usage):
+            shard.free[bank] += need
+        shard.active -= 1
+        state.region = None
+        if state.warp.at_bar:
+            shard.parked.append(state)
+        else:
+            self._push(shard, state, cycle)
+
+    def _activate(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
+        """Reserve the top warp's region and run its descriptor's entries, one per bank per
+        cycle; the warp may issue once every preload has arrived."""
+        warp = state.warp
+        start = warp.pcs[warp.pos]
+        region = state.region = self.region_at[start]
+        state.usage = self._usage(state)
+        for bank, need in enumerate(state.usage):
+            shard.free[bank] -= need
+        shard.active += 1
+        length = min(region.instructions, len(warp.pcs) - warp.pos)
+        state.left_to_issue = state.left_to_dispatch = state.length = length
+        state.drained_at = cycle
+        self._apply(cycle)
+        queued = [0] * BANKS
+        arrived = cycle + 1
+        for reg, preload in self.entries[start]:
+            bank = (warp.slot + reg) % BANKS
+            queued[bank] += 1
+            at = cycle + queued[bank]
+            if preload:
+                arrived = max(arrived, self._preload(shard, state, reg, bank, at))
+            else:
+                self._invalidate(shard, state, reg, at)
+        state.active_at = arrived
+        self.counts["activations"] += 1
+
+    # -- preloads, invalidations, evictions ----------------------------------------------
+    def _preload(self, shard, state, reg, bank, cycle) -> int:
+        """Bring ``reg`` into the OSU from cycle ``cycle`` on; the cycle it arrives."""
+        key = (state.key, reg)
+        line = self.lines.get(key)
+        if line is not None:
+            if not line.held:
+                self._hold(key, line, shard.index)
+            self.counts["preloads_osu"] += 1
+            return cycle + 1
+        if self.config.compressor:
+            cycle += 1
+            if key in self.packed:
+                self._allocate(key, shard.index, bank, self.packed[key].copy(), cycle)
+                arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
+                self.counts[f"preloads_{source}"] += 1
+                return arrival + 2
+        values = self.l1.get(key)
+        if values is None:
+            self.counts["preloads_never_stored"] += 1
+            values = np.full(LANES, POISON, np.uint32)
+        self._allocate(key, shard.index, bank, values.copy(), cycle)
+        arrival, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
+                                     cycle)
+        self.counts["preloads_l1" if hit else "preloads_l2"] += 1
+        return arrival
+
+    def _invalidate(self, shard, state, reg, cycle) -> None:
+        key = (state.key, reg)
+        self.counts["invalidations"] += 1
+        self.packed.pop(key, None)
+        if self.l1.pop(key, None) is not None:
+            self.sm.l1.serve(cycle)
+            self.counts["l1_register_requests"] += 1
+            self.counts["invalidations_l1"] += 1
+
+    def _allocate(self, key, shard_index: int, bank: int, values, cycle) -> _Line:
+        """A line of ``bank`` for ``key``: free, else the oldest clean (dropped), else the
+        oldest dirty (evicted first)."""
+        shard = self.shards[shard_index]
+        cached = shard.cached[bank]
+        if shard.held[bank] + len(cached) >= shard.lines_per_bank:
+            if not cached:
+                raise ReglessError(f"{self.program.kernel.file}: OSU bank {bank} of shard "
+                                   f"{shard_index} has no line for R{key[1]} of {key[0]} "
+                                   "(every line held)")
+            victim = next((k for k, line in cached.items() if not line.dirty), None)
+            if victim is None:
+                victim = next(iter(cached))
+            line = cached.pop(victim)
+            del self.lines[victim]
+            if line.dirty:
+                self._evict(shard, victim, line.values, cycle)
+        line = self.lines[key] = _Line(values, bank)
+        shard.held[bank] += 1
+        self.held[key[0]].add(key[1])
+        return line
+
+    def _hold(self, key, line: _Line, shard_index: int) -> None:
+        shard = self.shards[shard_index]
+        del shard.cached[line.bank][key]
+        line.held = True
+        shard.held[line.bank] += 1
+        self.held[key[0]].add(key[1])
+
+    def _unhold(self, key, line: _Line, shard: _Shard, *, erase: bool) -> None:
+        line.held = False
+        shard.held[line.bank] -= 1
+        self.held[key[0]].discard(key[1])
+        if erase:
+            del self.lines[key]
+        else:
+            shard.cached[line.bank][key] = line
+
+    def _evict(self, shard, key, values, cycle) -> None:
+        """A dirty line leaves the OSU: compressed into the compressor, else to L1."""
+        self.counts["evictions"] += 1
+        if self.config.lossy:
+            return
+        slot = self.warps[key[0]].warp.slot
+        if self.config.compressor and compressible(values):
+            self.packed[key] = values.copy()
+            self.l1.pop(key, None)
+            self._compressed_line(shard, slot, key[1], cycle + 1, dirty=True)
+            self.counts["evictions_compressed"] += 1
+            return
+        self.packed.pop(key, None)
+        self.l1[key] = values.copy()
+        self._l1_write(self._line_address(shard.index, slot, key[1]), cycle)
+
+    def _compressed_line(self, shard, slot, reg, cycle, *, dirty=False) -> tuple[int, str]:
+        """The compressed line of ``(slot, reg)`` in the compressor from ``cycle``: the
+        cycle it is there and where it came from (compressor, l1, l2)."""
+        index = (reg * self.slots + slot) // SLOTS_PER_LINE
+        cache = shard.compressed
+        if index in cache:
+            cache[index] = cache[index] or dirty
+            return cycle, "compressor"
+        base, shards = REGISTER_BASE + (1 << 36) + shard.index, len(self.shards)
+        cache[index] = dirty
+        if len(cache) > COMPRESSED_LINES:
+            old, changed = cache.popitem(last=False)
+            if changed:
+                self._l1_write(base + old * shards, cycle)
+        arrival, hit = self._l1_read(base + index * shards, cycle)
+        return arrival, "l1" if hit else "l2"
+
+    def _line_address(self, shard_index: int, slot: int, reg: int) -> int:
+        warps = self.slots * len(self.shards)
+        return REGISTER_BASE + reg * warps + shard_index * self.slots + slot
+
+    def _l1_read(self, line: int, cycle: int) -> tuple[int, bool]:
+        """Read a register line through the SM's L1 port: the cycle it arrives, L1 hit?"""
+        l1, sm = self.sm.l1, self.sm
+        self.counts["l1_register_requests"] += 1
+        served = l1.serve(cycle)
+        hit = l1.lookup(line, True)
+        return served + (sm.hit_after if hit else sm.miss_after), hit
+
+    def _l1_write(self, line: int, cycle: int) -> None:
+        """Write a register line: one L1 port cycle; no fetch (the whole line is written)."""
+        l1 = self.sm.l1
+        self.counts["l1_register_requests"] += 1
+        l1.serve(cycle)
+        if l1.enabled:
+            entries = l1.sets[line % len(l1.sets)]
+            entries[line] = True
+            entries.move_to_end(line)
+            if len(entries) > l1.ways:
+                entries.popitem(last=False)
+
+    # -- timed actions on the values ---------------------------------------------------
+    def _later(self, when: float, action, *args) -> None:
+        heapq.heappush(self.actions, (when, next(self.sequence), action, args))
+
+    def _apply(self, before: float) -> None:
+        """Run the actions due before ``before``."""
+        actions = self.actions
+        while actions and actions[0][0] < before:
+            _, _, action, args = heapq.heappop(actions)
+            action(*args)
+
+    def _flag(self, warp_key, flags) -> None:
+        """Last uses: erase frees the line, evict puts it on the clean / dirty list."""
+        shard = self.shards[self.warps[warp_key].warp.sub.index]
+        for reg, erase in flags:
+            key = (warp_key, reg)
+            line = self.lines.get(key)
+            if line is not None and line.held:
+                self._unhold(key, line, shard, erase=erase)
+
+    def _release_lines(self, warp_key) -> None:
+        """A drained region's lines without a last-use flag go on the lists."""
+        state = self.warps[warp_key]
+        shard = self.shards[state.warp.sub.index]
+        for reg in list(self.held[warp_key]):
+            key = (warp_key, reg)
+            self.counts["unflagged_lines"] += 1
+            self._unhold(key, self.lines[key], shard, erase=False)
+
+    # -- results -------------------------------------------------------------------------
+    def summary(self) -> dict:
+        """Counters: preloads by source (``preloads_osu`` ...), evictions, invalidations,
+        L1 register requests, activations, metadata instructions."""
+        counts = dict(self.counts)
+        preloads = sum(counts.get(f"preloads_{s}", 0) for s in SOURCES)
+        counts["preloads"] = preloads
+        for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
+                     "invalidations", "l1_register_requests", "unflagged_lines",
+                     "preloads_never_stored",
+                     "metadata_instructions", "activations"):
+            counts.setdefault(name, 0)
+        return counts
+
+
+def run_regless(kernel: str, size: str = "test", config: ReglessConfig = ReglessConfig(),
+                *, sm=None, baseline: bool = True) -> dict:
+    """Run workload ``kernel`` on RegLess (gtx980 preset, or ``sm``) with every operand read
+    checked; what ``gpurf sm run KERNEL --timing --mechanism regless[:CONFIG]`` prints.
+
+    Returns :meth:`ReglessSM.summary`'s counters, ``cycles``, ``passed`` (outputs equal
+    numpy) and, with ``baseline``, ``baseline_cycles`` (the register file, values checked
+    too) and ``runtime`` (RegLess cycles over the baseline's). Raises
+    :class:`~gpurf.sim.sm.values.ValueMismatchError` or :class:`ReglessError` when a
+    register is lost or stale.
+    """
+    from .config import load_config
+    from .run import load_workload, run_kernel
+
+    sm = sm or load_config(preset="gtx980")
+    _, program, _ = load_workload(kernel)
+    regless = ReglessSM(program, config, subcores=sm.subcores)
+    run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
+                     mechanism=lambda p: (p, {"registers": 0}))
+    out = regless.summary()
+    out.update(kernel=kernel, size=size, capacity=config.capacity,
+               compressor=config.compressor, metadata=config.metadata,
+               cycles=run.stats["timing"].cycles, passed=run.passed,
+               regions=len(regless.regions.regions))
+    if baseline:
+        base = run_kernel(kernel, size, timing=sm, values=True)
+        out["baseline_cycles"] = base.stats["timing"].cycles
+        out["runtime"] = out["cycles"] / out["baseline_cycles"]
+        out["passed"] = out["passed"] and base.passed
+    return out

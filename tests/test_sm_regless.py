@@ -1,0 +1,142 @@
+"""RegLess in the golden SM (sim/sm/regless.py): kernels run on the fast RegLess model with
+every operand read checked, outputs equal numpy; a lossy model is caught; the rules'
+directed cases. The whole suite with and without the compressor is the ``soak`` tier
+(about 2-3 minutes on the shared machine)."""
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+from gpurf.sim.sm.regless import (
+    CAPACITIES,
+    ReglessConfig,
+    ReglessError,
+    compressible,
+    metadata_instructions,
+    run_regless,
+)
+from gpurf.sim.sm.suite import SUITE
+from gpurf.sim.sm.values import ValueMismatchError
+
+SEED = int(os.environ.get("GPURF_SEED", random.randrange(2**31)))
+
+
+def _check(kernel, config, size="test"):
+    out = run_regless(kernel, size, config, baseline=False)
+    assert out["passed"], f"{kernel}: outputs differ from numpy"
+    assert out["preloads"] == sum(out[f"preloads_{s}"] for s in ("osu", "compressor", "l1",
+                                                                   "l2"))
+    return out
+
+
+@pytest.mark.parametrize("compressor", [True, False], ids=["compressor", "no-compressor"])
+@pytest.mark.parametrize("kernel", ["saxpy", "backprop_forward"])
+def test_kernel_on_regless_values_checked(kernel, compressor):
+    _check(kernel, ReglessConfig(compressor=compressor))
+
+
+def test_small_osu_evicts_and_stays_correct():
+    """256 entries per SM make srad evict dirty lines to the compressor and L1 and preload
+    them back: every read still sees the functional run's value."""
+    out = _check("srad", ReglessConfig(capacity=256))
+    assert out["evictions"] > 0 and out["preloads_l1"] + out["preloads_l2"] > 0
+    assert out["evictions_compressed"] > 0
+
+
+def test_without_compressor_nothing_is_compressed():
+    out = _check("srad", ReglessConfig(capacity=256, compressor=False))
+    assert out["evictions_compressed"] == 0 and out["preloads_compressor"] == 0
+
+
+def test_lossy_model_is_caught():
+    """A model that drops dirty lines at eviction loses registers: the value check (or the
+    OSU's read-without-line rule) stops the run."""
+    with pytest.raises((ValueMismatchError, ReglessError)):
+        run_regless("srad", "test", ReglessConfig(capacity=256, lossy=True), baseline=False)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("compressor", [True, False], ids=["compressor", "no-compressor"])
+@pytest.mark.parametrize("kernel", SUITE)
+def test_suite_on_regless(kernel, compressor):
+    _check(kernel, ReglessConfig(compressor=compressor))
+
+
+# -- directed rules ---------------------------------------------------------------------
+class _Region:
+    def __init__(self, instructions, entries):
+        self.instructions, self.entries = instructions, entries
+
+    def descriptor(self, warp=0):
+        return {"n_entries": self.entries}
+
+
+@pytest.mark.parametrize(("instructions", "entries", "expected"), [
+    (4, 2, 1),      # the single-instruction encoding
+    (5, 2, 2),      # header + one flag instruction
+    (9, 3, 2),
+    (10, 3, 3),     # two flag instructions
+    (9, 4, 3),      # one more entry instruction
+    (9, 7, 4),
+])
+def test_metadata_instructions(instructions, entries, expected):
+    assert metadata_instructions(_Region(instructions, entries)) == expected
+
+
+def test_patterns_compress():
+    rng = np.random.default_rng(SEED)
+    print(f"seed {SEED} (GPURF_SEED)")
+    lanes = np.arange(32, dtype=np.uint32)
+    b0, b1 = (np.uint32(x) for x in rng.integers(0, 2**32, 2, dtype=np.uint64))
+    half = lanes % 16
+    for values in (np.full(32, b0, np.uint32), b0 + lanes, b0 + 4 * lanes,
+                   np.where(lanes < 16, b0 + half, b1 + half),
+                   np.where(lanes < 16, b0 + 4 * half, b1 + 4 * half)):
+        assert compressible(values.astype(np.uint32))
+    noisy = (b0 + lanes).astype(np.uint32)
+    noisy[int(rng.integers(1, 32))] ^= np.uint32(1 << int(rng.integers(0, 32)))
+    assert not compressible(noisy)
+
+
+def test_config_parse_and_validate():
+    assert ReglessConfig.parse("384+nocomp") == ReglessConfig(capacity=384, compressor=False)
+    assert ReglessConfig.parse("nometa").metadata is False
+    with pytest.raises(ValueError, match="unknown RegLess option"):
+        ReglessConfig.parse("fast")
+    with pytest.raises(ValueError):
+        ReglessConfig(capacity=500)
+    assert 512 in CAPACITIES
+
+
+# -- the command line -------------------------------------------------------------------
+def _cli(capsys, *argv):
+    from gpurf.sim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
+def test_cli_runs_regless(capsys):
+    code, out, _ = _cli(capsys, "sm", "run", "saxpy", "--mechanism", "regless:384+nocomp")
+    assert code == 0, out
+    assert "PASS saxpy (test)" in out and "run time over the register file" in out
+
+
+@pytest.mark.parametrize("variant", ["500", "fast"])
+def test_cli_rejects_a_bad_regless_config(capsys, variant):
+    code, _, err = _cli(capsys, "sm", "run", "saxpy", "--mechanism", f"regless:{variant}")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_capacity_manager_stuck_is_an_error(monkeypatch):
+    """A region that can never fit (more lines than a bank has) stops the run with a
+    one-line error instead of spinning."""
+    from gpurf.sim.sm import regless
+
+    monkeypatch.setattr(regless.ReglessSM, "_usage", lambda self, state: [17] * 8)
+    with pytest.raises(ReglessError, match="capacity manager stuck"):
+        run_regless("saxpy", "test", ReglessConfig(), baseline=False)
