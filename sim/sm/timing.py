@@ -395,6 +395,15 @@ class _SubCore:
         self.lag = 0
 
     # -- one cycle ---------------------------------------------------------------------
+    def _stall(self, now: int) -> bool:
+        """A cycle the sub-core cannot use: its writebacks dropped, the scorer one more cycle
+        behind, the stall's reason counted; ``False``."""
+        self.writes.pop(now, None)
+        self.lag += 1
+        self.reason = reason = self._stall_reason()
+        self.stalls[reason] += 1
+        return False
+
     def cycle(self, now: int) -> bool:
         """Run cycle ``now``; ``False`` if the sub-core could do nothing (state unchanged)."""
         oc = self.oc
@@ -402,11 +411,7 @@ class _SubCore:
         if oc.idle:
             ready = self._ready(now)
             if not ready:
-                self.writes.pop(now, None)
-                self.lag += 1
-                self.reason = reason = self._stall_reason()
-                self.stalls[reason] += 1
-                return False
+                return self._stall(now)
         if self.lag:
             self.catch_up()
         grants = oc.grants(self.writes.pop(now, 0) if self.writes else 0)
@@ -476,12 +481,7 @@ class _SubCore:
         if not order and oc.buffer is None:
             chosen = self._gto_pick(now) if self.gto else None
             if chosen is None and (self.gto or not self._ready(now)):
-                if self.writes:
-                    self.writes.pop(now, None)
-                self.lag += 1
-                self.reason = reason = self._stall_reason()
-                self.stalls[reason] += 1
-                return False
+                return self._stall(now)
         if self.lag:
             self.catch_up()
         units = oc.units
