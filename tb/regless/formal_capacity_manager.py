@@ -20,12 +20,13 @@ warp's last header. It asserts:
    warps not INACTIVE + exited warps = warps; exited warps are INACTIVE.
 """
 
-from amaranth import Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
+from amaranth import Signal
 from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.regless.capacity_manager import CapacityManager
 from gpurf.hw.regless.layouts import WarpState
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "CapacityManagerFormal"]
 
@@ -33,29 +34,25 @@ SMALL = {"warps": 2, "banks": 2, "lines": 4, "regs": 4, "max_entries": 4}
 """The proof configuration: 2 warps, 2 banks x 2 lines, 4 registers, up to 4 entries."""
 
 
-class CapacityManagerFormal(Elaboratable):
-    """The capacity manager in its harness (``params`` override SMALL)."""
+class CapacityManagerFormal(FormalHarness):
+    """The capacity manager in its harness (``params`` override SMALL; ``block`` a mutant
+    class)."""
 
-    def __init__(self, **params):
-        self.dut = CapacityManager(**{**SMALL, **params})
+    block = CapacityManager
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        m.d.comb += [dut.region.valid.eq(AnySeq(1)),
-                     dut.region.payload.eq(AnySeq(config.codecs["region__payload"].width))]
+        self.free_streams(m, dut.region)
         for b in range(config.banks):
             out = dut.preload[b]
-            m.d.comb += [out.ready.eq(AnySeq(1)),
-                         dut.preloaded[b].valid.eq(out.valid & out.ready),
+            self.free_ready(m, out)
+            m.d.comb += [dut.preloaded[b].valid.eq(out.valid & out.ready),
                          dut.preloaded[b].warp.eq(out.payload.warp)]
         self._scheduler(m)
         self._conservation(m)
         self._activation(m)
         self._stack(m)
-        return m
 
     def _is(self, warp, state):
         return self.dut.state[warp] == state
@@ -63,10 +60,7 @@ class CapacityManagerFormal(Elaboratable):
     def _scheduler(self, m):
         dut, config = self.dut, self.dut.config
         issue, written = dut.issue, dut.written
-        m.d.comb += [issue.valid.eq(AnySeq(1)),
-                     issue.payload.eq(AnySeq(config.codecs["issue__payload"].width)),
-                     written.valid.eq(AnySeq(1)),
-                     written.payload.eq(AnySeq(config.codecs["written__payload"].width))]
+        self.free_streams(m, issue, written)
         m.d.comb += Assume(~issue.valid | (issue.payload.warp < config.warps))
         m.d.comb += Assume(~written.valid | (written.payload.warp < config.warps))
         for w in range(config.warps):

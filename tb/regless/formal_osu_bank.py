@@ -19,11 +19,12 @@ erased), the ``value`` written and the ``tag`` the line had then. It asserts:
   register holds its value.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth import Cat, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.regless.osu_bank import OsuBank
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "OsuBankFormal"]
 
@@ -31,24 +32,20 @@ SMALL = {"lines": 4, "warps": 2, "regs": 4, "lanes": 1, "data_width": 2}
 """The proof configuration: 4 lines, 2 warps x 4 registers, one 2-bit lane."""
 
 
-class OsuBankFormal(Elaboratable):
-    """The bank with free inputs and the invariants above (``params`` override SMALL)."""
+class OsuBankFormal(FormalHarness):
+    """The bank with free inputs and the invariants above (``params`` override SMALL;
+    ``block`` a mutant class)."""
 
-    def __init__(self, **params):
-        self.dut = OsuBank(**{**SMALL, **params})
+    block = OsuBank
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.read, dut.reserve, dut.write, dut.preload, dut.fill, dut.release):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(port.payload.shape().size))]
-        m.d.comb += [dut.fetch.ready.eq(AnySeq(1)), dut.writeback.ready.eq(AnySeq(1))]
+        self.free_streams(m, dut.read, dut.reserve, dut.write, dut.preload, dut.fill,
+                          dut.release)
+        self.free_ready(m, dut.fetch, dut.writeback)
         self._lists(m)
         self._shadow(m)
-        return m
 
     def _lists(self, m):
         dut = self.dut
