@@ -18,13 +18,18 @@ warp's last header. It asserts:
    PRELOADING, ``pending`` + acknowledged = ``n_entries``;
 3. **the stack** holds distinct warps, each INACTIVE and not exited; stack fill +
    warps not INACTIVE + exited warps = warps; exited warps are INACTIVE.
+
+Covers (after the reset cycle): a warp activated after its region's entries were
+acknowledged, a header for the top warp that does not fit (not taken), an entry word
+waiting for room in its bank's queue, a late write of a DRAINING warp freeing a line, a
+drained warp pushed back on the stack, a warp exited.
 """
 
-from amaranth import Signal
+from amaranth import Cat, Signal
 from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.regless.capacity_manager import CapacityManager
-from gpurf.hw.regless.layouts import WarpState
+from gpurf.hw.regless.layouts import RegionWord, WarpState
 
 from ..formal_base import FormalHarness
 
@@ -53,6 +58,7 @@ class CapacityManagerFormal(FormalHarness):
         self._conservation(m)
         self._activation(m)
         self._stack(m)
+        self._covers(m)
 
     def _is(self, warp, state):
         return self.dut.state[warp] == state
@@ -95,10 +101,12 @@ class CapacityManagerFormal(FormalHarness):
         dut, config = self.dut, self.dut.config
         word = dut.region.payload
         take = dut.region.valid & dut.region.ready
+        self.expected = []
         for w in range(config.warps):
             expected = Signal(config.entry_bits + 1, name=f"expected_{w}")
             taken = Signal(config.entry_bits + 1, name=f"taken_{w}")
             acked = Signal(config.entry_bits + 1, name=f"acked_{w}")
+            self.expected.append(expected)
             header = take & ~dut.busy & (word.warp == w) & ~word.done
             entry = take & dut.busy & (dut.stream_warp == w)
             acks = sum(dut.preloaded[b].valid & (dut.preloaded[b].warp == w)
@@ -132,3 +140,26 @@ class CapacityManagerFormal(FormalHarness):
                                      Assert(~dut.exited[w])]
                 for j in range(i):
                     m.d.comb += Assert(dut.stack[j] != warp)
+
+    def _covers(self, m):
+        dut, config = self.dut, self.dut.config
+        region, written, word = dut.region, dut.written, dut.region.payload
+        was_active = Signal(config.warps)
+        m.d.sync += was_active.eq(dut.eligible)
+        draining = [self._is(w, WarpState.DRAINING) for w in range(config.warps)]
+        activated = Cat(dut.eligible[w] & ~was_active[w] & (self.expected[w] != 0)
+                        for w in range(config.warps))
+        late = Cat(written.valid & (written.payload.warp == w) & draining[w]
+                   for w in range(config.warps))
+        drained = Cat(draining[w] & ~dut.outstanding[w].as_value().any()
+                      for w in range(config.warps))
+        self.covers(m, [
+            (activated.any(), "activated"),
+            (region.valid & ~region.ready & ~dut.busy & dut.want.valid & ~word.done
+             & (word.kind == RegionWord.HEADER) & (word.warp == dut.stack[0]),
+             "header_does_not_fit"),
+            (region.valid & ~region.ready & dut.busy, "entry_waits"),
+            (late.any(), "late_write"),
+            (drained.any(), "drained"),
+            (dut.exited.any(), "exited"),
+        ], guard=self.running)

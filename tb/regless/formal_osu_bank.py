@@ -17,6 +17,11 @@ erased), the ``value`` written and the ``tag`` the line had then. It asserts:
   written; a line on the dirty list is written, one on the clean or free list is not; the
   line chosen for eviction is on the dirty list and, once read out, the data port's output
   register holds its value.
+
+Covers (after the reset cycle): an eviction (an unsaved value leaves on ``writeback``), a
+request waiting for one (a line chosen for eviction), a clean line reused by an allocation
+(no free line), a read answering an unsaved value, a fill of a preload miss, an unsaved
+value erased by a release.
 """
 
 from amaranth import Cat, Signal
@@ -46,6 +51,7 @@ class OsuBankFormal(FormalHarness):
         self.free_ready(m, dut.fetch, dut.writeback)
         self._lists(m)
         self._shadow(m)
+        self._covers(m)
 
     def _lists(self, m):
         dut = self.dut
@@ -71,6 +77,7 @@ class OsuBankFormal(FormalHarness):
         dut, config = self.dut, self.dut.config
         write, rel = dut.write.payload, dut.release.payload
         rd_check, rd_value = Signal(), Signal(config.value_layout)
+        self.read_checked, self.erased_unsaved = rd_check, []
         m.d.sync += rd_check.eq(0)
         with m.If(rd_check):
             m.d.comb += Assert(dut.read_resp.payload == rd_value)
@@ -99,8 +106,20 @@ class OsuBankFormal(FormalHarness):
                              Assert(mem.data == value)]
             with m.If((dut.chosen | dut.held) & (dut.evict_line == i) & dut.held):
                 m.d.comb += Assert(dut.data_read.data == mem.data)
+            self.erased_unsaved.append(erased & unsaved)
             hits = (dut.read.valid & dut.read.ready & ~dut.free[i] & unsaved
                     & (dut.tags[i].warp == dut.read.payload.warp)
                     & (dut.tags[i].reg == dut.read.payload.reg))
             with m.If(hits):
                 m.d.sync += [rd_check.eq(1), rd_value.eq(value)]
+
+    def _covers(self, m):
+        dut = self.dut
+        self.covers(m, [
+            (dut.writeback.valid & dut.writeback.ready, "eviction"),
+            (dut.chosen, "eviction_chosen"),
+            (dut.reserve_resp.valid & ~dut.free.any() & dut.clean.any(), "clean_reused"),
+            (self.read_checked, "read_unsaved"),
+            (dut.fill.valid & dut.fill.ready & dut.preloaded.valid, "fill"),
+            (Cat(self.erased_unsaved).any(), "erased_unsaved"),
+        ], guard=self.running)
