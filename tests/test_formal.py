@@ -3,7 +3,7 @@
 harness base class (:mod:`gpurf.tb.formal_base`)."""
 
 import pytest
-from amaranth import Elaboratable, Module, ResetSignal, Signal
+from amaranth import Elaboratable, Fragment, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assume, Cover
 from amaranth.lib.fifo import SyncFIFO
@@ -105,3 +105,4 @@ def test_harness_base_configuration_and_block():
 
     harness = HeldStream(assumed=True, block=Deeper, depth=2)
     assert type(harness.dut) is Deeper and (harness.dut.width, harness.dut.depth) == (2, 2)
+    Fragment.get(harness, None)
