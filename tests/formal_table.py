@@ -7,7 +7,7 @@ seconds (CPU: SymbiYosys and its solvers, ``RUSAGE_CHILDREN``). ``docs/reliabili
 quotes it; run on two commits, it shows a refactoring of the harnesses changed no verdict.
 
 The configurations and depths are those of the tests that run the proofs
-(``tests/test_<mechanism>_<block>.py``, ``tests/test_mutants_regless.py``).
+(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``).
 """
 
 import argparse
@@ -132,6 +132,11 @@ PROOFS = {
                              lambda: BankedRfFormal(block=regless.WarpsAlias), 6, "bmc"),
     "capacity_manager": ("regless.capacity_manager", lambda: CapacityManagerFormal(**CM), 20,
                          "bmc"),
+    "capacity_manager_kind": ("regless.capacity_manager", lambda: CapacityManagerFormal(**CM),
+                              2, "prove"),
+    "capacity_manager_kind_w3": (
+        "regless.capacity_manager",
+        lambda: CapacityManagerFormal(**{**CM, "warps": 3, "max_entries": 3}), 2, "prove"),
     "capacity_manager_cover": ("regless.capacity_manager",
                                lambda: CapacityManagerFormal(**CM), 6, "cover"),
     "capacity_manager_OutstandingIgnored": (

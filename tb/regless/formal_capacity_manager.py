@@ -19,6 +19,15 @@ warp's last header. It asserts:
 3. **the stack** holds distinct warps, each INACTIVE and not exited; stack fill +
    warps not INACTIVE + exited warps = warps; exited warps are INACTIVE.
 
+With one line per bank each bank's queue holds at most one entry, shown on its ``preload``
+output, so the harness can strengthen the induction (and k-induction closes at depth 2):
+per warp, acknowledged <= taken <= the header's entries, taken - acknowledged = the queued
+entries naming it, a PRELOADING warp's taken entries plus those still due (``remaining``
+while it streams) = the header's entries; a queued entry or a streamed region names a
+PRELOADING warp in range, and a streamed region still owes an entry. With deeper queues the
+queued entries are not all visible (``amaranth.lib.fifo.SyncFIFO``'s storage is local to its
+``elaborate``), so these are left out and the proof is BMC.
+
 Covers (after the reset cycle): a warp activated after its region's entries were
 acknowledged, a header for the top warp that does not fit (not taken), an entry word
 waiting for room in its bank's queue, a late write of a DRAINING warp freeing a line, a
@@ -119,6 +128,39 @@ class CapacityManagerFormal(FormalHarness):
                 m.d.comb += [Assert(taken == expected), Assert(acked == expected)]
             with m.If(self._is(w, WarpState.PRELOADING)):
                 m.d.comb += Assert(dut.pending[w] + acked == expected)
+            if config.lines_per_bank == 1:
+                self._queued(m, w, expected, taken, acked)
+        if config.lines_per_bank == 1:
+            self._streams(m)
+
+    def _queued(self, m, w, expected, taken, acked):
+        """Induction strengthening where each bank's queue holds one entry, seen on its
+        ``preload`` output: warp ``w``'s entries taken and not acknowledged are the ones
+        queued, each queued entry names a PRELOADING warp, and the entries still due
+        (``remaining`` while ``w`` streams) complete the header's count."""
+        dut, config = self.dut, self.dut.config
+        queued = sum(dut.preload[b].valid & (dut.preload[b].payload.warp == w)
+                     for b in range(config.banks))
+        streaming = dut.busy & (dut.stream_warp == w)
+        m.d.comb += [Assert(acked <= taken), Assert(taken <= expected),
+                     Assert(taken - acked == queued)]
+        with m.If(self._is(w, WarpState.PRELOADING)):
+            m.d.comb += Assert(taken + (streaming * dut.remaining) == expected)
+        with m.If(streaming):
+            m.d.comb += Assert(self._is(w, WarpState.PRELOADING))
+        for b in range(config.banks):
+            with m.If(dut.preload[b].valid & (dut.preload[b].payload.warp == w)):
+                m.d.comb += Assert(self._is(w, WarpState.PRELOADING))
+
+    def _streams(self, m):
+        """Induction strengthening: queued entries and the streamed region name warps in
+        range; a streamed region still owes an entry."""
+        dut, config = self.dut, self.dut.config
+        m.d.comb += [Assert(~dut.preload[b].valid | (dut.preload[b].payload.warp
+                                                     < config.warps))
+                     for b in range(config.banks)]
+        m.d.comb += Assert(~dut.busy | ((dut.stream_warp < config.warps)
+                                        & (dut.remaining != 0)))
 
     def _stack(self, m):
         dut, config = self.dut, self.dut.config

@@ -1,6 +1,6 @@
 """Hand-made mutants of the RegLess blocks that count and list lines (``osu_bank``,
 ``capacity_manager``), each killed by its block's formal harness
-(``tests/test_mutants_regless.py``).
+(``tests/test_formal_regless.py``).
 
 Kept apart from :mod:`gpurf.tb.regless.mutants` (the OSU, register file and shard
 mutants) only because that module changed in the same session; the two may merge.

@@ -1,6 +1,7 @@
 # amaranth: UnusedElaboratable=no
-"""The older RegLess harnesses (``osu_bank``, ``capacity_manager``): their covers reached
-and their hand-made mutants (:mod:`gpurf.tb.regless.line_mutants`) killed."""
+"""The older RegLess harnesses (``osu_bank``, ``capacity_manager``): their covers reached,
+their hand-made mutants (:mod:`gpurf.tb.regless.line_mutants`) killed, and the capacity
+manager's k-induction."""
 
 import pytest
 
@@ -29,6 +30,18 @@ def test_osu_bank_kills_mutant():
     result = prove(OsuBankFormal(block=WriteNotMarked), name="osu_bank_mutant", depth=4,
                    mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.parametrize("params", [CM_PROOF, {**CM_PROOF, "warps": 3, "max_entries": 3}],
+                         ids=["w2", "w3"])
+def test_capacity_manager_k_induction(params):
+    """k-induction, depth 2, with one line per bank (each queue's entry visible on its
+    ``preload`` output, so the harness can tie queued entries to the warps' counts): free-line
+    conservation, activation only after every entry was acknowledged, the stack; at 2 warps
+    and at 3 warps with regions of up to 3 entries."""
+    name = "capacity_manager_kind_" + "_".join(f"{k}{v}" for k, v in params.items())
+    result = prove(CapacityManagerFormal(**params), name=name, depth=2, mode="prove")
+    assert result.passed, result.log_tail
 
 
 def test_capacity_manager_covers_reached():
