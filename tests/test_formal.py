@@ -2,6 +2,8 @@
 """The formal flow itself: covers named by event, reached and unreached ones reported; the
 harness base class (:mod:`gpurf.tb.formal_base`)."""
 
+import os
+
 import pytest
 from amaranth import Elaboratable, Fragment, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
@@ -106,3 +108,21 @@ def test_harness_base_configuration_and_block():
     harness = HeldStream(assumed=True, block=Deeper, depth=2)
     assert type(harness.dut) is Deeper and (harness.dut.width, harness.dut.depth) == (2, 2)
     Fragment.get(harness, None)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_a_proof_out_of_time_is_stopped_and_reported():
+    """A proof over its time budget is reported ``TIMEOUT`` (not an exception), with every
+    process it started gone: none is left working in its folder."""
+    result = prove(Counter(), name="counter_timeout", depth=6, mode="bmc", timeout=0.01)
+    assert result.status == "TIMEOUT" and not result.passed
+    left = [pid for pid in os.listdir("/proc") if pid.isdigit()
+            and _cwd(pid).startswith(str(result.workdir))]
+    assert left == []
+
+
+def _cwd(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
