@@ -158,7 +158,8 @@ def run(key: str, root: str) -> dict:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"key": key, "block": block, "mode": mode, "depth": depth, "status": result.status,
             "reached": dict(sorted(result.reached.items(), key=lambda item: item[1])),
-            "unreached": list(result.unreached), "failed_step": result.failed_step,
+            "unreached": list(result.unreached) if mode == "cover" else [],
+            "failed_step": result.failed_step,
             "wall": round(result.seconds, 1), "cpu": round(cpu, 1)}
 
 
