@@ -1,13 +1,16 @@
 # amaranth: UnusedElaboratable=no
-"""The default-tier proofs of the harnesses built on :mod:`gpurf.tb.formal_base` (every
-mechanism but ``wir``, and the shard and compressor harnesses), run one by one:
-``python -m tests.formal_table [KEY...] [--jobs N] [--json]`` prints per proof its verdict,
-the step at which each cover was reached, a mutant's counterexample step, and wall and CPU
-seconds (CPU: SymbiYosys and its solvers, ``RUSAGE_CHILDREN``). ``docs/reliability.md``
-quotes it; run on two commits, it shows a refactoring of the harnesses changed no verdict.
+"""The proofs of the harnesses built on :mod:`gpurf.tb.formal_base` (every mechanism but
+``wir``; not the shard and compressor harnesses), run one by one:
+``python -m tests.formal_table [KEY...] [--jobs N] [--json] [--slow]`` prints per proof its
+verdict, the step at which each cover was reached, a mutant's counterexample step, and wall
+and CPU seconds (CPU: SymbiYosys and its solvers, ``RUSAGE_CHILDREN``).
+``docs/reliability.md`` quotes it; run on two commits, it shows a refactoring of the
+harnesses changed no verdict.
 
-The configurations and depths are those of the tests that run the proofs
-(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``).
+Each harness's default-tier proof, cover and mutants are listed (its first configuration
+where a test runs several), with the configurations and depths of the tests that run them
+(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``); ``--slow``: the
+``slow_formal`` proofs instead.
 """
 
 import argparse
@@ -148,10 +151,28 @@ PROOFS = {
 }
 """Every default-tier proof of these harnesses: (block, harness, depth, mode)."""
 
+SLOW = {
+    "subcore_assigner_shuffle": ("subcore.subcore_assigner",
+                                 lambda: SubcoreAssignerFormal(shuffle_like=True), 20, "bmc"),
+    "warp_selector_rba16": ("subcore.warp_selector",
+                            lambda: WarpSelectorFormal(slots=16, policy="rba"), 2, "prove"),
+    "indirection_table_source_wait": (
+        "compression.indirection_table", lambda: IndirectionTableFormal(checks=("wait",)), 20,
+        "bmc"),
+    "indirection_table_destination_wait": (
+        "compression.indirection_table",
+        lambda: IndirectionTableFormal(checks=("wait",), ports=3, buffer=1), 20, "bmc"),
+    "indirection_table_destination_data": (
+        "compression.indirection_table",
+        lambda: IndirectionTableFormal(checks=("data",), ports=3, buffer=1), 10, "bmc"),
+    "read_path_20": ("compression.read_path", lambda: ReadPathFormal(), 20, "bmc"),
+}
+"""The ``slow_formal`` proofs of these harnesses (``--slow``)."""
+
 
 def run(key: str, root: str) -> dict:
     """Prove ``PROOFS[key]`` in ``root``; its verdict, covers, failed step and times."""
-    block, make, depth, mode = PROOFS[key]
+    block, make, depth, mode = {**PROOFS, **SLOW}[key]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = prove(make(), name=key, depth=depth, mode=mode, root=Path(root), timeout=3600)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -175,13 +196,15 @@ def main(argv=None) -> int:
     parser.add_argument("keys", nargs="*", metavar="KEY", help="proofs (default: all)")
     parser.add_argument("--jobs", type=int, default=2, help="proofs at once (default 2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per proof")
+    parser.add_argument("--slow", action="store_true", help="the slow_formal proofs instead")
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.keys) - set(PROOFS))
+    known = SLOW if args.slow else PROOFS
+    unknown = sorted(set(args.keys) - set(known))
     if unknown:
-        print(f"formal_table: unknown proof {unknown[0]!r}; known: {', '.join(PROOFS)}",
+        print(f"formal_table: unknown proof {unknown[0]!r}; known: {', '.join(known)}",
               file=sys.stderr)
         return 2
-    keys = args.keys or list(PROOFS)
+    keys = args.keys or list(known)
     if not args.json:
         print("| proof | mode, depth | status | covers reached (step) / counterexample | "
               "wall (s) | CPU (s) |\n|---|---|---|---|---|---|")
