@@ -31,12 +31,8 @@ __all__ = ["FormalHarness", "popcount"]
 
 
 def popcount(bits):
-    """The number of set bits of ``bits`` (an adder tree the solver reads as a sum)."""
+    """The number of set bits of ``bits``, as a sum of its one-bit slices."""
     return sum(bits[i] for i in range(len(bits)))
-
-
-def _bits(value):
-    return Value.cast(value)
 
 
 class FormalHarness(Elaboratable):
@@ -105,7 +101,7 @@ class FormalHarness(Elaboratable):
     def free(m, *values):
         """Drive each of ``values`` (signals, views, arrays) with ``AnySeq`` of its width."""
         for value in values:
-            bits = _bits(value)
+            bits = Value.cast(value)
             m.d.comb += bits.eq(AnySeq(len(bits)))
 
     @classmethod
@@ -125,7 +121,7 @@ class FormalHarness(Elaboratable):
         :attr:`running`) restricts it; returns the "held from the last cycle" flip-flop."""
         stalled, before = self._last_offer(m, valid, ready, payload, name)
         with m.If(stalled & (self.running if guard is None else guard)):
-            m.d.comb += Assume(valid & (_bits(payload) == before))
+            m.d.comb += Assume(valid & (Value.cast(payload) == before))
         return stalled
 
     def assert_held(self, m, valid, ready, payload, *, name="", guard=None):
@@ -133,13 +129,13 @@ class FormalHarness(Elaboratable):
         "held from the last cycle" flip-flop."""
         stalled, before = self._last_offer(m, valid, ready, payload, name)
         with m.If(stalled & (self.running if guard is None else guard)):
-            m.d.comb += [Assert(valid), Assert(_bits(payload) == before)]
+            m.d.comb += [Assert(valid), Assert(Value.cast(payload) == before)]
         return stalled
 
     @staticmethod
     def _last_offer(m, valid, ready, payload, name):
         stalled = Signal(name=f"{name}_stalled" if name else None)
-        before = Signal(len(_bits(payload)), name=f"{name}_before" if name else None)
+        before = Signal(len(Value.cast(payload)), name=f"{name}_before" if name else None)
         m.d.sync += [stalled.eq(valid & ~ready), before.eq(payload)]
         return stalled, before
 
