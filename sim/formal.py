@@ -17,8 +17,10 @@ subclass from ``tb/<mechanism>/mutants.py`` (one comparison or update changed) m
 harness's proof fail, with :attr:`FormalResult.failed_step` the counterexample's step.
 """
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import textwrap
 import time
@@ -98,7 +100,8 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
           timeout: float = 600) -> FormalResult:
     """Prove the ``Assert``\\ s of ``harness`` hold for ``depth`` cycles (BMC) or always
     (k-induction with induction length ``depth``); returns the verdict, raises nothing
-    for a failed proof.
+    for a failed proof. A run longer than ``timeout`` seconds is stopped, with its solver,
+    and reported with status ``TIMEOUT``.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -110,12 +113,12 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
     (folder / "top.il").write_text(text)
     (folder / "proof.sby").write_text(_config(mode, depth, engine))
     start = time.monotonic()
-    run = subprocess.run(["yowasp-sby", "-f", "proof.sby"], cwd=folder, env=sby_env(),
-                         capture_output=True, text=True, timeout=timeout, check=False)
+    stdout, stderr, timed_out = _run_sby(folder, timeout)
     seconds = time.monotonic() - start
-    lines = run.stdout.strip().splitlines()
-    status = next((line.split("DONE (")[1].split(",")[0] for line in reversed(lines)
-                   if "DONE (" in line), "ERROR")
+    lines = stdout.strip().splitlines()
+    status = "TIMEOUT" if timed_out else next(
+        (line.split("DONE (")[1].split(",")[0] for line in reversed(lines) if "DONE (" in line),
+        "ERROR")
     reached = {}
     for line in lines:
         hit = _REACHED.search(line)
@@ -126,8 +129,24 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
     passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
     return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
                         status=status, workdir=folder,
-                        log_tail="\n".join(lines[-25:]) + run.stderr[-2000:],
+                        log_tail="\n".join(lines[-25:]) + stderr[-2000:],
                         seconds=seconds, covers=covers, reached=reached, failed_step=failed)
+
+
+def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
+    """Run SymbiYosys in ``folder``; its stdout, stderr and whether it ran out of time. At
+    the timeout its whole process group (yosys, smtbmc, the solver) is killed: killing
+    SymbiYosys alone can leave a solver running."""
+    with subprocess.Popen(["yowasp-sby", "-f", "proof.sby"], cwd=folder, env=sby_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as run:
+        try:
+            stdout, stderr = run.communicate(timeout=timeout)
+            return stdout, stderr, False
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            stdout, stderr = run.communicate()
+            return stdout, stderr + f"\nstopped after {timeout} s", True
 
 
 _REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)

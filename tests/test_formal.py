@@ -1,11 +1,17 @@
-"""The formal flow itself: covers named by event, reached and unreached ones reported."""
+# amaranth: UnusedElaboratable=no
+"""The formal flow itself: covers named by event, reached and unreached ones reported; the
+harness base class (:mod:`gpurf.tb.formal_base`)."""
+
+import os
 
 import pytest
-from amaranth import Elaboratable, Module, ResetSignal, Signal
+from amaranth import Elaboratable, Fragment, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assume, Cover
+from amaranth.lib.fifo import SyncFIFO
 
 from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.formal_base import FormalHarness
 
 
 class Counter(Elaboratable):
@@ -50,3 +56,73 @@ def test_cover_messages_must_be_unique_identifiers():
     for names in (("two words",), ("same", "same")):
         with pytest.raises(ValueError, match="cover"):
             prove(Named(*names), name="named_cover", mode="cover", depth=1)
+
+
+ONE_ENTRY = {"width": 2, "depth": 1}
+
+
+class HeldStream(FormalHarness):
+    """A one-entry FIFO whose write side is a free stream; ``assumed`` says whether the
+    stream rule is assumed on it. Asserts the same rule of the input: holds exactly when
+    assumed."""
+
+    block = SyncFIFO
+    SMALL = ONE_ENTRY
+
+    def __init__(self, *, assumed, **params):
+        self.assumed = assumed
+        super().__init__(**params)
+
+    def check(self, m):
+        dut = self.dut
+        self.free(m, dut.w_en, dut.w_data, dut.r_en)
+        if self.assumed:
+            self.assume_held(m, dut.w_en, dut.w_rdy, dut.w_data, name="w")
+        self.assert_held(m, dut.w_en, dut.w_rdy, dut.w_data, name="w_check",
+                         guard=self.after_reset)
+        self.assume_when(m, [(dut.w_en, dut.w_data != 3)])
+        self.covers(m, [(dut.w_en & ~dut.w_rdy, "stalled"), (dut.w_data == 3, "three")],
+                    guard=self.running)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_harness_base_assumes_what_it_asserts():
+    """The base's stream rule, assumed, makes the same rule asserted hold (k-induction);
+    without the assumption the assertion fails; a value ``assume_when`` excludes while
+    valid is still reached while not valid (the cover), and ``after_reset`` guards the
+    check."""
+    held = prove(HeldStream(assumed=True), name="base_held", depth=3, mode="prove")
+    assert held.passed, held.log_tail
+    free = prove(HeldStream(assumed=False), name="base_free", depth=5, mode="bmc")
+    assert free.status == "FAIL" and free.failed_step is not None, free.log_tail
+    covers = prove(HeldStream(assumed=True), name="base_cover", depth=4, mode="cover")
+    assert covers.passed and set(covers.reached) == {"stalled", "three"}, covers.unreached
+
+
+def test_harness_base_configuration_and_block():
+    """``SMALL`` overridden by keyword parameters; ``block`` replaces the class proved."""
+
+    class Deeper(SyncFIFO):
+        pass
+
+    harness = HeldStream(assumed=True, block=Deeper, depth=2)
+    assert type(harness.dut) is Deeper and (harness.dut.width, harness.dut.depth) == (2, 2)
+    Fragment.get(harness, None)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_a_proof_out_of_time_is_stopped_and_reported():
+    """A proof over its time budget is reported ``TIMEOUT`` (not an exception), with every
+    process it started gone: none is left working in its folder."""
+    result = prove(Counter(), name="counter_timeout", depth=6, mode="bmc", timeout=0.01)
+    assert result.status == "TIMEOUT" and not result.passed
+    left = [pid for pid in os.listdir("/proc") if pid.isdigit()
+            and _cwd(pid).startswith(str(result.workdir))]
+    assert left == []
+
+
+def _cwd(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""

@@ -20,12 +20,13 @@ The parts received and the stored operand are local to the block's ``elaborate``
 harness cannot tie them to its own and k-induction does not close: the proof is BMC.
 """
 
-from amaranth import Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Mux, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.compression.collector_ext import CollectorExt
 from gpurf.hw.compression.layouts import indirection_entry_layout
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "CollectorExtFormal"]
 
@@ -33,22 +34,17 @@ SMALL = {"operands": 2, "lanes": 1}
 """The proof configuration: 2 operands, 1 lane (32-bit operands)."""
 
 
-class CollectorExtFormal(Elaboratable):
+class CollectorExtFormal(FormalHarness):
     """The extension with free inputs and the invariants above (``params`` override SMALL;
     ``block`` is the component class)."""
 
-    def __init__(self, *, block=CollectorExt, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = CollectorExt
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.allocate, dut.instr, dut.locate_valid, dut.locate, dut.fetch_valid,
-                     dut.fetch):
-            value = port.as_value() if hasattr(port, "as_value") else port
-            m.d.comb += value.eq(AnySeq(len(value)))
+        self.free(m, dut.allocate, dut.instr, dut.locate_valid, dut.locate, dut.fetch_valid,
+                  dut.fetch)
         fetch = dut.fetch
         for i in range(config.operands):
             signed, convert = Signal(name=f"signed_{i}"), Signal(name=f"convert_{i}")
@@ -90,9 +86,8 @@ class CollectorExtFormal(Elaboratable):
                 m.d.comb += Assert(dut.data[i].as_value() == merged)
             # The events: an unsplit operand collected, a split one collected (both parts),
             # a re-allocation while an operand is half collected.
-            m.d.comb += [
-                Cover(collected & ~split & (merged != 0), f"collected_{i}"),
-                Cover(collected & split & ~signed & (merged != first), f"split_collected_{i}"),
-                Cover(dut.allocate & located & (parts == 1) & split, f"reallocated_{i}"),
-            ]
-        return m
+            self.covers(m, [
+                (collected & ~split & (merged != 0), f"collected_{i}"),
+                (collected & split & ~signed & (merged != first), f"split_collected_{i}"),
+                (dut.allocate & located & (parts == 1) & split, f"reallocated_{i}"),
+            ])

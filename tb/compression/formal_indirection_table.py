@@ -19,13 +19,15 @@ RTL's structure:
   and no port makes a new offer, it is served within ``ports x (buffer + 1) + 2`` cycles.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnyConst, AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal
+from amaranth.asserts import AnyConst
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.compression.configs import IndirectionTableConfig
 from gpurf.hw.compression.indirection_table import IndirectionTable
 from gpurf.hw.compression.layouts import indirection_entry_layout
+
+from ..formal_base import FormalHarness
 
 __all__ = ["CHECKS", "SMALL", "IndirectionTableFormal"]
 
@@ -41,23 +43,27 @@ fairness assumption is kept out of the other proofs; one SMT problem with every 
 takes the solver far longer than the groups one by one)."""
 
 
-class IndirectionTableFormal(Elaboratable):
+class IndirectionTableFormal(FormalHarness):
     """The table with free inputs and the invariants above (``params`` override SMALL);
     ``checks`` selects the property groups besides ordering (default: all but ``wait``)."""
 
-    def __init__(self, *, block=IndirectionTable, checks=("data", "banks", "priority"), **params):
+    block = IndirectionTable
+    SMALL = SMALL
+
+    def __init__(self, *, block=None, checks=("data", "banks", "priority"), **params):
         unknown = set(checks) - set(CHECKS)
         if unknown:
             raise ValueError(f"checks must be among {', '.join(CHECKS)}, not {sorted(unknown)}")
         self.checks = frozenset(checks)
-        full = {**SMALL, **params}
-        reg_bits = IndirectionTableConfig(**full).reg_bits
-        self.dut = block(**full, tag_width=reg_bits + SEQ_BITS)
+        super().__init__(block=block, **params)
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = dut = self.dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def configuration(self, params):
+        """``SMALL`` overridden by ``params``, with tags of ``{seq, reg}``."""
+        full = super().configuration(params)
+        return {**full, "tag_width": IndirectionTableConfig(**full).reg_bits + SEQ_BITS}
+
+    def check(self, m):
+        dut = self.dut
         held = self._drive(m)
         outstanding = [self._order(m, p) for p in range(dut.config.ports)]
         if "data" in self.checks:
@@ -69,7 +75,6 @@ class IndirectionTableFormal(Elaboratable):
         if "wait" in self.checks:
             self._bounded_wait(m, held, outstanding)
         self._covers(m, held, outstanding)
-        return m
 
     def _covers(self, m, held, outstanding):
         """The events: a bank conflict (two ports offering one bank in a cycle), a stalled
@@ -78,12 +83,12 @@ class IndirectionTableFormal(Elaboratable):
         banks = [dut.lookup[p].reg[:config.bank_bits] for p in range(config.ports)]
         conflict = Cat(dut.lookup_valid[p] & dut.lookup_valid[q] & (banks[p] == banks[q])
                        for p in range(config.ports) for q in range(p + 1, config.ports))
-        m.d.comb += [
-            Cover(~ResetSignal() & conflict.any(), "bank_conflict"),
-            Cover(Cat(held).any(), "stall"),
-            Cover(Cat(o == config.buffer + 1 for o in outstanding).any(), "full"),
-            Cover(dut.result_valid.any(), "result"),
-        ]
+        self.covers(m, [
+            (self.running & conflict.any(), "bank_conflict"),
+            (Cat(held).any(), "stall"),
+            (Cat(o == config.buffer + 1 for o in outstanding).any(), "full"),
+            (dut.result_valid.any(), "result"),
+        ])
 
     def _reg_bits(self):
         return self.dut.config.reg_bits
@@ -93,23 +98,11 @@ class IndirectionTableFormal(Elaboratable):
         whether its offer is held from the previous cycle."""
         dut = self.dut
         config = dut.config
-        m.d.comb += [
-            dut.lookup_valid.eq(AnySeq(config.ports)),
-            dut.lookup.eq(AnySeq(dut.lookup.shape().size)),
-            dut.load.valid.eq(AnySeq(1)),
-            dut.load.payload.eq(AnySeq(dut.load.payload.shape().size)),
-        ]
-        held = []
-        for p in range(config.ports):
-            lookup = dut.lookup[p]
-            stalled = Signal(name=f"stalled_{p}")
-            last = Signal(lookup.shape(), name=f"last_{p}")
-            m.d.sync += [stalled.eq(dut.lookup_valid[p] & ~dut.lookup_ready[p]),
-                         last.eq(lookup)]
-            with m.If(stalled & ~ResetSignal()):
-                m.d.comb += Assume(dut.lookup_valid[p] & (lookup == last))
-            held.append(stalled)
-        return held
+        self.free(m, dut.lookup_valid, dut.lookup)
+        self.free_streams(m, dut.load)
+        return [self.assume_held(m, dut.lookup_valid[p], dut.lookup_ready[p], dut.lookup[p],
+                                 name=f"lookup_{p}")
+                for p in range(config.ports)]
 
     def _order(self, m, p):
         """Port ``p``: results in acceptance order, exactly once each; returns the count of

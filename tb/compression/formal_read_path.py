@@ -15,11 +15,12 @@ The stage registers are local to the block's ``elaborate``, so k-induction does 
 the proof is BMC.
 """
 
-from amaranth import Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Signal
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.compression.read_path import ReadPath
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "ReadPathFormal"]
 
@@ -30,25 +31,20 @@ IN_FLIGHT = 4
 """Requests in flight at most (accepted in ``t..t+3``, the first result in ``t+4``)."""
 
 
-class ReadPathFormal(Elaboratable):
+class ReadPathFormal(FormalHarness):
     """The read path with free inputs and the invariants above (``params`` override SMALL;
     ``block`` is the component class)."""
 
-    def __init__(self, *, block=ReadPath, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = ReadPath
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.request_valid, dut.request, dut.load.valid, dut.load.payload,
-                     dut.rf_data):
-            value = port.as_value() if hasattr(port, "as_value") else port
-            m.d.comb += value.eq(AnySeq(len(value)))
+        self.free(m, dut.request_valid, dut.request, dut.rf_data)
+        self.free_streams(m, dut.load)
         accepted = Signal(8, name="accepted")
         results = Signal(8, name="results")
-        accept = dut.request_valid & dut.request_ready & ~ResetSignal()
+        accept = dut.request_valid & dut.request_ready & self.running
         tags = (1 << config.tag_width) - 1
         m.d.comb += Assume(dut.request.tag == (accepted & tags))
         with m.If(accept):
@@ -70,10 +66,9 @@ class ReadPathFormal(Elaboratable):
         m.d.sync += back_to_back.eq(dut.result_valid)
         # The events: a split operand's busy cycle, results in consecutive cycles, four in
         # flight, a converted operand's result.
-        m.d.comb += [
-            Cover(split & (in_flight != 0), "split_busy"),
-            Cover(dut.result_valid & back_to_back, "back_to_back_results"),
-            Cover(in_flight == IN_FLIGHT, "four_in_flight"),
-            Cover(dut.result_valid & (results == 2), "third_result"),
-        ]
-        return m
+        self.covers(m, [
+            (split & (in_flight != 0), "split_busy"),
+            (dut.result_valid & back_to_back, "back_to_back_results"),
+            (in_flight == IN_FLIGHT, "four_in_flight"),
+            (dut.result_valid & (results == 2), "third_result"),
+        ])

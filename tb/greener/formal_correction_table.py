@@ -20,11 +20,12 @@ fewer than ``entries`` instances at the start of the cycle. It asserts:
   rows are empty, and the table rows hold exactly the shadow's instances.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.greener.correction_table import CorrectionTable
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "CorrectionTableFormal"]
 
@@ -32,23 +33,19 @@ SMALL = {"warps": 2, "entries": 2, "entry_regs": 2, "regs": 4, "pc_bits": 2, "qu
 """The proof configuration: 2 warps x 2 entries x 2 registers, 4 registers, 2-bit PCs."""
 
 
-class CorrectionTableFormal(Elaboratable):
+class CorrectionTableFormal(FormalHarness):
     """The table with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, *, block=CorrectionTable, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = CorrectionTable
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = self.dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def check(self, m):
         self._drive(m)
         self._ready(m)
         shadow = self._shadow(m)
         self._rows(m, shadow)
         self._queries(m, shadow)
         self._covers(m, shadow)
-        return m
 
     def _covers(self, m, shadow):
         """The events: a query kept ON, a full warp dropping an insert, a removal."""
@@ -57,14 +54,13 @@ class CorrectionTableFormal(Elaboratable):
         full = Cat((insert.payload.warp == w) & (sum(count for (v, _), (count, _) in
                                                      shadow.items() if v == w) == config.entries)
                    for w in range(config.warps)).any()
-        m.d.comb += [
-            Cover(dut.keep_on.any(), "keep_on"),
-            Cover(insert.valid & insert.ready & insert.payload.valid.any() & full,
-                  "full_drop"),
-            Cover(dut.remove.valid & dut.remove.ready & Cat(
+        self.covers(m, [
+            (dut.keep_on.any(), "keep_on"),
+            (insert.valid & insert.ready & insert.payload.valid.any() & full, "full_drop"),
+            (dut.remove.valid & dut.remove.ready & Cat(
                 (dut.remove.payload.warp == w) & (dut.remove.payload.pc == pc) & (count > 0)
                 for (w, pc), (count, _) in shadow.items()).any(), "remove"),
-        ]
+        ])
 
     def _rows(self, m, shadow):
         """Induction strengthening, through the harness's own read ports of the table:
@@ -94,16 +90,10 @@ class CorrectionTableFormal(Elaboratable):
     def _drive(self, m):
         """Free inputs; both streams follow the stream rule."""
         dut = self.dut
+        self.free_streams(m, dut.insert, dut.remove)
         for port in (dut.insert, dut.remove):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(port.payload.as_value())))]
-            stalled = Signal()
-            payload = Signal(len(port.payload.as_value()))
-            m.d.sync += [stalled.eq(port.valid & ~port.ready),
-                         payload.eq(port.payload)]
-            with m.If(stalled & ~ResetSignal()):
-                m.d.comb += Assume(port.valid & (port.payload.as_value() == payload))
-        m.d.comb += dut.query.eq(AnySeq(len(dut.query.as_value())))
+            self.assume_held(m, port.valid, port.ready, port.payload)
+        self.free(m, dut.query)
         self._in_range(m)
 
     def _in_range(self, m):
@@ -116,9 +106,7 @@ class CorrectionTableFormal(Elaboratable):
                   for k in range(config.entry_regs)]
         rules += [(q.valid, (q.warp < config.warps) & (q.reg < config.regs))
                   for q in (dut.query[p] for p in range(config.query_ports))]
-        for valid, rule in rules:
-            with m.If(valid):
-                m.d.comb += Assume(rule)
+        self.assume_when(m, rules)
 
     def _ready(self, m):
         """Not ready for exactly ``warps`` cycles after the reset cycle."""

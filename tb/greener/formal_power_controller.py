@@ -17,11 +17,12 @@ and the reserved state code 10; a reset is assumed in the first cycle. Asserted:
   in that state; no register holds code 10; a running timer implies ON.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.greener.power_controller import PowerController
+
+from ..formal_base import FormalHarness, popcount
 
 __all__ = ["SMALL", "PowerControllerFormal"]
 
@@ -31,27 +32,19 @@ SMALL = {"warps": 2, "regs": 4, "src_ports": 1, "dst_ports": 1, "sleep_wakeup": 
 SLEEP->ON 2 cycles, OFF->ON 3 cycles, 4-bit cycle counters."""
 
 
-def _popcount(bits):
-    return sum(bits[i] for i in range(len(bits)))
-
-
-class PowerControllerFormal(Elaboratable):
+class PowerControllerFormal(FormalHarness):
     """The controller with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, *, block=PowerController, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = PowerController
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = dut = self.dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.src_set, dut.dst_set, dut.keep_on, dut.head):
-            m.d.comb += port.eq(AnySeq(len(port.as_value())))
+    def check(self, m):
+        dut = self.dut
+        self.free(m, dut.src_set, dut.dst_set, dut.keep_on, dut.head)
         self._ready(m)
         self._wakeups(m)
         self._population(m)
         self._covers(m)
-        return m
 
     def _covers(self, m):
         """The events: a ready warp after a wake-up from OFF, a wake-up from SLEEP, and
@@ -66,14 +59,13 @@ class PowerControllerFormal(Elaboratable):
         for r in range(config.regs):
             with m.If(self._named(0, r) & ~dut.on[0][r]):
                 m.d.sync += started_off[r].eq(~dut.live[0][r])
-        m.d.comb += [
-            Cover((over & started_off).any() & dut.ready[0], "wakeup_from_off"),
-            Cover((over & ~started_off).any(), "wakeup_from_sleep"),
-        ]
+        events = [((over & started_off).any() & dut.ready[0], "wakeup_from_off"),
+                  ((over & ~started_off).any(), "wakeup_from_sleep")]
         if config.policy == "greener":
             kept = Cat(port.valid & keep & ~port.state[1] for port, keep in zip(
                 dut.src_set, dut.keep_on.src, strict=True)).any()
-            m.d.comb += Cover(kept & ~ResetSignal(), "kept_on")
+            events.append((kept & self.running, "kept_on"))
+        self.covers(m, events)
 
     def _ready(self, m):
         dut, config = self.dut, self.dut.config
@@ -123,17 +115,17 @@ class PowerControllerFormal(Elaboratable):
                 if config.policy == "greener":
                     kept = Signal(name=f"f_kept_{w}_{r}")
                     m.d.sync += kept.eq(keeps)
-                    with m.If(kept & ~ResetSignal()):
+                    with m.If(kept & self.running):
                         m.d.comb += Assert(dut.on[w][r])
                 latency = Signal(width, name=f"f_latency_{w}_{r}")
                 m.d.comb += latency.eq(Mux(from_off, config.off_wakeup, config.sleep_wakeup))
                 timer = Cat(plane[r] for plane in dut.timer[w])
-                with m.If(pending & ~ResetSignal()):
+                with m.If(pending & self.running):
                     m.d.comb += Assert(usable[r] == (count == latency))
                     m.d.comb += Assert(count <= latency)
                     m.d.comb += Assert(timer == latency - count)
                     m.d.comb += Assert(dut.on[w][r])
-                with m.Elif(~ResetSignal()):
+                with m.Elif(self.running):
                     m.d.comb += Assert(timer == 0)
                 with m.If(pending):
                     m.d.sync += count.eq(count + 1)
@@ -146,8 +138,8 @@ class PowerControllerFormal(Elaboratable):
         dut, config = self.dut, self.dut.config
         acct = dut.acct
         m.d.comb += Assert(acct.pop_off + acct.pop_sleep + acct.pop_on == config.registers)
-        on = sum(_popcount(dut.on[w]) for w in range(config.warps))
-        live = sum(_popcount(dut.live[w]) for w in range(config.warps))
+        on = sum(popcount(dut.on[w]) for w in range(config.warps))
+        live = sum(popcount(dut.live[w]) for w in range(config.warps))
         m.d.comb += [Assert(acct.pop_on == on), Assert(acct.pop_sleep == live - on),
                      Assert(acct.pop_off == config.registers - live)]
 

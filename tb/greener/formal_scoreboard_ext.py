@@ -14,11 +14,12 @@ empties them, an accepted reserve adds one per valid source naming it). It asser
   (the induction strengthening) each count equals the occupied slots holding the register.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.greener.scoreboard_ext import ScoreboardExt
+
+from ..formal_base import FormalHarness, popcount
 
 __all__ = ["SMALL", "ScoreboardExtFormal"]
 
@@ -26,38 +27,29 @@ SMALL = {"warps": 2, "regs": 4, "sources": 2, "dests": 2, "check_ports": 2, "rel
 """The proof configuration: 2 warps x 2 slots, 4 registers, 2 check and 2 release ports."""
 
 
-def _popcount(bits):
-    return sum(bits[i] for i in range(len(bits)))
-
-
-class ScoreboardExtFormal(Elaboratable):
+class ScoreboardExtFormal(FormalHarness):
     """The scoreboard extension with free inputs and the invariants above."""
 
-    def __init__(self, *, block=ScoreboardExt, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = ScoreboardExt
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = self.dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def check(self, m):
         self._drive(m)
         counts = self._shadow(m)
         self._slots(m, counts)
         self._answers(m, counts)
         self._covers(m)
-        return m
 
     def _covers(self, m):
         """The events: a hazard, a full warp (a reserve refused), a release."""
         dut = self.dut
-        m.d.comb += [
-            Cover(dut.hazard.any(), "hazard"),
-            Cover(dut.reserve.valid & ~dut.reserve.ready, "full"),
-            Cover(dut.full.any(), "check_full"),
-            Cover(Cat(port.valid for port in dut.release).any()
-                  & Cat(dut.occupied[w].any() for w in range(dut.config.warps)).any(),
-                  "release"),
-        ]
+        self.covers(m, [
+            (dut.hazard.any(), "hazard"),
+            (dut.reserve.valid & ~dut.reserve.ready, "full"),
+            (dut.full.any(), "check_full"),
+            (Cat(port.valid for port in dut.release).any()
+             & Cat(dut.occupied[w].any() for w in range(dut.config.warps)).any(), "release"),
+        ])
 
     def _slots(self, m, counts):
         """Induction strengthening: each count is the number of occupied slots holding the
@@ -69,24 +61,15 @@ class ScoreboardExtFormal(Elaboratable):
             for r, count in enumerate(row):
                 holding = Cat(dut.occupied[w][j] & (read.data[j] == r)
                               for j in range(config.sources))
-                m.d.comb += Assert(count == _popcount(holding))
+                m.d.comb += Assert(count == popcount(holding))
 
     def _drive(self, m):
         dut = self.dut
         reserve = dut.reserve
-        size = len(reserve.payload.as_value())
-        m.d.comb += [
-            reserve.valid.eq(AnySeq(1)),
-            reserve.payload.eq(AnySeq(size)),
-            dut.release.eq(AnySeq(len(dut.release.as_value()))),
-            dut.check.eq(AnySeq(len(dut.check.as_value()))),
-        ]
+        self.free_streams(m, reserve)
+        self.free(m, dut.release, dut.check)
         self._in_range(m)
-        stalled = Signal()
-        payload = Signal(size)
-        m.d.sync += [stalled.eq(reserve.valid & ~reserve.ready), payload.eq(reserve.payload)]
-        with m.If(stalled & ~ResetSignal()):
-            m.d.comb += Assume(reserve.valid & (reserve.payload.as_value() == payload))
+        self.assume_held(m, reserve.valid, reserve.ready, reserve.payload)
 
     def _in_range(self, m):
         """Warps below ``warps`` and registers below ``regs`` (``reserve.ready`` looks at
@@ -104,9 +87,7 @@ class ScoreboardExtFormal(Elaboratable):
                       for k in range(config.sources)]
             rules += [(check.dst_valid[k], check.dst[k] < config.regs)
                       for k in range(config.dests)]
-        for valid, rule in rules:
-            with m.If(valid):
-                m.d.comb += Assume(rule)
+        self.assume_when(m, rules)
 
     def _shadow(self, m):
         """``counts[w][r]``: slots of warp ``w`` holding register ``r``."""
@@ -120,7 +101,7 @@ class ScoreboardExtFormal(Elaboratable):
                 count = Signal(range(config.sources + 1), name=f"count_w{w}_r{r}")
                 released = Cat(port.valid & (port.warp == w) & (port.reg == r)
                                for port in dut.release).any()
-                added = _popcount(Cat(
+                added = popcount(Cat(
                     transfer & (reserve.payload.warp == w) & reserve.payload.valid[k]
                     & (reserve.payload.reg[k] == r) for k in range(config.sources)))
                 kept = Signal.like(count, name=f"kept_w{w}_r{r}")
@@ -133,7 +114,7 @@ class ScoreboardExtFormal(Elaboratable):
             m.d.comb += [
                 reserved.eq(sum(row)),
                 Assert(reserved <= config.sources),
-                Assert(_popcount(dut.occupied[w]) == reserved),
+                Assert(popcount(dut.occupied[w]) == reserved),
             ]
             counts.append((row, reserved))
         return counts
@@ -155,7 +136,7 @@ class ScoreboardExtFormal(Elaboratable):
         payload = dut.reserve.payload
         free = Signal(range(config.sources + 1))
         m.d.comb += [free.eq(self._free(counts, payload.warp)),
-                     Assert(dut.reserve.ready == (_popcount(payload.valid) <= free))]
+                     Assert(dut.reserve.ready == (popcount(payload.valid) <= free))]
         for c in range(config.check_ports):
             check = dut.check[c]
             operands = ([(check.src_valid[k], check.src[k]) for k in range(config.sources)]
@@ -165,5 +146,5 @@ class ScoreboardExtFormal(Elaboratable):
             m.d.comb += [
                 check_free.eq(self._free(counts, check.warp)),
                 Assert(dut.hazard[c] == (check.valid & touched.any())),
-                Assert(dut.full[c] == (check.valid & (_popcount(check.src_valid) > check_free))),
+                Assert(dut.full[c] == (check.valid & (popcount(check.src_valid) > check_free))),
             ]

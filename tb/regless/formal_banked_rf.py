@@ -18,11 +18,13 @@ Covers: a read and a write in one bank in one cycle, a read of the register answ
 value written earlier (nonzero), a read of the register in the cycle it is written.
 """
 
-from amaranth import Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnyConst, AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Signal
+from amaranth.asserts import AnyConst
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.regless.banked_rf import BankedRf
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "BankedRfFormal"]
 
@@ -30,28 +32,23 @@ SMALL = {"entries": 16, "banks": 2, "warps": 2, "lanes": 1, "data_width": 2}
 """The proof configuration: 16 entries (2 warps x 8 registers) over 2 banks, 2-bit values."""
 
 
-class BankedRfFormal(Elaboratable):
+class BankedRfFormal(FormalHarness):
     """The register file with free inputs and the rules above (``params`` override SMALL;
     ``block`` a mutant class)."""
 
-    def __init__(self, *, block=BankedRf, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = BankedRf
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+        self.free_streams(m, dut.read, dut.write)
         for port in (dut.read, dut.write):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(port.payload.shape().size))]
             m.d.comb += [Assume(port.payload.warp < config.warps),
                          Assume(port.payload.reg < config.regs)]
         warp, reg = AnyConst(config.warp_bits), AnyConst(config.reg_bits)
         m.d.comb += [Assume(warp < config.warps), Assume(reg < config.regs)]
         shadow = Signal(config.value_layout, reset_less=True)
-        after_reset = Signal()
-        m.d.sync += after_reset.eq(1)
+        after_reset = self.after_reset
 
         def names(ref):
             return (ref.warp == warp) & (ref.reg == reg)
@@ -71,14 +68,12 @@ class BankedRfFormal(Elaboratable):
         self._word_holds(m, warp, reg, shadow)
         bank_of = (read.payload.warp + read.payload.reg)[:config.bank_bits]
         wbank_of = (write.payload.warp + write.payload.reg)[:config.bank_bits]
-        m.d.comb += [
-            Cover(after_reset & read.valid & write.valid & (bank_of == wbank_of), "same_bank"),
-            Cover(after_reset & asked & (expected.as_value() != 0), "reads_written_value"),
-            Cover(after_reset & read.valid & names(read.payload) & write.valid
-                  & names(write.payload) & (write.payload.data.as_value()
-                                            != shadow.as_value()), "read_while_written"),
-        ]
-        return m
+        self.covers(m, [
+            (read.valid & write.valid & (bank_of == wbank_of), "same_bank"),
+            (asked & (expected.as_value() != 0), "reads_written_value"),
+            (read.valid & names(read.payload) & write.valid & names(write.payload)
+             & (write.payload.data.as_value() != shadow.as_value()), "read_while_written"),
+        ], guard=after_reset)
 
     def _word_holds(self, m, warp, reg, shadow):
         """The register's word in its bank equals the shadow (k-induction strengthening)."""

@@ -18,14 +18,29 @@ warp's last header. It asserts:
    PRELOADING, ``pending`` + acknowledged = ``n_entries``;
 3. **the stack** holds distinct warps, each INACTIVE and not exited; stack fill +
    warps not INACTIVE + exited warps = warps; exited warps are INACTIVE.
+
+With one line per bank each bank's queue holds at most one entry, shown on its ``preload``
+output, so the harness can strengthen the induction (and k-induction closes at depth 2):
+per warp, acknowledged <= taken <= the header's entries, taken - acknowledged = the queued
+entries naming it, a PRELOADING warp's taken entries plus those still due (``remaining``
+while it streams) = the header's entries; a queued entry or a streamed region names a
+PRELOADING warp in range, and a streamed region still owes an entry. With deeper queues the
+queued entries are not all visible (``amaranth.lib.fifo.SyncFIFO``'s storage is local to its
+``elaborate``), so these are left out and the proof is BMC.
+
+Covers (after the reset cycle): a warp activated after its region's entries were
+acknowledged, a header for the top warp that does not fit (not taken), an entry word
+waiting for room in its bank's queue, a late write of a DRAINING warp freeing a line, a
+drained warp pushed back on the stack, a warp exited.
 """
 
-from amaranth import Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
+from amaranth import Cat, Signal
 from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.regless.capacity_manager import CapacityManager
-from gpurf.hw.regless.layouts import WarpState
+from gpurf.hw.regless.layouts import RegionWord, WarpState
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "CapacityManagerFormal"]
 
@@ -33,29 +48,26 @@ SMALL = {"warps": 2, "banks": 2, "lines": 4, "regs": 4, "max_entries": 4}
 """The proof configuration: 2 warps, 2 banks x 2 lines, 4 registers, up to 4 entries."""
 
 
-class CapacityManagerFormal(Elaboratable):
-    """The capacity manager in its harness (``params`` override SMALL)."""
+class CapacityManagerFormal(FormalHarness):
+    """The capacity manager in its harness (``params`` override SMALL; ``block`` a mutant
+    class)."""
 
-    def __init__(self, **params):
-        self.dut = CapacityManager(**{**SMALL, **params})
+    block = CapacityManager
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        m.d.comb += [dut.region.valid.eq(AnySeq(1)),
-                     dut.region.payload.eq(AnySeq(config.codecs["region__payload"].width))]
+        self.free_streams(m, dut.region)
         for b in range(config.banks):
             out = dut.preload[b]
-            m.d.comb += [out.ready.eq(AnySeq(1)),
-                         dut.preloaded[b].valid.eq(out.valid & out.ready),
+            self.free_ready(m, out)
+            m.d.comb += [dut.preloaded[b].valid.eq(out.valid & out.ready),
                          dut.preloaded[b].warp.eq(out.payload.warp)]
         self._scheduler(m)
         self._conservation(m)
         self._activation(m)
         self._stack(m)
-        return m
+        self._covers(m)
 
     def _is(self, warp, state):
         return self.dut.state[warp] == state
@@ -63,10 +75,7 @@ class CapacityManagerFormal(Elaboratable):
     def _scheduler(self, m):
         dut, config = self.dut, self.dut.config
         issue, written = dut.issue, dut.written
-        m.d.comb += [issue.valid.eq(AnySeq(1)),
-                     issue.payload.eq(AnySeq(config.codecs["issue__payload"].width)),
-                     written.valid.eq(AnySeq(1)),
-                     written.payload.eq(AnySeq(config.codecs["written__payload"].width))]
+        self.free_streams(m, issue, written)
         m.d.comb += Assume(~issue.valid | (issue.payload.warp < config.warps))
         m.d.comb += Assume(~written.valid | (written.payload.warp < config.warps))
         for w in range(config.warps):
@@ -101,10 +110,12 @@ class CapacityManagerFormal(Elaboratable):
         dut, config = self.dut, self.dut.config
         word = dut.region.payload
         take = dut.region.valid & dut.region.ready
+        self.expected = []
         for w in range(config.warps):
             expected = Signal(config.entry_bits + 1, name=f"expected_{w}")
             taken = Signal(config.entry_bits + 1, name=f"taken_{w}")
             acked = Signal(config.entry_bits + 1, name=f"acked_{w}")
+            self.expected.append(expected)
             header = take & ~dut.busy & (word.warp == w) & ~word.done
             entry = take & dut.busy & (dut.stream_warp == w)
             acks = sum(dut.preloaded[b].valid & (dut.preloaded[b].warp == w)
@@ -117,6 +128,39 @@ class CapacityManagerFormal(Elaboratable):
                 m.d.comb += [Assert(taken == expected), Assert(acked == expected)]
             with m.If(self._is(w, WarpState.PRELOADING)):
                 m.d.comb += Assert(dut.pending[w] + acked == expected)
+            if config.lines_per_bank == 1:
+                self._queued(m, w, expected, taken, acked)
+        if config.lines_per_bank == 1:
+            self._streams(m)
+
+    def _queued(self, m, w, expected, taken, acked):
+        """Induction strengthening where each bank's queue holds one entry, seen on its
+        ``preload`` output: warp ``w``'s entries taken and not acknowledged are the ones
+        queued, each queued entry names a PRELOADING warp, and the entries still due
+        (``remaining`` while ``w`` streams) complete the header's count."""
+        dut, config = self.dut, self.dut.config
+        queued = sum(dut.preload[b].valid & (dut.preload[b].payload.warp == w)
+                     for b in range(config.banks))
+        streaming = dut.busy & (dut.stream_warp == w)
+        m.d.comb += [Assert(acked <= taken), Assert(taken <= expected),
+                     Assert(taken - acked == queued)]
+        with m.If(self._is(w, WarpState.PRELOADING)):
+            m.d.comb += Assert(taken + (streaming * dut.remaining) == expected)
+        with m.If(streaming):
+            m.d.comb += Assert(self._is(w, WarpState.PRELOADING))
+        for b in range(config.banks):
+            with m.If(dut.preload[b].valid & (dut.preload[b].payload.warp == w)):
+                m.d.comb += Assert(self._is(w, WarpState.PRELOADING))
+
+    def _streams(self, m):
+        """Induction strengthening: queued entries and the streamed region name warps in
+        range; a streamed region still owes an entry."""
+        dut, config = self.dut, self.dut.config
+        m.d.comb += [Assert(~dut.preload[b].valid | (dut.preload[b].payload.warp
+                                                     < config.warps))
+                     for b in range(config.banks)]
+        m.d.comb += Assert(~dut.busy | ((dut.stream_warp < config.warps)
+                                        & (dut.remaining != 0)))
 
     def _stack(self, m):
         dut, config = self.dut, self.dut.config
@@ -138,3 +182,26 @@ class CapacityManagerFormal(Elaboratable):
                                      Assert(~dut.exited[w])]
                 for j in range(i):
                     m.d.comb += Assert(dut.stack[j] != warp)
+
+    def _covers(self, m):
+        dut, config = self.dut, self.dut.config
+        region, written, word = dut.region, dut.written, dut.region.payload
+        was_active = Signal(config.warps)
+        m.d.sync += was_active.eq(dut.eligible)
+        draining = [self._is(w, WarpState.DRAINING) for w in range(config.warps)]
+        activated = Cat(dut.eligible[w] & ~was_active[w] & (self.expected[w] != 0)
+                        for w in range(config.warps))
+        late = Cat(written.valid & (written.payload.warp == w) & draining[w]
+                   for w in range(config.warps))
+        drained = Cat(draining[w] & ~dut.outstanding[w].as_value().any()
+                      for w in range(config.warps))
+        self.covers(m, [
+            (activated.any(), "activated"),
+            (region.valid & ~region.ready & ~dut.busy & dut.want.valid & ~word.done
+             & (word.kind == RegionWord.HEADER) & (word.warp == dut.stack[0]),
+             "header_does_not_fit"),
+            (region.valid & ~region.ready & dut.busy, "entry_waits"),
+            (late.any(), "late_write"),
+            (drained.any(), "drained"),
+            (dut.exited.any(), "exited"),
+        ], guard=self.running)

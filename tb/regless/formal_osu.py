@@ -24,11 +24,12 @@ banks in one cycle, a reserve on both reserve ports at once, a preload hit, a pr
 fetched, an eviction written back, a merged offer waiting while another bank also offers.
 """
 
-from amaranth import Const, Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Const, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.regless.osu import Osu
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "OsuFormal"]
 
@@ -40,25 +41,19 @@ paper's two instructions per cycle (4 read, 2 reserve, 2 write, 4 release ports)
 KINDS = ("read", "reserve", "write", "release")
 
 
-class OsuFormal(Elaboratable):
+class OsuFormal(FormalHarness):
     """The OSU with free inputs and the rules above (``params`` override SMALL; ``block``
     a mutant class to check that the harness kills it)."""
 
-    def __init__(self, *, block=Osu, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = Osu
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        ports = [*(p for kind in KINDS for p in getattr(dut, kind)), *dut.preload, dut.fill]
-        for port in ports:
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(port.payload.shape().size))]
-        m.d.comb += [dut.fetch.ready.eq(AnySeq(1)), dut.writeback.ready.eq(AnySeq(1))]
-        after_reset = Signal()
-        m.d.sync += after_reset.eq(1)
+        self.free_streams(m, *(p for kind in KINDS for p in getattr(dut, kind)),
+                          *dut.preload, dut.fill)
+        self.free_ready(m, dut.fetch, dut.writeback)
+        after_reset = self.after_reset
         self._bank_streams(m, after_reset)
         with m.If(after_reset):
             for kind in KINDS:
@@ -67,7 +62,6 @@ class OsuFormal(Elaboratable):
         self._read_answers(m, after_reset)
         self._merged(m, after_reset)
         self._covers(m, after_reset)
-        return m
 
     def _target(self, kind, port):
         bits = self.dut.config.bank_bits
@@ -133,23 +127,15 @@ class OsuFormal(Elaboratable):
         for b, bank in enumerate(self.dut.banks):
             for name in ("fetch", "writeback"):
                 stream = getattr(bank, name)
-                waited = Signal(name=f"bank{b}_{name}_waited")
-                before = Signal(stream.payload.shape(), name=f"bank{b}_{name}_before")
-                m.d.sync += [waited.eq(stream.valid & ~stream.ready), before.eq(stream.payload)]
-                with m.If(after_reset & waited):
-                    m.d.comb += [Assume(stream.valid),
-                                 Assume(stream.payload.as_value() == before.as_value())]
+                self.assume_held(m, stream.valid, stream.ready, stream.payload,
+                                 name=f"bank{b}_{name}", guard=after_reset)
 
     def _merged(self, m, after_reset):
         dut = self.dut
         for name in ("fetch", "writeback"):
             out = getattr(dut, name)
-            waited = Signal(name=f"{name}_waited")
-            before = Signal(out.payload.shape(), name=f"{name}_before")
-            m.d.sync += [waited.eq(out.valid & ~out.ready), before.eq(out.payload)]
-            with m.If(after_reset & waited):
-                m.d.comb += [Assert(out.valid),
-                             Assert(out.payload.as_value() == before.as_value())]
+            self.assert_held(m, out.valid, out.ready, out.payload, name=name,
+                             guard=after_reset)
             offering = 0
             for b, bank in enumerate(dut.banks):
                 source = getattr(bank, name)
@@ -192,4 +178,4 @@ class OsuFormal(Elaboratable):
             (dut.writeback.valid & dut.writeback.ready, "eviction"),
             (dut.fetch.valid & ~dut.fetch.ready & waiting, "merged_offer_waits"),
         ]
-        m.d.comb += [Cover(after_reset & condition, name) for condition, name in events]
+        self.covers(m, events, guard=after_reset)

@@ -17,13 +17,19 @@ erased), the ``value`` written and the ``tag`` the line had then. It asserts:
   written; a line on the dirty list is written, one on the clean or free list is not; the
   line chosen for eviction is on the dirty list and, once read out, the data port's output
   register holds its value.
+
+Covers (after the reset cycle): an eviction (an unsaved value leaves on ``writeback``), a
+request waiting for one (a line chosen for eviction), a clean line reused by an allocation
+(no free line), a read answering an unsaved value, a fill of a preload miss, an unsaved
+value erased by a release.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth import Cat, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.regless.osu_bank import OsuBank
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "OsuBankFormal"]
 
@@ -31,24 +37,21 @@ SMALL = {"lines": 4, "warps": 2, "regs": 4, "lanes": 1, "data_width": 2}
 """The proof configuration: 4 lines, 2 warps x 4 registers, one 2-bit lane."""
 
 
-class OsuBankFormal(Elaboratable):
-    """The bank with free inputs and the invariants above (``params`` override SMALL)."""
+class OsuBankFormal(FormalHarness):
+    """The bank with free inputs and the invariants above (``params`` override SMALL;
+    ``block`` a mutant class)."""
 
-    def __init__(self, **params):
-        self.dut = OsuBank(**{**SMALL, **params})
+    block = OsuBank
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.read, dut.reserve, dut.write, dut.preload, dut.fill, dut.release):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(port.payload.shape().size))]
-        m.d.comb += [dut.fetch.ready.eq(AnySeq(1)), dut.writeback.ready.eq(AnySeq(1))]
+        self.free_streams(m, dut.read, dut.reserve, dut.write, dut.preload, dut.fill,
+                          dut.release)
+        self.free_ready(m, dut.fetch, dut.writeback)
         self._lists(m)
         self._shadow(m)
-        return m
+        self._covers(m)
 
     def _lists(self, m):
         dut = self.dut
@@ -74,6 +77,7 @@ class OsuBankFormal(Elaboratable):
         dut, config = self.dut, self.dut.config
         write, rel = dut.write.payload, dut.release.payload
         rd_check, rd_value = Signal(), Signal(config.value_layout)
+        self.read_checked, self.erased_unsaved = rd_check, []
         m.d.sync += rd_check.eq(0)
         with m.If(rd_check):
             m.d.comb += Assert(dut.read_resp.payload == rd_value)
@@ -102,8 +106,20 @@ class OsuBankFormal(Elaboratable):
                              Assert(mem.data == value)]
             with m.If((dut.chosen | dut.held) & (dut.evict_line == i) & dut.held):
                 m.d.comb += Assert(dut.data_read.data == mem.data)
+            self.erased_unsaved.append(erased & unsaved)
             hits = (dut.read.valid & dut.read.ready & ~dut.free[i] & unsaved
                     & (dut.tags[i].warp == dut.read.payload.warp)
                     & (dut.tags[i].reg == dut.read.payload.reg))
             with m.If(hits):
                 m.d.sync += [rd_check.eq(1), rd_value.eq(value)]
+
+    def _covers(self, m):
+        dut = self.dut
+        self.covers(m, [
+            (dut.writeback.valid & dut.writeback.ready, "eviction"),
+            (dut.chosen, "eviction_chosen"),
+            (dut.reserve_resp.valid & ~dut.free.any() & dut.clean.any(), "clean_reused"),
+            (self.read_checked, "read_unsaved"),
+            (dut.fill.valid & dut.fill.ready & dut.preloaded.valid, "fill"),
+            (Cat(self.erased_unsaved).any(), "erased_unsaved"),
+        ], guard=self.running)

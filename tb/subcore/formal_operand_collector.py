@@ -27,13 +27,14 @@ grants) and asserts:
 
 import itertools
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert
 from amaranth.lib import data
 
 from gpurf.hw.gates import or_all
 from gpurf.hw.subcore.operand_collector import OperandCollector
+
+from ..formal_base import FormalHarness, popcount
 
 __all__ = ["SMALL", "OperandCollectorFormal"]
 
@@ -42,24 +43,20 @@ SMALL = {"cus": 2, "banks": 2, "operands": 3, "lanes": 1, "data_width": 2, "slot
 """The proof configuration: 2 CUs, 2 banks, 3 operands, 2-bit registers, latency 1."""
 
 
-def _popcount(bits):
-    return sum(bits[i] for i in range(len(bits)))
-
-
-class OperandCollectorFormal(Elaboratable):
+class OperandCollectorFormal(FormalHarness):
     """The collector with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, *, block=OperandCollector, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = OperandCollector
+    SMALL = SMALL
+
+    def __init__(self, *, block=None, **params):
+        super().__init__(block=block, **params)
         cus = self.dut.config.cus
         self.older = [[Signal(name=f"shadow_older_{i}_{j}") for j in range(cus)]
                       for i in range(cus)]
         """Shadow allocation order: ``older[i][j]``, CU ``i`` allocated before CU ``j``."""
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = self.dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def check(self, m):
         self._drive(m)
         allocating = self._issue_register(m)
         self._age(m)
@@ -68,7 +65,6 @@ class OperandCollectorFormal(Elaboratable):
         self._operands(m, in_flight)
         self._dispatch(m, arriving, allocating)
         self._covers(m)
-        return m
 
     def _issue_register(self, m):
         """The shadow issue register; returns "its instruction is allocated this cycle"."""
@@ -76,19 +72,19 @@ class OperandCollectorFormal(Elaboratable):
         self.buffered = Signal(name="shadow_buffered")
         self.buffer = Signal(config.issue_layout.size, name="shadow_buffer")
         freed = Cat(dut.selected[c] & dut.dispatch.ready for c in range(config.cus))
-        self.free = Signal(config.cus, name="shadow_free")
-        m.d.comb += self.free.eq(Cat(~unit.busy for unit in dut.units) | freed)
+        self.free_cus = Signal(config.cus, name="shadow_free")
+        m.d.comb += self.free_cus.eq(Cat(~unit.busy for unit in dut.units) | freed)
         allocating = Signal(name="shadow_allocating")
         m.d.comb += [
-            allocating.eq(self.buffered & self.free.any()),
-            Assert(dut.issue.ready == (~self.buffered | self.free.any())),
+            allocating.eq(self.buffered & self.free_cus.any()),
+            Assert(dut.issue.ready == (~self.buffered | self.free_cus.any())),
         ]
         with m.If(dut.issue.valid & dut.issue.ready):
             m.d.sync += [self.buffered.eq(1), self.buffer.eq(dut.issue.payload)]
         with m.Elif(allocating):
             m.d.sync += self.buffered.eq(0)
         for c, unit in enumerate(dut.units):
-            lowest = self.free[c] & ~self.free[:c].any() if c else self.free[c]
+            lowest = self.free_cus[c] & ~self.free_cus[:c].any() if c else self.free_cus[c]
             m.d.comb += Assert(unit.allocate == (allocating & lowest))
         return allocating
 
@@ -100,20 +96,20 @@ class OperandCollectorFormal(Elaboratable):
         for bank, grant in enumerate(dut.grants):
             pending = Cat(unit.pending[i] & unit.bank[i][bank]
                           for unit in dut.units for i in range(config.operands))
-            conflicts.append(grant.any() & (_popcount(pending) >= 2))
+            conflicts.append(grant.any() & (popcount(pending) >= 2))
         blocked = []
         for bank in range(config.banks):
             pending = Cat(unit.pending[i] & unit.bank[i][bank]
                           for unit in dut.units for i in range(config.operands))
             blocked.append(dut.write[bank] & pending.any())
-        m.d.comb += [
-            Cover(Cat(conflicts).any(), "bank_conflict"),
-            Cover(~dut.issue.ready, "full"),
-            Cover(dut.dispatch.valid & dut.dispatch.ready, "dispatch"),
-            Cover(dut.dispatch.valid & ~dut.dispatch.ready, "dispatch_refused"),
-            Cover(Cat(unit.free & unit.allocate for unit in dut.units).any(), "turnaround"),
-            Cover(Cat(blocked).any(), "write_blocks_read"),
-        ]
+        self.covers(m, [
+            (Cat(conflicts).any(), "bank_conflict"),
+            (~dut.issue.ready, "full"),
+            (dut.dispatch.valid & dut.dispatch.ready, "dispatch"),
+            (dut.dispatch.valid & ~dut.dispatch.ready, "dispatch_refused"),
+            (Cat(unit.free & unit.allocate for unit in dut.units).any(), "turnaround"),
+            (Cat(blocked).any(), "write_blocks_read"),
+        ])
 
     def _age(self, m):
         """The shadow allocation order follows the allocations."""
@@ -131,21 +127,11 @@ class OperandCollectorFormal(Elaboratable):
 
     def _drive(self, m):
         """Free inputs; ``issue`` follows the stream rule."""
-        dut, config = self.dut, self.dut.config
-        m.d.comb += [
-            dut.issue.valid.eq(AnySeq(1)),
-            dut.issue.payload.eq(AnySeq(dut.config.issue_layout.size)),
-            dut.dispatch.ready.eq(AnySeq(1)),
-            dut.write.eq(AnySeq(config.banks)),
-        ]
-        for port in dut.read:
-            m.d.comb += port.data.eq(AnySeq(dut.config.register_layout.size))
-        stalled = Signal()
-        payload = Signal(dut.config.issue_layout.size)
-        m.d.sync += [stalled.eq(dut.issue.valid & ~dut.issue.ready),
-                     payload.eq(dut.issue.payload)]
-        with m.If(stalled & ~ResetSignal()):
-            m.d.comb += Assume(dut.issue.valid & (dut.issue.payload.as_value() == payload))
+        dut = self.dut
+        self.free_streams(m, dut.issue)
+        self.free_ready(m, dut.dispatch)
+        self.free(m, dut.write, *(port.data for port in dut.read))
+        self.assume_held(m, dut.issue.valid, dut.issue.ready, dut.issue.payload)
 
     def _request(self, r):
         """CU and operand index of request port ``r``."""
@@ -198,10 +184,10 @@ class OperandCollectorFormal(Elaboratable):
         for r in range(config.requests):
             unit, i = self._request(r)
             cu = r // config.operands
-            with m.If(arriving[r] & ~ResetSignal()):
+            with m.If(arriving[r] & self.running):
                 m.d.comb += Assert(unit.busy & unit.valid[i]
                                    & (unit.data[i].as_value() == dut.read[bank].data.as_value()))
-            with m.If(arrived[r] & kept[cu] & ~ResetSignal()):
+            with m.If(arrived[r] & kept[cu] & self.running):
                 m.d.comb += Assert(unit.busy & unit.ready[i]
                                    & (unit.data[i].as_value() == data))
 
@@ -214,7 +200,7 @@ class OperandCollectorFormal(Elaboratable):
             shadow = Signal(config.queue_bits + 1, name=f"shadow_queue_{bank}")
             posted = [operand.valid & self._in_bank(instr.warp, operand.reg, bank)
                       for operand in instr.operand]
-            m.d.sync += shadow.eq(shadow + _popcount(Cat(p & transfer for p in posted))
+            m.d.sync += shadow.eq(shadow + popcount(Cat(p & transfer for p in posted))
                                   - grant.any())
             m.d.comb += Assert(dut.queue_len[bank] == shadow)
 
@@ -231,7 +217,7 @@ class OperandCollectorFormal(Elaboratable):
             flying = Cat(stage[r] for stage in in_flight).any()
             states = Cat(unit.pending[i], flying, unit.ready[i])
             with m.If(unit.busy & unit.valid[i]):
-                m.d.comb += Assert(_popcount(states) == 1)
+                m.d.comb += Assert(popcount(states) == 1)
             with m.If(~unit.busy):
                 m.d.comb += Assert(~unit.pending[i] & ~flying)
             with m.If(unit.busy & ~unit.valid[i]):
@@ -260,17 +246,13 @@ class OperandCollectorFormal(Elaboratable):
                 for i in range(config.operands):
                     expected = Mux(unit.valid[i], unit.data[i].as_value(), 0)
                     m.d.comb += Assert(payload.data[i].as_value() == expected)
-        held = Signal()
-        offered = Signal(config.dispatch_layout.size)
-        m.d.sync += [held.eq(dut.dispatch.valid & ~dut.dispatch.ready),
-                     offered.eq(payload)]
-        with m.If(held & ~ResetSignal()):
-            m.d.comb += Assert(dut.dispatch.valid & (payload.as_value() == offered))
-        with m.Elif(dut.dispatch.valid):
+        held = self.assert_held(m, dut.dispatch.valid, dut.dispatch.ready, payload,
+                                name="dispatch")
+        with m.If(~(held & self.running) & dut.dispatch.valid):
             for c in range(config.cus):
                 for o in range(config.cus):
                     if o != c:
                         m.d.comb += Assert(~(selected[c] & complete[o] & self.older[o][c]))
         busy = Signal(range(config.cus + 1))
         m.d.sync += busy.eq(busy + allocating - (dut.dispatch.valid & dut.dispatch.ready))
-        m.d.comb += Assert(busy == _popcount(Cat(u.busy for u in dut.units)))
+        m.d.comb += Assert(busy == popcount(Cat(u.busy for u in dut.units)))

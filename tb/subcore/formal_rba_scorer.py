@@ -1,11 +1,12 @@
 """Formal harness of ``subcore.rba_scorer``: each score is the saturated sum of the delayed
 queue lengths of the slot's valid operands."""
 
-from amaranth import Elaboratable, Module, Mux, Signal
-from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Cover
+from amaranth import Mux, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.subcore.rba_scorer import RbaScorer
+
+from ..formal_base import FormalHarness
 
 __all__ = ["RbaScorerFormal"]
 
@@ -13,7 +14,7 @@ SMALL = {"slots": 2, "operands": 2, "banks": 2, "cus": 1, "score_width": 2, "sco
 """A small configuration whose sums (up to 2 x 3) overflow the 2-bit score."""
 
 
-class RbaScorerFormal(Elaboratable):
+class RbaScorerFormal(FormalHarness):
     """For any operands and queue lengths, in every cycle ``score[s]`` equals
     ``min(sum of queue_len(t - L)[bank] over the valid operands of slot s, 2**w - 1)``,
     with the operands of cycle ``t - 1`` when ``L >= 1`` (of cycle ``t`` when ``L = 0``).
@@ -22,15 +23,14 @@ class RbaScorerFormal(Elaboratable):
     computes the sum with comparisons and a plain adder, not the block's bank switch.
     """
 
-    def __init__(self, *, block=RbaScorer, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = RbaScorer
+    SMALL = SMALL
+    RESET_FIRST = False
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = dut = self.dut
+    def check(self, m):
+        dut = self.dut
         config = dut.config
-        m.d.comb += [dut.slot.eq(AnySeq(len(dut.slot.as_value()))),
-                     dut.queue_len.eq(AnySeq(len(dut.queue_len.as_value())))]
+        self.free(m, dut.slot, dut.queue_len)
         queues, slots = dut.queue_len, dut.slot
         for stage in range(config.score_latency):
             older = Signal(config.queue_layout, name=f"ref_queue_{stage + 1}")
@@ -42,12 +42,11 @@ class RbaScorerFormal(Elaboratable):
         for s in range(config.slots):
             m.d.comb += Assert(dut.score[s] == self._reference(slots[s], queues))
         # The events: a saturated score, and two slots with different non-zero scores.
-        m.d.comb += [
-            Cover(dut.score[0] == config.score_max, "saturated"),
-            Cover((dut.score[0] != 0) & (dut.score[1] != 0) & (dut.score[0] != dut.score[1]),
-                  "distinct_scores"),
-        ]
-        return m
+        self.covers(m, [
+            (dut.score[0] == config.score_max, "saturated"),
+            ((dut.score[0] != 0) & (dut.score[1] != 0) & (dut.score[0] != dut.score[1]),
+             "distinct_scores"),
+        ])
 
     def _reference(self, operands, queues):
         config = self.dut.config

@@ -1,14 +1,20 @@
 """Formal harness of ``subcore.subcore_assigner``: the spec's table formula, group coverage
 with permutation entries, and the restart on kernel launch."""
 
-from amaranth import Cat, Elaboratable, Module, Mux, Signal
-from amaranth.asserts import AnyConst, AnySeq
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.asserts import AnyConst
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.subcore.configs import MODE_HASHED, RR_ENTRY, WARPS_PER_ENTRY
 from gpurf.hw.subcore.subcore_assigner import SubcoreAssigner
 
-__all__ = ["SubcoreAssignerFormal"]
+from ..formal_base import FormalHarness
+
+__all__ = ["SMALL", "SubcoreAssignerFormal"]
+
+SMALL = {"subcores": 4}
+"""The proof configuration: 4 sub-cores (a table byte holds 4 warps' sub-cores); the table
+depth is the harness's ``depth``."""
 
 
 def entry_subcore(entry, j):
@@ -16,7 +22,7 @@ def entry_subcore(entry, j):
     return Cat(entry[7 - j], entry[3 - j])
 
 
-class SubcoreAssignerFormal(Elaboratable):
+class SubcoreAssignerFormal(FormalHarness):
     """A 4-sub-core assigner under any warp/launch strobes, table writes and a fixed mode.
 
     The harness keeps a shadow table (written like the block's, round robin after reset),
@@ -32,18 +38,20 @@ class SubcoreAssignerFormal(Elaboratable):
       4 different sub-cores, so every full group covers all 4.
     """
 
-    def __init__(self, *, block=SubcoreAssigner, depth=4, shuffle_like=True):
-        self.dut = block(subcores=4, depth=depth)
+    block = SubcoreAssigner
+    SMALL = SMALL
+    RESET_FIRST = False
+
+    def __init__(self, *, block=None, depth=4, shuffle_like=True):
+        super().__init__(block=block, depth=depth)
         self.shuffle_like = shuffle_like
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = dut = self.dut
+    def check(self, m):
+        dut = self.dut
         depth = dut.config.depth
         mode = AnyConst(1)
-        m.d.comb += [dut.warp.eq(AnySeq(1)), dut.launch.eq(AnySeq(1)), dut.mode.eq(mode),
-                     dut.table_we.eq(AnySeq(1)), dut.table_index.eq(AnySeq(len(dut.table_index))),
-                     dut.table_data.eq(AnySeq(8))]
+        self.free(m, dut.warp, dut.launch, dut.table_we, dut.table_index, dut.table_data)
+        m.d.comb += dut.mode.eq(mode)
         if self.shuffle_like:
             m.d.comb += Assume(self._is_permutation(dut.table_data))
         table = [Signal(8, init=RR_ENTRY, name=f"shadow_{k}") for k in range(depth)]
@@ -84,12 +92,11 @@ class SubcoreAssignerFormal(Elaboratable):
         # The events: a hashed group's last warp after a table write, a launch mid-group.
         written = Signal()
         m.d.sync += written.eq(written | dut.table_we)
-        m.d.comb += [
-            Cover(dut.warp & (mode == MODE_HASHED) & written & (j == WARPS_PER_ENTRY - 1)
-                  & (now != 0) & (entry != RR_ENTRY), "hashed_group_after_write"),
-            Cover(dut.launch & (count % WARPS_PER_ENTRY != 0), "launch_mid_group"),
-        ]
-        return m
+        self.covers(m, [
+            (dut.warp & (mode == MODE_HASHED) & written & (j == WARPS_PER_ENTRY - 1)
+             & (now != 0) & (entry != RR_ENTRY), "hashed_group_after_write"),
+            (dut.launch & (count % WARPS_PER_ENTRY != 0), "launch_mid_group"),
+        ])
 
     @staticmethod
     def _is_permutation(byte):
