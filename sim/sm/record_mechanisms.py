@@ -52,8 +52,8 @@ def record_compression(folder, kernel: str, size: str, quality: str = "perfect",
     from .run import run_kernel
 
     config = config or compression_config()
-    cp = compile_kernel(kernel, floats=tune_formats(kernel, quality))
     traces, sub_cores = record_run(folder, kernel, size, config)
+    cp = compile_kernel(kernel, floats=tune_formats(kernel, quality))
     traces.source["mechanism"] = f"compression:{quality}"
     blocks = sub_cores(None)[1]
     storages = []
