@@ -162,3 +162,16 @@ def test_cli_record_mechanism_bad_input(capsys, tmp_path, argv, message):
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_records_the_baseline_on_fermi(capsys, tmp_path):
+    """fermi's 2-sub-core assigner lacks the ``mode`` and ``table_*`` ports the SM drives
+    (at 0); the recording leaves them out instead of failing."""
+    code, _, err = run_cli(capsys, "sm", "run", KERNEL, "--preset", "fermi", "--record",
+                           tmp_path / "t")
+    assert code == 0, err
+    paths = sorted((tmp_path / "t").glob("*.trace"))
+    assigner = [p for p in paths if Trace(p).block == "subcore.subcore_assigner"]
+    assert len(assigner) == 1 and Trace(assigner[0]).params["subcores"] == 2
+    for path in paths:
+        assert _step_all(Trace(path)) == -1, path
