@@ -24,7 +24,7 @@ from gpurf.hw.registry import Block
 from gpurf.tb.harness import BenchConfig, port_map
 
 from .cache import cache_key, text_digest, tool_key
-from .toolchain import SIMULATORS, activate, missing_simulator
+from .toolchain import SIMULATORS, activate, missing_simulator, verilator_build_args
 from .verilog import build_dir, write_verilog
 
 __all__ = ["BenchBuildError", "BenchRunError", "CosimResult", "SimulatorMissingError",
@@ -110,7 +110,8 @@ def build_model(block: Block, params: dict[str, Any], *, sim: str, waves: bool,
     from cocotb_tools.runner import get_runner
 
     config = _public_ports(block, params) if sim == "verilator" else ""
-    args = list(_ICARUS_ARGS) if sim == "icarus" else list(_VERILATOR_ARGS)
+    args = (list(_ICARUS_ARGS) if sim == "icarus" else
+            [*_VERILATOR_ARGS, *verilator_build_args(block.qualname)])
     digest = cache_key(text_digest(source.read_bytes()), sim, waves, args, config, tool_key())
     mode = f"{sim}-waves" if waves else sim
     folder = build_dir(block, params, root) / f"build-{mode}-{digest[:12]}"

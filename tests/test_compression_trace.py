@@ -26,7 +26,8 @@ def recorded(tmp_path_factory):
 
 def test_a_kernels_reads_go_through_the_read_path(recorded):
     run, reads = recorded
-    assert run.stats["timing"].values["reads"] > reads.reads > 1000
+    assert run.stats["timing"].values["reads"] == reads.reads > 1000
+    assert 0 < reads.wide < reads.reads  # 64-bit halves recorded too
     assert reads.cycles >= reads.reads + reads.entries
     trace = Trace(reads.path)
     assert trace.check_block()[0].qualname == BLOCK
@@ -63,6 +64,20 @@ class _WrongAnswer(ReadPathRecording):
 def test_a_wrong_register_file_answer_is_caught(tmp_path, monkeypatch):
     monkeypatch.setattr(compression_trace, "ReadPathRecording", _WrongAnswer)
     with pytest.raises(AssertionError, match=r"read path: operand .* lane 3 "):
+        record_read_path("vecadd", "test", tmp_path / "t.trace", floats=FP16)
+
+
+class _LowEntryForBothHalves(ReadPathRecording):
+    """The high word of a two-entry 64-bit register read through its low entry."""
+
+    @staticmethod
+    def _entry(half, words):
+        return 0
+
+
+def test_a_high_word_read_through_the_wrong_entry_is_caught(tmp_path, monkeypatch):
+    monkeypatch.setattr(compression_trace, "ReadPathRecording", _LowEntryForBothHalves)
+    with pytest.raises(AssertionError, match=r"read path: operand "):
         record_read_path("vecadd", "test", tmp_path / "t.trace", floats=FP16)
 
 

@@ -191,7 +191,7 @@ def test_cli_records(capsys, tmp_path):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--no-timing"], "--record needs --timing"),
-    (["--mechanism", "wir"], "of the mechanisms, only greener is recorded"),
+    (["--mechanism", "regless"], "of the mechanisms, compression, greener, wir"),
     (["--mechanism", "greener:always"], "unknown GReEneR policy 'always'"),
     (["--existing"], "already holds traces"),
 ])

@@ -124,8 +124,10 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     if wake and record_dir is not None:
         raise BadInput("--record runs GReEneR at the default wake-up point and latency; drop "
                        "--wake-at and --wake-latency")
-    if record_dir is not None and (not timing or (mechanism is not None and not greener)):
-        raise BadInput("--record needs --timing; of the mechanisms, only greener is recorded")
+    if record_dir is not None and (not timing or (mechanism is not None and
+                                                  mechanism.partition(":")[0] not in RECORDED)):
+        raise BadInput(f"--record needs --timing; of the mechanisms, {', '.join(RECORDED)} "
+                       "are recorded")
     if sim is not None and rtl is None:
         raise BadInput("--sim needs --rtl")
     if rtl is not None and (mechanism is not None or not timing or check_values
@@ -140,7 +142,8 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
-        _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json, wake)
+        _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json, wake,
+                       record_dir)
         return
     config = None
     if timing:
@@ -219,9 +222,12 @@ def sm_bench(kernels, size, schedulers, as_json):
 MECHANISMS = ("compression", "greener", "regless", "wir")
 """Mechanisms ``sm run --mechanism`` puts in the SM."""
 
+RECORDED = ("compression", "greener", "wir")
+"""Mechanisms ``sm run --mechanism M --record DIR`` records (docs/traces.md)."""
+
 
 def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json,
-                   wake=None):
+                   wake=None, record_dir=None):
     """``sm run --mechanism M[:CONFIG]``: the mechanism's run beside the baseline; exit 1 on
     an output mismatch."""
     name, _, variant = mechanism.partition(":")
@@ -252,9 +258,9 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
     if name == "regless":
         _run_regless(kernel, size, variant, config, as_json)
     elif name == "wir":
-        _run_wir(kernel, size, variant or "RLPV", config, as_json)
+        _run_wir(kernel, size, variant or "RLPV", config, as_json, record_dir)
     else:
-        _run_compression(kernel, size, variant or "perfect", config, as_json)
+        _run_compression(kernel, size, variant or "perfect", config, as_json, record_dir)
 
 
 def _run_greener(kernel, size, policy, as_json, wake_at="issue", latency=1):
@@ -276,15 +282,20 @@ def _run_greener(kernel, size, policy, as_json, wake_at="issue", latency=1):
         sys.exit(1)
 
 
-def _run_wir(kernel, size, variant, config, as_json):
+def _run_wir(kernel, size, variant, config, as_json, record_dir=None):
+    from gpurf.sim.sm.record_mechanisms import record_wir
     from gpurf.sim.sm.values import ValueMismatchError
     from gpurf.sim.sm.wir import CONFIGS, run_wir
 
     if variant not in CONFIGS:
         raise BadInput(f"unknown WIR configuration {variant!r}; known: {', '.join(CONFIGS)}")
     try:
-        with kernel_errors():
-            result = run_wir(kernel, variant, size, sm=config)
+        with kernel_errors(), errors_as(FileExistsError, OSError):
+            if record_dir is None:
+                result = run_wir(kernel, variant, size, sm=config)
+            else:
+                result, paths = record_wir(record_dir, kernel, size, variant, sm=config)
+                click.echo(f"recorded {len(paths)} traces into {record_dir}", err=True)
     except ValueMismatchError as error:
         click.echo(f"FAIL {kernel} ({size}, wir:{variant}): {error}", err=True)
         sys.exit(1)
@@ -329,9 +340,10 @@ def _run_regless(kernel, size, variant, config, as_json):
     sys.exit(0 if result["passed"] else 1)
 
 
-def _run_compression(kernel, size, quality, config, as_json):
+def _run_compression(kernel, size, quality, config, as_json, record_dir=None):
     from gpurf.sim.reproduce.compression import fermi
     from gpurf.sim.sm.compression import QUALITY, TableOverflowError, run_compressed
+    from gpurf.sim.sm.record_mechanisms import record_compression
     from gpurf.sim.sm.run import run_kernel
     from gpurf.sim.sm.values import ValueMismatchError
 
@@ -339,8 +351,13 @@ def _run_compression(kernel, size, quality, config, as_json):
         raise BadInput(f"unknown compression quality {quality!r}; known: {', '.join(QUALITY)}")
     config = config or fermi()
     try:
-        with kernel_errors(), errors_as(TableOverflowError):
-            run, cp = run_compressed(kernel, size, config, level=quality)
+        with kernel_errors(), errors_as(TableOverflowError, FileExistsError, OSError):
+            if record_dir is None:
+                run, cp = run_compressed(kernel, size, config, level=quality)
+            else:
+                run, cp, _, paths = record_compression(record_dir, kernel, size, quality,
+                                                       config=config)
+                click.echo(f"recorded {len(paths)} traces into {record_dir}", err=True)
             base = run_kernel(kernel, size, timing=config)
     except ValueMismatchError as error:
         click.echo(f"FAIL {kernel} ({size}, compression:{quality}): {error}", err=True)

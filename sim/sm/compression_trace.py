@@ -11,8 +11,18 @@ it was when the SM read it. Every port of every cycle goes to a trace file
 
 Each collected operand is also checked against the SM's own read: in the lanes the SM
 read, its low ``width`` bits equal the value the compressed file returned (the golden
-path and the SM's storage agree). Reads of 64-bit registers (two entries) and predicates
-are not recorded: the path reads one 32-bit operand.
+path and the SM's storage agree).
+
+**64-bit registers.** The SM reads a 64-bit register as two 32-bit words (its low half,
+then its high half: :mod:`.values`). A 64-bit value of more than 8 slices has two entries
+(:mod:`gpurf.sim.passes.compression.slices`: its low 8 slices and the rest, two
+architectural registers as in SASS), so each half is one request on its own entry, all 32
+bits compared. A 64-bit value of at most 8 slices has one entry: its low half is a request
+on it; its high half is that request again (the operand collector fills the high word
+from the operand's sign, or with zeros), checked as the fill of the collected operand.
+**Predicates** are not stored in the compressed file (they live in their own file, as on
+the GPU, and take no slices); the SM neither reads nor checks them through the storage,
+so there is no predicate read to record.
 """
 
 from collections import deque
@@ -29,7 +39,7 @@ from gpurf.hw.registry import get_block
 from .compression import CompressedStorage, compile_kernel, mechanism
 from .config import SMConfig
 
-__all__ = ["ReadPathRecording", "RecordedReads", "record_read_path"]
+__all__ = ["ReadPathRecording", "RecordedReads", "record_read_path", "trace_file"]
 
 BLOCK = "compression.read_path"
 
@@ -48,6 +58,8 @@ class _Read:
     want: np.ndarray
     lanes: np.ndarray
     width: int
+    fill: bool = False
+    """The high word of a one-entry 64-bit value: the SM's word is the operand's fill."""
 
 
 @dataclass
@@ -60,21 +72,33 @@ class RecordedReads:
     reads: int
     entries: int
     skipped: dict = field(default_factory=dict)
+    wide: int = 0
+    """Of ``reads``, the halves of 64-bit registers."""
+
+
+def trace_file(path, source: dict):
+    """``wrap(qualname, params, model)`` recording into the one trace file ``path`` (the
+    shape of :meth:`gpurf.sim.sm.record.TraceFolder.wrap` without a folder)."""
+    def wrap(qualname: str, params: dict, model) -> Recorder:
+        block = get_block(qualname)
+        header = {"block": qualname, "params": params, "seed": None, "sm": None,
+                  "unmodeled": [], "source": source}
+        return Recorder(model, TraceWriter(path, layout_of(block.build(params)), header))
+    return wrap
 
 
 class ReadPathRecording(CompressedStorage):
     """:class:`~.compression.CompressedStorage` recording its reads through the read path
-    (module docstring) into the trace ``path``; :meth:`close` ends it."""
+    (module docstring); ``wrap(qualname, params, model)`` gives the recording model
+    (:func:`trace_file`, :meth:`gpurf.sim.sm.record.TraceFolder.wrap`). :meth:`finish`
+    lets the path empty, :meth:`close` also closes the trace."""
 
-    def __init__(self, program, cp, path, source: dict):
+    def __init__(self, program, cp, wrap):
         super().__init__(program, cp)
-        block = get_block(BLOCK)
-        self.params = block.resolve()
+        self.params = get_block(BLOCK).resolve()
         self.model = ReadPath(**self.params)
-        header = {"block": BLOCK, "params": self.params, "seed": None, "sm": None,
-                  "unmodeled": [], "source": source}
-        self.writer = TraceWriter(path, layout_of(block.build(self.params)), header)
-        self.recorder = Recorder(self.model, self.writer)
+        self.recorder = wrap(BLOCK, self.params, self.model)
+        self.writer = self.recorder.writer
         self.ports = self.model.ports
         self.numbers, self.arch = self._table(cp)
         self.queue: deque[_Read] = deque()
@@ -82,20 +106,18 @@ class ReadPathRecording(CompressedStorage):
         self.inflight: deque[_Read] = deque()
         self.rf_data = 0
         self.recorded = 0
-        self.skipped = {"wide or predicate": 0, "unwritten": 0}
+        self.wide = 0
+        self.skipped = {"unwritten": 0}
         self._load()
 
     def _table(self, cp):
-        """Architectural register per distinct entry (table order), and per recordable
-        virtual register (one entry, at most 32 bits, not a predicate) its number."""
+        """Architectural register per distinct entry (table order), and per virtual
+        register and entry (``(vreg, k)``) its number."""
         numbers: dict[int, int] = {}
-        arch = {}
         for row in cp.allocation.table():
             numbers.setdefault(row["word"], len(numbers))
-        for vreg, words in cp.allocation.entries.items():
-            reg = cp.kernel.regs[vreg]
-            if len(words) == 1 and reg.width <= 32 and reg.type != "pred":
-                arch[vreg] = numbers[words[0]]
+        arch = {(vreg, k): numbers[word] for vreg, words in cp.allocation.entries.items()
+                for k, word in enumerate(words)}
         if len(numbers) > self.params["entries"]:
             raise ValueError(f"{len(numbers)} table entries, the block has "
                              f"{self.params['entries']}")
@@ -113,21 +135,28 @@ class ReadPathRecording(CompressedStorage):
         if reg not in owner:
             self.skipped["unwritten"] += 1
             return got
-        vreg, _ = owner[reg]
-        if vreg not in self.arch:
-            self.skipped["wide or predicate"] += 1
-            return got
-        entry = unpack_entry(self.cp.allocation.entries[vreg][0])
+        vreg, half = owner[reg]
+        words = self.cp.allocation.entries[vreg]
+        k = self._entry(half, words)
+        entry = unpack_entry(words[k])
         plan = self.plans[vreg]
-        request = {"reg": self.arch[vreg], "signed": int(plan.signed),
+        request = {"reg": self.arch[vreg, k], "signed": int(plan.signed),
                    "convert": int(plan.fmt is not None), "tag": self.recorded & 0xFF}
-        words = {entry["r0"]: phys[entry["r0"]].copy(), entry["r1"]: phys[entry["r1"]].copy()}
-        self.queue.append(_Read(request, words, 2 if entry["m1"] else 1, got.copy(),
-                                np.asarray(lanes, bool).copy(), plan.width))
+        rows = {entry["r0"]: phys[entry["r0"]].copy(), entry["r1"]: phys[entry["r1"]].copy()}
+        self.queue.append(_Read(request, rows, 2 if entry["m1"] else 1, got.copy(),
+                                np.asarray(lanes, bool).copy(), min(plan.width, 32),
+                                fill=half > k))
         self.recorded += 1
+        self.wide += plan.width == 64
         if len(self.queue) >= QUEUE:
             self._pump()
         return got
+
+    @staticmethod
+    def _entry(half: int, words: tuple) -> int:
+        """The entry a read of word ``half`` of a register with entries ``words`` goes to
+        (the last one for the high word of a one-entry 64-bit value)."""
+        return min(half, len(words) - 1)
 
     def _pump(self, *, drain: bool = False):
         """Step the path until the queue is empty (and, with ``drain``, every operand has
@@ -160,6 +189,9 @@ class ReadPathRecording(CompressedStorage):
         read = self.inflight.popleft()
         low = np.uint64((1 << read.width) - 1)
         got = np.asarray(result.data, np.uint64) & low
+        if read.fill:
+            negative = (got >> np.uint64(31)) & np.uint64(read.request["signed"])
+            got = np.where(negative == 1, low, np.uint64(0))
         want = read.want.astype(np.uint64) & low
         lanes = read.lanes
         if result.tag != read.request["tag"] or not np.array_equal(got[lanes], want[lanes]):
@@ -175,14 +207,20 @@ class ReadPathRecording(CompressedStorage):
                 "rf_data": 0, **inputs}
         return self.recorder.step(full)
 
-    def close(self) -> RecordedReads:
-        """Pump the remaining reads through, let the path empty, close the trace."""
+    def finish(self) -> RecordedReads:
+        """Pump the remaining reads through and let the path empty (the trace stays
+        open: its folder closes it)."""
         self._pump(drain=True)
         for _ in range(2):
             self.rf_data = self._answer(self._step({"rf_data": self.rf_data}))
-        self.writer.close()
         return RecordedReads(Path(self.writer.path), self.writer.cycles, self.recorded,
-                             len(self.numbers), dict(self.skipped))
+                             len(self.numbers), dict(self.skipped), self.wide)
+
+    def close(self) -> RecordedReads:
+        """:meth:`finish`, then close the trace."""
+        recorded = self.finish()
+        self.writer.close()
+        return recorded
 
 
 def record_read_path(name: str, size: str, path, *, floats=None,
@@ -202,7 +240,8 @@ def record_read_path(name: str, size: str, path, *, floats=None,
 
     def prepare(program):
         narrowed, options = mechanism(cp)(program)
-        options["values"] = holder["storage"] = ReadPathRecording(narrowed, cp, path, source)
+        options["values"] = holder["storage"] = ReadPathRecording(narrowed, cp,
+                                                                  trace_file(path, source))
         return narrowed, options
 
     try:

@@ -184,6 +184,19 @@ class _RecordingSelector:
         return choice
 
 
+class _IdlePortsDropped(Recorder):
+    """A recorder leaving out the inputs the block does not have while they are 0: the SM
+    drives every assigner the 4-sub-core ports (``mode``, ``table_*``), which a 2-sub-core
+    assigner (built for a 1-sub-core SM, round robin) lacks. A non-zero value on a port the
+    block lacks is still an error of the trace writer."""
+
+    def step(self, inputs):
+        outputs = self.model.step(inputs)
+        names = self.writer._input_names
+        self.writer.append({k: v for k, v in inputs.items() if k in names or v}, outputs)
+        return outputs
+
+
 class RecordingBlocks(GoldenBlocks):
     """The golden blocks, each recording into ``folder`` (a :class:`TraceFolder`).
 
@@ -201,8 +214,9 @@ class RecordingBlocks(GoldenBlocks):
 
     def assigner(self, config: SMConfig):
         model = super().assigner(config)
-        return self.folder.wrap("subcore.subcore_assigner", assigner_params(config), model,
-                                self._name("subcore_assigner"))
+        recorder = self.folder.wrap("subcore.subcore_assigner", assigner_params(config), model,
+                                    self._name("subcore_assigner"))
+        return _IdlePortsDropped(recorder.model, recorder.writer)
 
     def collector(self, config: SMConfig, subcore: int):
         if subcore == 0:  # the first block of a new SM (one SM per launch)

@@ -1025,7 +1025,8 @@ def energy(summary: dict, config: WirConfig) -> dict:
 
 def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int = 0,
             sm: SMConfig | None = None, baseline: bool = True, check_every: int = 0,
-            record_vsb: str | None = None, record_pipeline: str | None = None) -> dict:
+            record_vsb: str | None = None, record_pipeline: str | None = None,
+            mechanism=None) -> dict:
     """Run workload ``kernel`` with WIR configuration ``config`` (a name of
     :data:`CONFIGS`) on the fermi preset (or ``sm``) with every register access checked;
     what ``gpurf sm run KERNEL --mechanism wir:CONFIG`` prints.
@@ -1035,7 +1036,9 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     (outputs equal numpy). ``check_every``: recount the references during the run too;
     ``record_vsb``: a trace file for the VSB's ports (the first launch; ``vsb_cycles``);
     ``record_pipeline``: a trace file of the run's register traffic through ``wir.pipeline``
-    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``).
+    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``); ``mechanism``: more
+    options for the WIR run's timing model (:func:`~gpurf.sim.sm.run.run_kernel`'s
+    ``mechanism``; :func:`gpurf.sim.sm.record_mechanisms.record_wir` records its blocks).
     Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
     false reuse or share and :class:`ProtocolError` on a reference-count error.
     """
@@ -1055,7 +1058,8 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     if record_pipeline is not None:
         storage.record_pipeline(record_pipeline, {"kind": "kernel", "kernel": kernel,
                                                   "size": size, "configuration": config})
-    run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage)
+    run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage,
+                     mechanism=mechanism)
     vsb_cycles = storage.close_trace()
     pipeline_cycles, pipeline_outcomes = storage.close_pipeline()
     storage.check_references()
