@@ -51,7 +51,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from gpurf.golden.greener.correction_table import CorrectionTable, keep_on
-from gpurf.golden.greener.power_controller import Ports, PowerController, SetPort
+from gpurf.golden.greener.power_controller import Ports, PowerController
 from gpurf.golden.greener.scoreboard_ext import ScoreboardExt, fits, touches
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.sim.passes.greener.power_pass import (
@@ -266,10 +266,12 @@ class _Fast(_Packed):
     :class:`RegisterPower` runs both side by side and compares them every cycle)."""
 
     def drive_controller(self, srcs, dsts, keep_src: int, keep_dst: int, heads) -> None:
-        sets = [SetPort(w, r, s, keep_src >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
-        sets += [SetPort(w, r, s, keep_dst >> k & 1, False)
-                 for k, (w, r, s, _) in enumerate(dsts)]
-        self.controller.fast_step(sets, {w: regs[:HEAD] for w, regs in heads.items()})
+        sets = [(w, r, s, keep_src >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
+        if dsts:
+            sets += [(w, r, s, keep_dst >> k & 1, False) for k, (w, r, s, _) in enumerate(dsts)]
+        if heads:
+            heads = {w: regs[:HEAD] for w, regs in heads.items()}
+        self.controller.fast_step(sets, heads)
 
     def drive_table(self, sets, insert, remove) -> int:
         if insert is not None:
