@@ -49,6 +49,7 @@ always-ON baseline is a run without a :class:`RegisterPower`.
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
+from itertools import islice
 
 from gpurf.golden.greener.correction_table import CorrectionTable, keep_on
 from gpurf.golden.greener.power_controller import Ports, PowerController
@@ -71,6 +72,7 @@ __all__ = ["POLICIES", "WAKE_AT", "FastPathError", "InstructionSets", "PowerErro
 POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
 WAKE_AT = ("issue", "decode")
 ON, SLEEP, OFF = PowerState.ON.value, PowerState.SLEEP.value, PowerState.OFF.value
+_ON_STATE = PowerState.ON
 PORTS = 4
 """Set-state ports per direction of one domain, and operands a correction entry holds."""
 HEAD = 2 * PORTS
@@ -471,6 +473,7 @@ class RegisterPower:
         self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         controller, reserved = domain.controller, domain.ext.reserved
+        state, since = controller.state, controller.usable_from
         landing = None
         out = []
         for slot in slots:
@@ -480,10 +483,13 @@ class RegisterPower:
             if reserved[slot] and (touches(reserved[slot], regs) or not fits(
                     reserved[slot], self.reserves[pc], PORTS)):
                 continue
-            asleep = controller.unusable(slot, regs)
+            # :meth:`PowerController.unusable`, inline
+            asleep = [r for r in regs if state[slot, r] is not _ON_STATE
+                      or since.get((slot, r), 0) > now]
             if landing is None:
                 landing = self._landing(domain, now)
-            if not asleep and not any((slot, r) in landing for r in regs):
+            if not asleep and not (landing and not landing.isdisjoint(
+                    [(slot, r) for r in regs])):
                 out.append(slot)
                 continue
             self.wakeup_stalls += 1
@@ -569,7 +575,7 @@ class RegisterPower:
         table's answer as it stands at the start of the cycle)."""
         leaving = set()
         table = domain.table
-        for warp, reg, state, pc in [*domain.landing(now), *list(domain.src_queue)[:PORTS]]:
+        for warp, reg, state, pc in [*domain.landing(now), *islice(domain.src_queue, PORTS)]:
             kept = (table is not None and not table.clear_left
                     and keep_on(table.in_flight[warp], pc, reg))
             if self.settings.policy == "sleep_reg" or (state != ON and not kept):
