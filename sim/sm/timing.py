@@ -583,16 +583,18 @@ class _SubCore:
         return True
 
     def _fast_dispatch(self, dispatched, now: int) -> None:
-        """:meth:`TimingSM.dispatch` (and the reads beyond the collector's operands), with an
-        ALU instruction's completion, scoreboard, writeback and wake-up inline."""
+        """:meth:`TimingSM.dispatch` (and the reads beyond the collector's operands), with the
+        completion, scoreboard, writeback and wake-up of an instruction that is not a branch,
+        barrier or exit inline."""
         warp, pc = dispatched[0], dispatched[1]
         sm = self.sm
         unit = self.unit_of[pc]
-        if unit == MEM or self.kinds[pc] != ALU:
+        if self.kinds[pc] != ALU:
             sm.dispatch(self, warp, pc, dispatched[2], now)
         else:
             self.unit_free[unit] = now + self.interval[unit]
-            done = now + sm.latency[unit] + sm.stages[pc]
+            done = (sm._memory(warp, pc, dispatched[2], now) if unit == MEM
+                    else now + sm.latency[unit]) + sm.stages[pc]
             pending = warp.pending
             for d in self.dests_of[pc]:
                 pending[d] = done
