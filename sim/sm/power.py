@@ -377,8 +377,7 @@ class _Domain:
     def step(self, cycle: int) -> tuple[list, list]:
         """Take cycle ``cycle``'s edge on the three blocks (a block with idle inputs skips
         its ``step``: it would change nothing but the controller's counts, which
-        :meth:`idle` makes); returns the source and the destination sets applied, with
-        their correction-table answers."""
+        :meth:`idle` makes); returns the source and the destination sets applied."""
         srcs = [self.src_queue.popleft() for _ in range(min(PORTS, len(self.src_queue)))]
         dsts = self.dst_at.pop(cycle, [])
         self.dst_load.pop(cycle, None)
@@ -397,8 +396,7 @@ class _Domain:
         self.wakes = {}
         if self.twin is not None:
             self._compare(cycle)
-        return ([(s, keep_src >> k & 1) for k, s in enumerate(srcs)],
-                [(d, keep_dst >> k & 1) for k, d in enumerate(dsts)])
+        return srcs, dsts
 
     def _keep(self, sets) -> int:
         """The correction table's answers for ``sets`` (one query port each), stepping the
@@ -629,14 +627,15 @@ class RegisterPower:
         if model.error is not None:
             warp, reg = model.error
             raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
-        for (warp, reg, _, _), _ in dsts:
-            domain.dropped.discard((warp, reg))
-        for (warp, reg, _, _), _ in [*srcs, *dsts]:
-            if model.state[(warp, reg)] is PowerState.OFF:
-                domain.dropped.add((warp, reg))
-        finished = {(w, pc) for (w, _, _, pc), _ in dsts}
-        if domain.table is not None:
-            domain.removes.extend(sorted(finished))
+        dropped, state = domain.dropped, model.state
+        for warp, reg, _, _ in dsts:
+            dropped.discard((warp, reg))
+        for sets in (srcs, dsts):
+            for warp, reg, _, _ in sets:
+                if state[(warp, reg)] is PowerState.OFF:
+                    dropped.add((warp, reg))
+        if dsts and domain.table is not None:
+            domain.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
 
     def _where(self, warp, pc: int, reg: int, cycle: int, what: str) -> str:
         block = warp.block.id if warp.block is not None else "?"
