@@ -92,20 +92,23 @@ def test_session9_fast_cycle_still_equals_the_golden_blocks(monkeypatch, name, c
     assert _first_difference(old, generic) is None
 
 
-def test_a_scheduler_sleeping_one_cycle_too_long_is_caught(monkeypatch):
-    """Mutant: the bound below which no warp is ready (``soonest``) one cycle late, so GTO
-    skips a cycle in which a warp was ready."""
+@pytest.mark.parametrize(("method", "scheduler"), [("_gto_pick", "gto"),
+                                                   ("_fast_ready", "rba")])
+def test_a_scheduler_sleeping_one_cycle_too_long_is_caught(monkeypatch, method, scheduler):
+    """Mutant: the bound below which no warp is ready (``soonest``) one cycle late, so the
+    scheduler skips a cycle in which a warp was ready."""
     def late(sub, now):
-        chosen = original(sub, now)
-        if chosen is None and sub.soonest != float("inf"):
+        found = original(sub, now)
+        if not found and sub.soonest != float("inf"):
             sub.soonest += 1
-        return chosen
+        return found
 
-    original = timing_module._SubCore._gto_pick
-    generic, _ = _recorded(monkeypatch, "reduction", {"scheduler": "gto"}, fast=False)
-    monkeypatch.setattr(timing_module._SubCore, "_gto_pick", late)
+    original = getattr(timing_module._SubCore, method)
+    config = {"scheduler": scheduler}
+    generic, _ = _recorded(monkeypatch, "reduction", config, fast=False)
+    monkeypatch.setattr(timing_module._SubCore, method, late)
     try:
-        fast, _ = _recorded(monkeypatch, "reduction", {"scheduler": "gto"}, fast=True)
+        fast, _ = _recorded(monkeypatch, "reduction", config, fast=True)
     except ExecutionError as error:  # the SM found no cycle to go to: "stuck"
         assert "stuck" in str(error)
     else:

@@ -493,7 +493,7 @@ class _SubCore:
                 chosen = self._gto_pick(now)
                 if chosen is None:
                     return self._stall(now)
-            elif not self._ready(now):
+            elif not self._fast_ready(now):
                 return self._stall(now)
         elif gto:
             chosen = False
@@ -542,7 +542,7 @@ class _SubCore:
         if not accepts:
             chosen = None
         elif not gto:
-            chosen = self._fast_pick(now, basis)
+            chosen = self._fast_pick(self._fast_ready(now), basis)
         elif chosen is False:
             chosen = self._gto_pick(now)
         if dispatched is not None:
@@ -577,7 +577,7 @@ class _SubCore:
         else:
             # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
             ready = not accepts and (self._gto_pick(now) is not None if gto
-                                     else bool(self._ready(now)))
+                                     else bool(self._fast_ready(now)))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
@@ -697,7 +697,7 @@ class _SubCore:
         buffer = oc.buffer
         accepts = buffer is None or dispatched is not None or None in units
         chosen = None if not accepts else (
-            self._session9_gto_pick(now) if self.gto else self._fast_pick(now, scores))
+            self._session9_gto_pick(now) if self.gto else self._fast_pick(self._ready(now), scores))
         if dispatched is not None:
             units[offer] = None
             order.remove(offer)
@@ -737,9 +737,9 @@ class _SubCore:
         scorer._previous = list(self.slot_ops)
         return basis
 
-    def _fast_pick(self, now: int, basis) -> _Warp | None:
-        """The warp RBA issues in cycle ``now`` (``basis``: from :meth:`_score_basis`)."""
-        ready = self._ready(now)
+    def _fast_pick(self, ready: list[int], basis) -> _Warp | None:
+        """The warp RBA issues from the ``ready`` slots (``basis``: from
+        :meth:`_score_basis`)."""
         if not ready:
             return None
         if len(ready) == 1:
@@ -828,6 +828,20 @@ class _SubCore:
                 soonest = wake
         self.soonest = soonest
         return None
+
+    def _fast_ready(self, now: int) -> list[int]:
+        """:meth:`_ready`, none before :attr:`soonest` (raised when none is ready)."""
+        if now < self.soonest:
+            return []
+        ready = self._ready(now)
+        if not ready:
+            soonest = INF
+            for w in self.live:
+                if w.wake <= now:  # waits for a read of this sub-core's collector only
+                    return ready
+                soonest = min(soonest, w.wake)
+            self.soonest = soonest
+        return ready
 
     def _session9_gto_pick(self, now: int) -> _Warp | None:
         """Session 9's :meth:`_gto_pick` (no :attr:`soonest`), for :meth:`session9_cycle`."""
