@@ -35,7 +35,7 @@ _WHY_ENERGY = (
     "paper's 21")
 _WHY_VS = ("the same energy ends as above; Sleep-Reg moves every register after every access, "
            "so its transition energy grows faster than GReEneR's as ON leakage falls")
-_WHY_CYCLES = ("gpurf's kernels are short and issue-bound (test size: {base:,} cycles on "
+_WHY_CYCLES = ("gpurf's kernels are short and issue-bound ({size} size: {base:,} cycles on "
                "average), so a wake-up delays the next issue more often than in the paper's "
                "long, memory-bound kernels; and gpurf adds the scoreboard extension's RAR/WAR "
                "stalls")
@@ -227,10 +227,10 @@ def result_of(size: str, results: list[dict], latencies=LATENCIES) -> Result:
         _range_comparison("greener_vs_sleep_reg_energy",
                           mean["GReEneR vs Sleep-Reg, worst / best"], _WHY_VS),
         Comparison("greener_cycles", mean["GReEneR slowdown"], papers["greener_cycles"].value,
-                   "%", 0.5, _WHY_CYCLES.format(base=round(base))),
+                   "%", 0.5, _WHY_CYCLES.format(size=size, base=round(base))),
         Comparison("sleep_reg_cycles", mean["Sleep-Reg slowdown"],
                    papers["sleep_reg_cycles"].value, "%", 0.5,
-                   _WHY_CYCLES.format(base=round(base))),
+                   _WHY_CYCLES.format(size=size, base=round(base))),
     ]
     command = f"`gpurf reproduce greener --size {size}`"
     ends = ("worst = ON leakage 0.168 pJ per warp register-cycle, SLEEP 0.5 and OFF 0.05 of "
