@@ -256,6 +256,32 @@ def test_sm_run_takes_the_wake_up_point_and_latency(capsys):
         assert (code, out, err.strip()) == (2, "", f"gpurf: {message}"), argv
 
 
+def test_reproduce_takes_the_wake_up_point(capsys, tmp_path, monkeypatch):
+    """``gpurf reproduce greener --wake-at decode`` runs the kernels waking at decode (the
+    note names the point :func:`compare` ran at); another mechanism or point is refused."""
+    from gpurf.sim.cli import main
+    from gpurf.sim.reproduce import greener as greener_results
+
+    monkeypatch.setattr(greener_results, "LATENCIES", (1,))
+
+    def run(*argv):
+        with pytest.raises(SystemExit) as done:
+            main(["reproduce", *argv])
+        out, err = capsys.readouterr()
+        return done.value.code, out, err
+
+    code, out, err = run("greener", "--kernels", "vecadd", "--wake-at", "decode", "--json",
+                         "--out", str(tmp_path))
+    assert code == 0, err
+    assert "wake-ups at decode" in " ".join(json.loads(out)["notes"])
+    for argv, message in [
+            (("wir", "--wake-at", "decode"), "--wake-at applies to greener, not wir"),
+            (("greener", "--wake-at", "fetch"), "Invalid value for '--wake-at': 'fetch' is not "
+                                                "one of 'issue', 'decode'.")]:
+        code, out, err = run(*argv)
+        assert (code, out, err.strip()) == (2, "", f"gpurf: {message}"), argv
+
+
 @pytest.mark.soak
 @pytest.mark.skipif(missing_simulator("verilator") is not None,
                     reason=str(missing_simulator("verilator")))

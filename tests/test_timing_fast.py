@@ -8,6 +8,7 @@ import pytest
 from gpurf.sim.sm import run_kernel
 from gpurf.sim.sm import timing as timing_module
 from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.warp import ExecutionError
 
 CASES = [
     ("reduction", {"scheduler": "gto"}),
@@ -33,8 +34,8 @@ def _state(sub, now: int, acted: bool) -> tuple:
 
 
 def _recorded(monkeypatch, name, config, *, fast):
-    """Every sub-core's state after each of its cycles, running the fast or the generic
-    path."""
+    """Every sub-core's state after each of its cycles, running the fast path (``True``),
+    session 9's (``"session9"``) or the generic one (``False``)."""
     states = []
 
     def recording(method):
@@ -45,9 +46,9 @@ def _recorded(monkeypatch, name, config, *, fast):
         return cycle
 
     with monkeypatch.context() as patch:
-        patch.setattr(timing_module._SubCore, "cycle", recording(timing_module._SubCore.cycle))
-        patch.setattr(timing_module._SubCore, "fast_cycle",
-                      recording(timing_module._SubCore.fast_cycle))
+        for method in ("cycle", "fast_cycle", "session9_cycle"):
+            patch.setattr(timing_module._SubCore, method,
+                          recording(getattr(timing_module._SubCore, method)))
         run = run_kernel(name, "test", timing=load_config(**config),
                          mechanism=lambda program: (program, {"fast": fast}))
     assert run.passed
@@ -81,3 +82,34 @@ def test_a_fast_path_ignoring_the_greedy_warp_is_caught(monkeypatch):
     monkeypatch.setattr(timing_module._SubCore, "_gto_pick", oldest_first)
     fast, _ = _recorded(monkeypatch, "reduction", {"scheduler": "gto"}, fast=True)
     assert _first_difference(fast, generic) is not None
+
+
+@pytest.mark.parametrize(("name", "config"), [CASES[0], CASES[3]])
+def test_session9_fast_cycle_still_equals_the_golden_blocks(monkeypatch, name, config):
+    """The session-9 path ``throughput`` measures beside today's makes the same decisions."""
+    old, _ = _recorded(monkeypatch, name, config, fast="session9")
+    generic, _ = _recorded(monkeypatch, name, config, fast=False)
+    assert _first_difference(old, generic) is None
+
+
+@pytest.mark.parametrize(("method", "scheduler"), [("_gto_pick", "gto"),
+                                                   ("_fast_ready", "rba")])
+def test_a_scheduler_sleeping_one_cycle_too_long_is_caught(monkeypatch, method, scheduler):
+    """Mutant: the bound below which no warp is ready (``soonest``) one cycle late, so the
+    scheduler skips a cycle in which a warp was ready."""
+    def late(sub, now):
+        found = original(sub, now)
+        if not found and sub.soonest != float("inf"):
+            sub.soonest += 1
+        return found
+
+    original = getattr(timing_module._SubCore, method)
+    config = {"scheduler": scheduler}
+    generic, _ = _recorded(monkeypatch, "reduction", config, fast=False)
+    monkeypatch.setattr(timing_module._SubCore, method, late)
+    try:
+        fast, _ = _recorded(monkeypatch, "reduction", config, fast=True)
+    except ExecutionError as error:  # the SM found no cycle to go to: "stuck"
+        assert "stuck" in str(error)
+    else:
+        assert _first_difference(fast, generic) is not None

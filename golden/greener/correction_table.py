@@ -84,13 +84,12 @@ class CorrectionTable(PortModel, config=CorrectionTableConfig):
             return
         if inserted is not None:
             self._check_same_pc(*inserted)
-        start_count = [len(warp) for warp in self.in_flight]
+            held = len(self.in_flight[inserted[0]])  # at the start of the cycle
         if remove is not None:
             self._remove(*remove)
         if inserted is not None:
             warp, pc, regs = inserted
-            if (start_count[warp] < self.config.entries and regs
-                    and pc != self.config.empty_pc):
+            if held < self.config.entries and regs and pc != self.config.empty_pc:
                 self.in_flight[warp].append((pc, regs))
 
     def _check_same_pc(self, warp: int, pc: int, regs: frozenset[int]) -> None:

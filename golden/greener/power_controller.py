@@ -20,6 +20,9 @@ __all__ = ["Ports", "PowerController", "SetPort", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
 _MOVE = {(old, new): f"{_NAME[old]}_{_NAME[new]}" for old in _NAME for new in _NAME}
+_OFF, _SLEEP, _ON = PowerState.OFF, PowerState.SLEEP, PowerState.ON
+_DECODED = {0b00: _OFF, 0b01: _SLEEP}
+""":func:`decode_state` of the codes that are not ON."""
 
 
 class SetPort(NamedTuple):
@@ -221,9 +224,52 @@ class PowerController(PortModel, config=PowerControllerConfig):
 
     def fast_step(self, sets: list[SetPort], heads: dict[int, list[int]]) -> None:
         """:meth:`step`'s edge from plain values, for a caller that needs no outputs (the
-        golden SM): ``sets`` as :meth:`unpack_sets` gives them, ``heads`` the registers
-        each warp's head names (in range, at most ``operands``). No line trace."""
-        self._edge(sets, heads.items(), dict(self.kept))
+        golden SM): ``sets`` as :meth:`unpack_sets` gives them (or plain tuples in
+        :class:`SetPort`'s field order), ``heads`` the registers each warp's head names (in
+        range, at most ``operands``). No line trace. :meth:`_edge`'s three steps inline
+        (``tests/test_greener_fast_path.py`` holds them equal to :meth:`step`'s)."""
+        config, state, kept = self.config, self.state, self.kept
+        population = dict(kept)
+        warps, regs = config.warps, config.regs
+        if self.error is None:
+            for warp, reg, _, _, source in sets:
+                if source and warp < warps and reg < regs and state[(warp, reg)] is _OFF:
+                    self.error = (warp, reg)
+                    break
+        claimed = set()
+        transitions, usable_from = self.transitions, self.usable_from
+        sleep_reg = config.policy == "sleep_reg"
+        for warp, reg, code, keep, _ in sets:
+            key = (warp, reg)
+            if warp >= warps or reg >= regs or key in claimed:
+                continue
+            claimed.add(key)
+            new = _SLEEP if sleep_reg else _ON if keep else _DECODED.get(code, _ON)
+            old = state[key]
+            if old is not new:
+                transitions[_MOVE[old, new]] += 1
+                kept[_NAME[old]] -= 1
+                kept[_NAME[new]] += 1
+                state[key] = new
+            if new is not _ON:
+                usable_from.pop(key, None)
+        cycle = self.cycle
+        for warp, named in heads.items():
+            for reg in named or ():
+                key = (warp, reg)
+                old = state[key]
+                if old is _ON or key in claimed:
+                    continue
+                transitions[_MOVE[old, _ON]] += 1
+                kept[_NAME[old]] -= 1
+                kept["on"] += 1
+                state[key] = _ON
+                usable_from[key] = cycle + (config.sleep_wakeup if old is _SLEEP
+                                            else config.off_wakeup)
+        cycles = self.cycles
+        for name, count in population.items():
+            cycles[name] += count
+        self.cycle = cycle + 1
 
     def _edge(self, ports, heads, population) -> tuple[set, list]:
         """The clock edge (the class docstring's order); ``heads`` as ``(warp, registers)``

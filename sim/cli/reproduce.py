@@ -34,7 +34,9 @@ def cost(mechanism, as_json):
               help="Results folder [default: gpurf-results/reproduce/MECHANISM].")
 @click.option("--kernels", default=None, metavar="K[,K...]",
               help="Only these kernels (greener, wir, compression) [default: the whole suite].")
-def reproduce(mechanism, size, as_json, out, kernels):
+@click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
+              help="greener: where warps wake their registers [default: issue].")
+def reproduce(mechanism, size, as_json, out, kernels, wake_at):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
     from gpurf.sim.reproduce import NoResultsError, takes_kernels
@@ -48,6 +50,10 @@ def reproduce(mechanism, size, as_json, out, kernels):
         options["kernels"] = [known_kernel(k) for k in kernels.split(",") if k] or None
         if options["kernels"] is None:
             raise BadInput("--kernels names no kernel")
+    if wake_at is not None:
+        if mechanism != "greener":
+            raise BadInput(f"--wake-at applies to greener, not {mechanism}")
+        options["wake_at"] = wake_at
     reproduce_and_write(mechanism, size, as_json, out, **options)
 
 

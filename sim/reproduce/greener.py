@@ -35,7 +35,7 @@ _WHY_ENERGY = (
     "paper's 21")
 _WHY_VS = ("the same energy ends as above; Sleep-Reg moves every register after every access, "
            "so its transition energy grows faster than GReEneR's as ON leakage falls")
-_WHY_CYCLES = ("gpurf's kernels are short and issue-bound (test size: {base:,} cycles on "
+_WHY_CYCLES = ("gpurf's kernels are short and issue-bound ({size} size: {base:,} cycles on "
                "average), so a wake-up delays the next issue more often than in the paper's "
                "long, memory-bound kernels; and gpurf adds the scoreboard extension's RAR/WAR "
                "stalls")
@@ -174,7 +174,7 @@ def _plots(leak, optimizations, wakeup, papers) -> list[Plot]:
 
 
 def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int, jobs: int,
-                 say: Callable[[str], None]) -> list[dict]:
+                 say: Callable[[str], None], wake_at: str = "issue") -> list[dict]:
     """:func:`compare` of every kernel of ``names``, on ``jobs`` worker processes (each
     kernel's runs in one), in ``names``' order."""
     def told(name: str) -> None:
@@ -184,13 +184,14 @@ def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int
     if jobs <= 1:
         results = []
         for name in names:
-            results.append(compare(name, launch, latencies=latencies, threshold=threshold))
+            results.append(compare(name, launch, latencies=latencies, threshold=threshold,
+                                   wake_at=wake_at))
             told(name)
         return results
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(jobs, mp_context=context) as pool:
         futures = {pool.submit(compare, name, launch, latencies=latencies,
-                               threshold=threshold): name for name in names}
+                               threshold=threshold, wake_at=wake_at): name for name in names}
         for future in as_completed(futures):
             told(futures[future])
         return [future.result() for future in futures]
@@ -198,13 +199,15 @@ def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
               kernels: list[str] | None = None, latencies=None, threshold: int = 3,
-              jobs: int = JOBS) -> Result:
+              jobs: int = JOBS, wake_at: str = "issue") -> Result:
     """Every kernel (one per kernel file, or ``kernels``): the baseline, every policy at
     X = 1, GReEneR and Sleep-Reg at the other ``latencies`` (default :data:`LATENCIES`);
-    ``threshold`` is GReEneR's W (and the oracle's); ``jobs`` worker processes."""
+    ``threshold`` is GReEneR's W (and the oracle's); ``jobs`` worker processes;
+    ``wake_at``: where warps wake their registers (``issue``, the paper's Fig. 5, or
+    ``decode``)."""
     latencies = tuple(latencies or LATENCIES)
     results = _compare_all(list(kernels or one_per_kernel()), SIZES[size], latencies,
-                           threshold, jobs, say)
+                           threshold, jobs, say, wake_at)
     return result_of(size, results, latencies)
 
 
@@ -224,10 +227,10 @@ def result_of(size: str, results: list[dict], latencies=LATENCIES) -> Result:
         _range_comparison("greener_vs_sleep_reg_energy",
                           mean["GReEneR vs Sleep-Reg, worst / best"], _WHY_VS),
         Comparison("greener_cycles", mean["GReEneR slowdown"], papers["greener_cycles"].value,
-                   "%", 0.5, _WHY_CYCLES.format(base=round(base))),
+                   "%", 0.5, _WHY_CYCLES.format(size=size, base=round(base))),
         Comparison("sleep_reg_cycles", mean["Sleep-Reg slowdown"],
                    papers["sleep_reg_cycles"].value, "%", 0.5,
-                   _WHY_CYCLES.format(base=round(base))),
+                   _WHY_CYCLES.format(size=size, base=round(base))),
     ]
     command = f"`gpurf reproduce greener --size {size}`"
     ends = ("worst = ON leakage 0.168 pJ per warp register-cycle, SLEEP 0.5 and OFF 0.05 of "
@@ -253,8 +256,8 @@ def result_of(size: str, results: list[dict], latencies=LATENCIES) -> Result:
                   notes=[f"Kernels at launch size `{launch}` on the golden SM, preset `k20x` "
                          "(Table 2: LRR, 4 schedulers, 32 banks, 16 blocks, 64 warps), the "
                          "power states applied in the loop (sim/sm/power.py: wake-ups at "
-                         "issue, the golden correction table and scoreboard extension); every "
-                         "run's outputs equal numpy.",
+                         f"{results[0]['wake_at']}, the golden correction table and scoreboard "
+                         "extension); every run's outputs equal numpy.",
                          f"CPU time of the runs: {sum(r['cpu_seconds'] for r in results):.1f} s "
                          f"over {len(results)} kernels (per kernel: `cpu_seconds` of "
                          f"`sim.greener.compare`)."])

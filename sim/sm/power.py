@@ -49,9 +49,10 @@ always-ON baseline is a run without a :class:`RegisterPower`.
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
+from itertools import islice
 
 from gpurf.golden.greener.correction_table import CorrectionTable, keep_on
-from gpurf.golden.greener.power_controller import Ports, PowerController, SetPort
+from gpurf.golden.greener.power_controller import Ports, PowerController
 from gpurf.golden.greener.scoreboard_ext import ScoreboardExt, fits, touches
 from gpurf.hw.greener.layouts import PowerState
 from gpurf.sim.passes.greener.power_pass import (
@@ -71,6 +72,7 @@ __all__ = ["POLICIES", "WAKE_AT", "FastPathError", "InstructionSets", "PowerErro
 POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
 WAKE_AT = ("issue", "decode")
 ON, SLEEP, OFF = PowerState.ON.value, PowerState.SLEEP.value, PowerState.OFF.value
+_ON_STATE = PowerState.ON
 PORTS = 4
 """Set-state ports per direction of one domain, and operands a correction entry holds."""
 HEAD = 2 * PORTS
@@ -266,10 +268,12 @@ class _Fast(_Packed):
     :class:`RegisterPower` runs both side by side and compares them every cycle)."""
 
     def drive_controller(self, srcs, dsts, keep_src: int, keep_dst: int, heads) -> None:
-        sets = [SetPort(w, r, s, keep_src >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
-        sets += [SetPort(w, r, s, keep_dst >> k & 1, False)
-                 for k, (w, r, s, _) in enumerate(dsts)]
-        self.controller.fast_step(sets, {w: regs[:HEAD] for w, regs in heads.items()})
+        sets = [(w, r, s, keep_src >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
+        if dsts:
+            sets += [(w, r, s, keep_dst >> k & 1, False) for k, (w, r, s, _) in enumerate(dsts)]
+        if heads:
+            heads = {w: regs[:HEAD] for w, regs in heads.items()}
+        self.controller.fast_step(sets, heads)
 
     def drive_table(self, sets, insert, remove) -> int:
         if insert is not None:
@@ -373,8 +377,7 @@ class _Domain:
     def step(self, cycle: int) -> tuple[list, list]:
         """Take cycle ``cycle``'s edge on the three blocks (a block with idle inputs skips
         its ``step``: it would change nothing but the controller's counts, which
-        :meth:`idle` makes); returns the source and the destination sets applied, with
-        their correction-table answers."""
+        :meth:`idle` makes); returns the source and the destination sets applied."""
         srcs = [self.src_queue.popleft() for _ in range(min(PORTS, len(self.src_queue)))]
         dsts = self.dst_at.pop(cycle, [])
         self.dst_load.pop(cycle, None)
@@ -393,8 +396,7 @@ class _Domain:
         self.wakes = {}
         if self.twin is not None:
             self._compare(cycle)
-        return ([(s, keep_src >> k & 1) for k, s in enumerate(srcs)],
-                [(d, keep_dst >> k & 1) for k, d in enumerate(dsts)])
+        return srcs, dsts
 
     def _keep(self, sets) -> int:
         """The correction table's answers for ``sets`` (one query port each), stepping the
@@ -469,6 +471,7 @@ class RegisterPower:
         self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
         controller, reserved = domain.controller, domain.ext.reserved
+        state, since = controller.state, controller.usable_from
         landing = None
         out = []
         for slot in slots:
@@ -478,10 +481,13 @@ class RegisterPower:
             if reserved[slot] and (touches(reserved[slot], regs) or not fits(
                     reserved[slot], self.reserves[pc], PORTS)):
                 continue
-            asleep = controller.unusable(slot, regs)
+            # :meth:`PowerController.unusable`, inline
+            asleep = [r for r in regs if state[slot, r] is not _ON_STATE
+                      or since.get((slot, r), 0) > now]
             if landing is None:
                 landing = self._landing(domain, now)
-            if not asleep and not any((slot, r) in landing for r in regs):
+            if not asleep and not (landing and not landing.isdisjoint(
+                    [(slot, r) for r in regs])):
                 out.append(slot)
                 continue
             self.wakeup_stalls += 1
@@ -567,7 +573,7 @@ class RegisterPower:
         table's answer as it stands at the start of the cycle)."""
         leaving = set()
         table = domain.table
-        for warp, reg, state, pc in [*domain.landing(now), *list(domain.src_queue)[:PORTS]]:
+        for warp, reg, state, pc in [*domain.landing(now), *islice(domain.src_queue, PORTS)]:
             kept = (table is not None and not table.clear_left
                     and keep_on(table.in_flight[warp], pc, reg))
             if self.settings.policy == "sleep_reg" or (state != ON and not kept):
@@ -621,14 +627,15 @@ class RegisterPower:
         if model.error is not None:
             warp, reg = model.error
             raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
-        for (warp, reg, _, _), _ in dsts:
-            domain.dropped.discard((warp, reg))
-        for (warp, reg, _, _), _ in [*srcs, *dsts]:
-            if model.state[(warp, reg)] is PowerState.OFF:
-                domain.dropped.add((warp, reg))
-        finished = {(w, pc) for (w, _, _, pc), _ in dsts}
-        if domain.table is not None:
-            domain.removes.extend(sorted(finished))
+        dropped, state = domain.dropped, model.state
+        for warp, reg, _, _ in dsts:
+            dropped.discard((warp, reg))
+        for sets in (srcs, dsts):
+            for warp, reg, _, _ in sets:
+                if state[(warp, reg)] is PowerState.OFF:
+                    dropped.add((warp, reg))
+        if dsts and domain.table is not None:
+            domain.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
 
     def _where(self, warp, pc: int, reg: int, cycle: int, what: str) -> str:
         block = warp.block.id if warp.block is not None else "?"

@@ -1,11 +1,13 @@
 """Throughput of the timing model per scheduler: ``python -m gpurf.sim.sm.throughput``.
 
 Runs each workload at a size on the timing model under each scheduler (V100 preset) and
-prints, per run, the warp instructions, wall and process CPU seconds of the whole run
-(functional cohorts included, as ``gpurf sm bench`` counts them), the seconds of the timing
-loop alone (``TimingStats.seconds``), warp instructions per wall and per CPU second, the
-cycles and whether the outputs equal the numpy reference. Figures depend on the machine's
-load: run ``uptime`` beside them.
+each sub-core path (``--path``: ``fast``, today's ``_SubCore.fast_cycle``; ``session9``,
+session 9's, kept selectable to be measured beside it in one run; ``generic``, the golden
+blocks' methods called one by one) and prints, per run, the warp instructions, wall and
+process CPU seconds of the whole run (functional cohorts included, as ``gpurf sm bench``
+counts them), the seconds of the timing loop alone (``TimingStats.seconds``), warp
+instructions per wall and per CPU second, the cycles and whether the outputs equal the
+numpy reference. Figures depend on the machine's load: run ``uptime`` beside them.
 """
 
 import click
@@ -16,12 +18,18 @@ from gpurf.sim.sm.config import load_config
 __all__ = ["measure"]
 
 
-def measure(name: str, size: str, scheduler: str) -> dict:
-    """One timed run of ``name`` at ``size`` under ``scheduler``: its figures as a dict."""
-    run = run_kernel(name, size, timing=load_config(scheduler=scheduler))
+PATHS = {"fast": True, "session9": "session9", "generic": False}
+"""``--path`` -> :class:`~gpurf.sim.sm.timing.TimingSM`'s ``fast``."""
+
+
+def measure(name: str, size: str, scheduler: str, path: str = "fast") -> dict:
+    """One timed run of ``name`` at ``size`` under ``scheduler`` on sub-core ``path``
+    (:data:`PATHS`): its figures as a dict."""
+    run = run_kernel(name, size, timing=load_config(scheduler=scheduler),
+                     mechanism=lambda program: (program, {"fast": PATHS[path]}))
     stats, timing = run.stats, run.stats["timing"]
     instructions = stats["warp_instructions"]
-    return {"kernel": name, "size": size, "scheduler": scheduler,
+    return {"kernel": name, "size": size, "scheduler": scheduler, "path": path,
             "warp_instructions": instructions, "seconds": stats["seconds"],
             "cpu_seconds": stats["cpu_seconds"], "timing_loop_seconds": timing.seconds,
             "per_second": instructions / stats["seconds"],
@@ -35,19 +43,27 @@ def measure(name: str, size: str, scheduler: str) -> dict:
               show_default=True)
 @click.option("--scheduler", "schedulers", multiple=True, default=("gto", "rba"),
               show_default=True, help="Repeatable.")
-def main(kernels, size, schedulers):
-    """Warp instructions per second of KERNELS on the timing model, per scheduler."""
-    click.echo("| kernel | scheduler | warp instructions | wall s (CPU s) | timing loop s | "
-               "warp-instr/s wall (per CPU s) | cycles | reference |\n"
-               "|---|---|---|---|---|---|---|---|")
+@click.option("--path", "paths", multiple=True, type=click.Choice(list(PATHS)),
+              default=("fast",), show_default=True,
+              help="Repeatable: the paths alternate per kernel and scheduler.")
+def main(kernels, size, schedulers, paths):
+    """Warp instructions per second of KERNELS on the timing model, per scheduler and
+    sub-core path."""
+    click.echo("| kernel | scheduler | path | warp instructions | wall s (CPU s) | timing loop s "
+               "| warp-instr/s wall (per CPU s) | cycles | reference |\n"
+               "|---|---|---|---|---|---|---|---|---|")
     for name in kernels:
         for scheduler in schedulers:
-            r = measure(name, size, scheduler)
-            click.echo(f"| {name} | {scheduler} | {r['warp_instructions']:,} | "
-                       f"{r['seconds']:.2f} ({r['cpu_seconds']:.2f}) | "
-                       f"{r['timing_loop_seconds']:.2f} | {r['per_second']:,.0f} "
-                       f"({r['per_cpu_second']:,.0f}) | {r['cycles']:,} | "
-                       f"{'PASS' if r['passed'] else 'FAIL'} |")
+            for path in paths:
+                _row(measure(name, size, scheduler, path))
+
+
+def _row(r: dict) -> None:
+    click.echo(f"| {r['kernel']} | {r['scheduler']} | {r['path']} | {r['warp_instructions']:,} | "
+               f"{r['seconds']:.2f} ({r['cpu_seconds']:.2f}) | "
+               f"{r['timing_loop_seconds']:.2f} | {r['per_second']:,.0f} "
+               f"({r['per_cpu_second']:,.0f}) | {r['cycles']:,} | "
+               f"{'PASS' if r['passed'] else 'FAIL'} |")
 
 
 if __name__ == "__main__":

@@ -205,14 +205,15 @@ class _Warp:
             return
         t = self.hold
         pending = self.pending
-        if not pending or t == INF:
-            self.wake = t
-            return
-        for s in needs[self.pcs[self.pos]]:
-            r = pending.get(s, 0)
-            if r > t:
-                t = r
+        if pending and t != INF:
+            for s in needs[self.pcs[self.pos]]:
+                r = pending.get(s, 0)
+                if r > t:
+                    t = r
         self.wake = t
+        sub = self.sub
+        if sub is not None and t < sub.soonest:
+            sub.soonest = t
 
 
 def _slot_of(warp: _Warp) -> int:
@@ -311,10 +312,17 @@ class _SubCore:
         if (sm.fast and self.picks and type(blocks) is GoldenBlocks
                 and self.pick_warp is pick_warp and type(self.oc) is OperandCollector
                 and type(self.scorer) in (type(None), RbaScorer)):
-            self.cycle = self.fast_cycle
+            self.cycle = self.session9_cycle if sm.fast == "session9" else self.fast_cycle
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
-        self.unit_of = sm.info.unit
+        self.soonest = 0
+        """A lower bound of the wake cycles of the warps in slots: no warp is ready before
+        it (every lowered wake lowers it; :meth:`_gto_pick` raises it when it finds none)."""
+        info = sm.info
+        self.unit_of, self.kinds, self.reads_of = info.unit, info.kind, info.reads
+        self.dests_of, self.needs_of, self.records_of = info.dests, info.needs, info.records
+        self.slot_count = config.slots
+        self.read_latency = config.read_latency
         self.values = sm.values
         self.issue_regs = sm.issue_regs
         self.writes: dict[int, int] = {}
@@ -472,6 +480,187 @@ class _SubCore:
         """:meth:`cycle` for the golden blocks without mechanism hooks: the same decisions
         and state updates (the collector's :meth:`~OperandCollector.grants`,
         :meth:`~OperandCollector.offer`, :meth:`~OperandCollector.accepts` and
+        :meth:`~OperandCollector.advance`, the golden :func:`pick_warp`, the SM's
+        :meth:`TimingSM.dispatch` of an ALU instruction and :meth:`_issued`) computed inline,
+        with the GTO warp found without listing every ready warp (:meth:`_gto_pick`).
+        ``tests/test_timing_fast.py`` checks it against :meth:`cycle` cycle by cycle."""
+        oc = self.oc
+        order = oc.order
+        buffer = oc.buffer
+        gto = self.gto
+        if not order and buffer is None:
+            if gto:
+                chosen = self._gto_pick(now)
+                if chosen is None:
+                    return self._stall(now)
+            elif not self._fast_ready(now):
+                return self._stall(now)
+        elif gto:
+            chosen = False
+        if self.lag:
+            self.catch_up()
+        units = oc.units
+        writes = self.writes.pop(now, 0) if self.writes else 0
+        offer = oc.held
+        cycle = oc.cycle
+        if offer is None:
+            for c in order:
+                unit = units[c]
+                if not unit.waiting and unit.ready_at <= cycle:
+                    offer = c
+                    break
+        if not gto:
+            basis = self._score_basis([len(q) for q in oc.queues])
+        if oc.queued:  # :meth:`_fast_grants`, inline
+            due = cycle + self.read_latency
+            granted = 0
+            for bank, queue in enumerate(oc.queues):
+                if queue and not writes >> bank & 1:
+                    cu, index = queue.popleft()
+                    unit = units[cu]
+                    unit.waiting -= 1
+                    unit.ready_at = due
+                    granted += 1
+                    reading = unit.tag[0].reading
+                    reg = unit.operands[index].reg
+                    left = reading[reg] - 1
+                    if left:
+                        reading[reg] = left
+                    else:
+                        del reading[reg]
+            if granted:
+                oc.queued -= granted
+                self.reads += granted
+                self.conflicts += oc.queued
+        dispatched = None
+        if offer is not None:
+            dispatched = units[offer].tag
+            if self.unit_free[self.unit_of[dispatched[1]]] > now:
+                dispatched = None
+                self.dispatch_stalls += 1
+        accepts = buffer is None or dispatched is not None or None in units
+        if not accepts:
+            chosen = None
+        elif not gto:
+            chosen = self._fast_pick(self._fast_ready(now), basis)
+        elif chosen is False:
+            chosen = self._gto_pick(now)
+        if dispatched is not None:
+            units[offer] = None
+            order.remove(offer)
+            oc.held = None
+        else:
+            oc.held = offer
+        if buffer is not None and None in units:  # :meth:`_fast_allocate`, inline
+            cu = units.index(None)
+            slot, _, tag = buffer
+            key = tag[1] * self.slot_count + slot
+            entry = self.allocations[key]
+            if entry is None:
+                entry = self.allocations[key] = oc._operands(slot, buffer[1])
+            operands, posts = entry
+            queues = oc.queues
+            for bank, index in posts:
+                queues[bank].append((cu, index))
+            units[cu] = Unit(slot, operands, len(posts), 0, tag)
+            oc.queued += len(posts)
+            order.append(cu)
+            oc.buffer = None
+        if chosen is not None:
+            pc = chosen.pcs[chosen.pos]
+            oc.buffer = (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, chosen.pos))
+        oc.cycle = cycle + 1
+        if dispatched is not None:
+            self._fast_dispatch(dispatched, now)
+        if chosen is not None:
+            self._fast_issued(chosen, pc)
+        else:
+            # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
+            ready = not accepts and (self._gto_pick(now) is not None if gto
+                                     else bool(self._fast_ready(now)))
+            self.reason = reason = "collector_full" if ready else self._stall_reason()
+            self.stalls[reason] += 1
+        return True
+
+    def _fast_dispatch(self, dispatched, now: int) -> None:
+        """:meth:`TimingSM.dispatch` (and the reads beyond the collector's operands), with the
+        completion, scoreboard, writeback and wake-up of an instruction that is not a branch,
+        barrier or exit inline."""
+        warp, pc = dispatched[0], dispatched[1]
+        sm = self.sm
+        unit = self.unit_of[pc]
+        if self.kinds[pc] != ALU:
+            sm.dispatch(self, warp, pc, dispatched[2], now)
+        else:
+            self.unit_free[unit] = now + self.interval[unit]
+            done = (sm._memory(warp, pc, dispatched[2], now) if unit == MEM
+                    else now + sm.latency[unit]) + sm.stages[pc]
+            pending = warp.pending
+            for d in self.dests_of[pc]:
+                pending[d] = done
+            mask = self.write_banks.get(pc * self.slot_count + warp.slot)
+            if mask is None:
+                self.write_back(warp, pc, done)
+            elif mask:
+                writes = self.writes
+                writes[done] = writes.get(done, 0) | mask
+            if warp.done_at is not None and pending:
+                sm._retire_warp(warp)
+            if warp.pos >= len(warp.pcs):
+                warp.wake = INF
+            else:
+                t = warp.hold
+                if t != INF:
+                    for key in self.needs_of[warp.pcs[warp.pos]]:
+                        r = pending.get(key, 0)
+                        if r > t:
+                            t = r
+                warp.wake = t
+                if t < self.soonest:
+                    self.soonest = t
+        if sm.uncollected[pc]:
+            _unread(warp, sm.uncollected[pc])
+
+    def _fast_issued(self, warp: _Warp, pc: int) -> None:
+        """:meth:`_issued` under GTO or RBA (no active set to keep)."""
+        reading = warp.reading
+        for reg in self.reads_of[pc]:
+            reading[reg] = reading.get(reg, 0) + 1
+        self.issued += 1
+        self.greedy = self.last = warp.slot
+        pos = warp.pos = warp.pos + 1
+        if self.records_of[pc]:
+            warp.rpos += 1
+        if self.scorer is not None:
+            self._refresh(warp.slot)
+        pending = warp.pending
+        for d in self.dests_of[pc]:
+            pending[d] = INF
+        kind = self.kinds[pc]
+        if kind != ALU:
+            warp.hold = INF
+            warp.at_bar = kind == BAR
+        if pos >= len(warp.pcs):
+            self.live.remove(warp)
+            warp.wake = INF
+        elif kind != ALU:
+            warp.wake = INF  # held until the branch or barrier completes (at dispatch)
+        else:
+            t = warp.hold
+            if t != INF:
+                for key in self.needs_of[warp.pcs[pos]]:
+                    r = pending.get(key, 0)
+                    if r > t:
+                        t = r
+            warp.wake = t
+            if t < self.soonest:
+                self.soonest = t
+
+    def session9_cycle(self, now: int) -> bool:
+        """Session 9's :meth:`fast_cycle`, kept selectable (``TimingSM(fast="session9")``) so
+        ``python -m gpurf.sim.sm.throughput`` measures both in one run: the same decisions
+        and state updates (the collector's :meth:`~OperandCollector.grants`,
+        :meth:`~OperandCollector.offer`, :meth:`~OperandCollector.accepts` and
         :meth:`~OperandCollector.advance`, the golden :func:`pick_warp` under GTO) computed
         inline, with the GTO warp found without listing every ready warp
         (:meth:`_gto_pick`). ``tests/test_timing_fast.py`` checks it against
@@ -479,7 +668,7 @@ class _SubCore:
         oc = self.oc
         order = oc.order
         if not order and oc.buffer is None:
-            chosen = self._gto_pick(now) if self.gto else None
+            chosen = self._session9_gto_pick(now) if self.gto else None
             if chosen is None and (self.gto or not self._ready(now)):
                 return self._stall(now)
         if self.lag:
@@ -507,7 +696,8 @@ class _SubCore:
         scores = None if self.gto else self._score_basis(queue_len)
         buffer = oc.buffer
         accepts = buffer is None or dispatched is not None or None in units
-        chosen = self._fast_pick(now, scores) if accepts else None
+        chosen = None if not accepts else (
+            self._session9_gto_pick(now) if self.gto else self._fast_pick(self._ready(now), scores))
         if dispatched is not None:
             units[offer] = None
             order.remove(offer)
@@ -530,7 +720,7 @@ class _SubCore:
             self._issued(chosen, pc)
         else:
             # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
-            ready = not accepts and (self._gto_pick(now) is not None if self.gto
+            ready = not accepts and (self._session9_gto_pick(now) is not None if self.gto
                                      else bool(self._ready(now)))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
@@ -547,12 +737,9 @@ class _SubCore:
         scorer._previous = list(self.slot_ops)
         return basis
 
-    def _fast_pick(self, now: int, basis) -> _Warp | None:
-        """The warp the scheduler issues in cycle ``now`` (``basis``: RBA's, from
+    def _fast_pick(self, ready: list[int], basis) -> _Warp | None:
+        """The warp RBA issues from the ``ready`` slots (``basis``: from
         :meth:`_score_basis`)."""
-        if self.gto:
-            return self._gto_pick(now)
-        ready = self._ready(now)
         if not ready:
             return None
         if len(ready) == 1:
@@ -619,7 +806,45 @@ class _SubCore:
 
     def _gto_pick(self, now: int) -> _Warp | None:
         """The warp :func:`pick_warp` chooses under GTO in cycle ``now``: the greedy slot's
-        warp if ready, else the oldest ready warp (assignment order: :attr:`order`)."""
+        warp if ready, else the oldest ready warp (assignment order: :attr:`order`); none
+        before :attr:`soonest`."""
+        if now < self.soonest:
+            return None
+        slots, writes = self.slots, self.sm.overwrites
+        if self.greedy is not None:
+            w = slots[self.greedy]
+            if w is not None and w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return w
+        soonest = INF
+        for slot in self.order:
+            w = slots[slot]
+            wake = w.wake
+            if wake <= now:
+                if not (w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                    return w
+                soonest = now  # waits for a read of this sub-core's collector only
+            elif wake < soonest:
+                soonest = wake
+        self.soonest = soonest
+        return None
+
+    def _fast_ready(self, now: int) -> list[int]:
+        """:meth:`_ready`, none before :attr:`soonest` (raised when none is ready)."""
+        if now < self.soonest:
+            return []
+        ready = self._ready(now)
+        if not ready:
+            soonest = INF
+            for w in self.live:
+                if w.wake <= now:  # waits for a read of this sub-core's collector only
+                    return ready
+                soonest = min(soonest, w.wake)
+            self.soonest = soonest
+        return ready
+
+    def _session9_gto_pick(self, now: int) -> _Warp | None:
+        """Session 9's :meth:`_gto_pick` (no :attr:`soonest`), for :meth:`session9_cycle`."""
         slots, writes = self.slots, self.sm.overwrites
         if self.greedy is not None:
             w = slots[self.greedy]
@@ -715,6 +940,8 @@ class _SubCore:
                     if r > t:
                         t = r
             warp.wake = t  # :meth:`_Warp.update_wake`, inlined
+            if t < self.soonest:
+                self.soonest = t
         if (self.policy == "two_level" and (info.long_latency[pc] or kind == BAR or finished)
                 and warp.slot in self.active):
             self.active.remove(warp.slot)
@@ -788,10 +1015,11 @@ class TimingSM:
     blocks : GoldenBlocks, optional
         Factory of the sub-core blocks the SM consults (:mod:`gpurf.sim.sm.blocks`;
         default: the golden models).
-    fast : bool
+    fast : bool or str
         Run the sub-cores' inlined cycle (:meth:`_SubCore.fast_cycle`) when the blocks are
         the golden ones and no mechanism hooks in (``False``: always :meth:`_SubCore.cycle`,
-        the blocks' methods called one by one).
+        the blocks' methods called one by one; ``"session9"``: session 9's inlined cycle,
+        :meth:`_SubCore.session9_cycle`, for throughput comparisons).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
@@ -819,8 +1047,10 @@ class TimingSM:
         self.reuser = getattr(values, "issue", None)
         """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
         self.make_block = make_block
-        self.fast = fast and self.values is None and power is None and self.reuser is None
-        """Sub-cores run :meth:`_SubCore.fast_cycle` where it applies."""
+        hooked = self.values is not None or power is not None or self.reuser is not None
+        self.fast = False if hooked else fast
+        """Sub-cores run :meth:`_SubCore.fast_cycle` (or ``"session9"``: session 9's,
+        :meth:`_SubCore.session9_cycle`) where it applies."""
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
         self.assigner = blocks.assigner(config)
