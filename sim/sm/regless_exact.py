@@ -71,6 +71,9 @@ from .values import LANES
 
 __all__ = ["ReglessExactSM", "ShardPorts", "run_regless_exact", "shard_params"]
 
+STUCK = 5000
+"""Cycles a request may wait for its port before the run stops as stuck."""
+
 
 def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> dict:
     """The ``regless.shard`` parameters of one sub-core's shard for ``program``."""
@@ -121,8 +124,6 @@ class ShardPorts:
         self.time = 0
         """The next cycle to step."""
         self.steps: list[_Step] = []
-        self.issues: deque = deque()
-        """``(cycle, fields)`` of the SM's issues not yet presented."""
         self.fake_issues: deque = deque()
         """Slots whose empty region must be drained (a warp was placed there)."""
         self.written: deque = deque()
@@ -151,8 +152,9 @@ class ShardPorts:
         ins = {name: 0 for name in self.inputs_names}
         self._l1_inputs(ins, now)
         self._region_word(ins)
-        self._issue(ins, now)
+        self.fake = False
         presented = self._present(ins, now)
+        self._fake_issue(ins)
         outputs = self.model.step(ins)
         if outputs["protocol_error"]:
             raise ReglessError(f"shard {self.index}, cycle {now}: the OSU flagged a protocol "
@@ -165,6 +167,11 @@ class ShardPorts:
         self.want = (self.ports["want__payload"].unpack(outputs["want__payload"]).warp
                      if outputs["want__valid"] else None)
         self._log_states(now)
+        if self.steps and self.steps[0].due < now - STUCK:
+            step = self.steps[0]
+            raise ReglessError(f"shard {self.index}, cycle {now}: a {step.kind} of slot "
+                               f"{step.slot} R{step.reg} has waited since cycle {step.due} "
+                               f"(RegLess stuck: {self.shard.line_trace()})")
 
     # --- the metadata store ----------------------------------------------------------
     def _region_word(self, ins) -> None:
@@ -196,19 +203,19 @@ class ShardPorts:
         self.streaming = bool(self.words)
 
     # --- the scheduler -----------------------------------------------------------------
-    def _issue(self, ins, now: int) -> None:
-        fields = None
-        if self.issues and self.issues[0][0] <= now:
-            fields = self.issues.popleft()[1]
-        elif self.fake_issues:
-            slot = self.fake_issues[0]
-            if self.shard.cm.state[slot] == WarpState.ACTIVE:
-                self.fake_issues.popleft()
-                self.empty.discard(slot)
-                fields = {"warp": slot, "has_dst": 0, "dst_bank": 0, "last": 1}
-        if fields is not None:
+    def _fake_issue(self, ins) -> None:
+        """Drain an empty region whose slot has a warp again (module docstring), in a
+        cycle no instruction issues."""
+        if ins["issue__valid"] or not self.fake_issues:
+            return
+        slot = self.fake_issues[0]
+        if self.shard.cm.state[slot] == WarpState.ACTIVE:
+            self.fake_issues.popleft()
+            self.empty.discard(slot)
             ins["issue__valid"] = 1
-            ins["issue__payload"] = self.ports["issue__payload"].pack(fields)
+            ins["issue__payload"] = self.ports["issue__payload"].pack(
+                {"warp": slot, "has_dst": 0, "dst_bank": 0, "last": 1})
+            self.fake = True
 
     def eligible(self, slot: int) -> bool:
         """Whether the capacity manager holds ``slot`` ACTIVE at the start of cycle
@@ -220,14 +227,28 @@ class ShardPorts:
         """Offer the waiting requests (oldest first, one per register, per-register order
         kept) on free ports; ``[(step, port name)]``."""
         used, blocked, presented = Counter(), set(), []
+        waiting = set()
+        """Slots with a request other than a write not taken (their issue waits)."""
         osu = self.config.osu
         for step in self.steps:
+            if step.kind == "issue":
+                if step.slot not in waiting and step.due <= now and not used["issue"]:
+                    used["issue"] += 1
+                    ins["issue__valid"] = 1
+                    ins["issue__payload"] = self.ports["issue__payload"].pack(
+                        {k: step.extra[k] for k in ("warp", "has_dst", "dst_bank", "last")})
+                    presented.append((step, None))
+                waiting.add(step.slot)
+                continue
             key = (step.slot, step.reg)
+            if step.kind != "write":
+                waiting.add(step.slot)
             if key in blocked:
                 continue
             blocked.add(key)
             if step.due > now or (step.kind == "write" and (
-                    step.data is None or step.reserve.line is None)):
+                    step.data is None or step.reserve.line is None
+                    or not step.extra["issue"].line)):
                 continue
             port = used[step.kind]
             if port == osu.port_count(step.kind):
@@ -260,6 +281,13 @@ class ShardPorts:
             self.written.popleft()
         taken = set()
         for step, name in presented:
+            if name is None:
+                taken.add(id(step))
+                step.line = True
+                self.counts["issues"] += 1
+                if step.extra["last"]:
+                    self.log.append((now, "last_issue", step.slot, None))
+                continue
             if not outputs[f"{name}__ready"]:
                 self.counts[f"{step.kind}_waits"] += 1
                 continue
@@ -352,9 +380,8 @@ class ShardPorts:
         """A read, before the requests its own instruction's dispatch made of the register
         (the SM reads operands beyond the collector's in the cycle it dispatches, after
         :meth:`ReglessExactSM.dispatched` ran)."""
-        key = (step.slot, step.reg)
         for index, other in enumerate(self.steps):
-            if (other.slot, other.reg) == key and other.kind != "read" \
+            if other.slot == step.slot and other.kind != "read" \
                     and other.extra.get("dispatch") == step.due:
                 self.steps.insert(index, step)
                 return
@@ -429,15 +456,8 @@ class ReglessExactSM(ReglessSM):
             self.counts["metadata_instructions"] += extra
             self.shards[sub.index].issue_free = now + 1 + extra
         state.left_to_issue -= 1
-        writes = self.sm.info.writes[pc]
-        slot = warp.slot
-        self.ports[sub.index].issues.append((now, {
-            "warp": slot, "has_dst": int(bool(writes)),
-            "dst_bank": (slot + writes[0]) & (BANKS - 1) if writes else 0,
-            "last": int(state.left_to_issue == 0)}))
         if state.left_to_issue == 0:
             state.region = None
-            self.ports[sub.index].log.append((now, "last_issue", slot, pc))
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """Releases of the sources' last uses, reserves of the destinations; the writes
@@ -453,12 +473,14 @@ class ReglessExactSM(ReglessSM):
             touched.discard(reg)
         last = {reg for reg, _ in dests}
         writes = self.sm.info.writes[pc]
+        new_writes = []
         for k, reg in enumerate(writes):
             reserve = ports.add(_Step("reserve", slot, reg, now, flag=int(reg in last),
                                       extra={"dispatch": now}))
             write = ports.add(_Step("write", slot, reg, max(now, done - 1), flag=int(reg in last),
                                     reserve=reserve, written=k == 0))
             state.writes.setdefault(reg, deque()).append(write)
+            new_writes.append(write)
             if reg in last:
                 touched.discard(reg)
             else:
@@ -467,12 +489,30 @@ class ReglessExactSM(ReglessSM):
             if reg not in {r for r, _ in sources}:
                 touched.add(reg)
         state.left_to_dispatch -= 1
-        if not state.left_to_dispatch and not state.left_to_issue:
-            for reg in sorted(touched):
-                ports.add(_Step("release", slot, reg, done, flag=0))
-                self.counts["unflagged_lines"] += 1
-            touched.clear()
+        last = not state.left_to_dispatch and not state.left_to_issue
+        if last:
+            self._release_unflagged(ports, state, slot, now)
+        issue = ports.add(_Step("issue", slot, -1, now, extra={
+            "warp": slot, "has_dst": int(bool(writes)),
+            "dst_bank": (slot + writes[0]) & (BANKS - 1) if writes else 0, "last": int(last),
+            "dispatch": now}))
+        for write in new_writes:
+            write.extra["issue"] = issue
         return done
+
+    def _release_unflagged(self, ports: ShardPorts, state, slot: int, now: int) -> None:
+        """Registers the region touched without a last-use flag leave it as with an evict
+        flag: on their pending write (its ``last_use``), else by a release."""
+        for reg in sorted(state.touched):
+            self.counts["unflagged_lines"] += 1
+            pending = state.writes.get(reg)
+            if pending:
+                pending[-1].flag = 1
+                if pending[-1].reserve.line is None:
+                    pending[-1].reserve.flag = 1
+            else:
+                ports.add(_Step("release", slot, reg, now, flag=0, extra={"dispatch": now}))
+        state.touched.clear()
 
     # -- RegisterStorage --------------------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
