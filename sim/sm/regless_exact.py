@@ -71,6 +71,9 @@ from .values import LANES
 
 __all__ = ["ReglessExactSM", "ShardPorts", "run_regless_exact", "shard_params"]
 
+REGS = 64
+"""Registers per warp of the shard (the block's default, so one Verilator build of the shard
+at its defaults replays every kernel's trace; the suite's kernels use at most 36)."""
 STUCK = 5000
 """Cycles a request may wait for its port before the run stops as stuck."""
 
@@ -79,7 +82,7 @@ def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> d
     """The ``regless.shard`` parameters of one sub-core's shard for ``program``."""
     from .timing import static_info
 
-    registers = max(2, static_info(program).registers)
+    registers = max(REGS, static_info(program).registers)
     return {"lines": config.capacity // subcores, "banks": BANKS, "warps": slots,
             "regs": 1 << math.ceil(math.log2(registers)), "lanes": LANES, "data_width": 32,
             "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2}
@@ -323,7 +326,6 @@ class ShardPorts:
         for step in reversed(self.steps):
             if step.kind == "write" and (step.slot, step.reg) == (slot, reg) \
                     and step.data is not None:
-                self.counts["read_bypass"] += 1
                 return step.data
         bank = self.shard.osu.banks[(slot + reg) & (BANKS - 1)]
         index = bank.find(slot, reg)
@@ -531,6 +533,9 @@ class ReglessExactSM(ReglessSM):
         ports = self.ports[warp.subcore]
         ports.run_to(cycle)
         value = ports.value(warp.slot, reg)
+        if any(step.kind == "write" and (step.slot, step.reg) == (warp.slot, reg)
+               for step in ports.steps):
+            self.counts["read_bypass"] += 1
         if value is None:
             raise ReglessError(f"{self.program.kernel.file}: {warp}, cycle {cycle}: read of "
                                f"R{reg}, which is not in use in the OSU (lost by RegLess)")
@@ -611,3 +616,49 @@ class ReglessExactSM(ReglessSM):
                                  for k, v in ports.shard.transfer.counts.items()})
         counts.update(shard_counts)
         return counts
+
+
+def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = ReglessConfig(),
+                      *, sm=None, record=None, fast: bool = True) -> dict:
+    """Run workload ``kernel`` on RegLess with the golden shards (gtx980 preset, or ``sm``),
+    every operand read checked; what ``gpurf sm run KERNEL --timing --mechanism
+    regless:exact`` prints.
+
+    ``record`` (a folder): each shard's ports are written to ``shard<i>.trace`` there
+    (:class:`gpurf.sim.sm.record.TraceFolder`; ``gpurf replay`` drives them through the
+    shard's Verilog). With ``fast``, the fast model runs the same kernel too
+    (``fast_cycles``). Returns the shards' counters, ``cycles``, ``passed`` (outputs equal
+    numpy), ``traces`` (paths) and the decision logs under ``log`` (per shard).
+    """
+    from .config import load_config
+    from .record import TraceFolder, sm_header
+    from .run import load_workload, run_kernel
+
+    sm = sm or load_config(preset="gtx980")
+    _, program, _ = load_workload(kernel)
+    folder = None
+    if record is not None:
+        folder = TraceFolder(record, source={"kind": "kernel", "kernel": kernel, "size": size,
+                                             "mechanism": "regless:exact"},
+                             sm=sm_header(sm))
+    regless = ReglessExactSM(program, config, subcores=sm.subcores,
+                             wrap=None if folder is None else folder.wrap)
+    try:
+        run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
+                         mechanism=lambda p: (p, {"registers": 0}))
+    except BaseException:
+        if folder is not None:
+            folder.abandon()
+        raise
+    out = regless.summary()
+    out.update(kernel=kernel, size=size, capacity=config.capacity,
+               compressor=config.compressor, metadata=config.metadata,
+               cycles=run.stats["timing"].cycles, passed=run.passed,
+               shard_cycles=[ports.time for ports in regless.ports],
+               traces=[str(path) for path in folder.close()] if folder is not None else [])
+    out["log"] = [ports.log for ports in regless.ports]
+    if fast:
+        from .regless import run_regless
+
+        out["fast_cycles"] = run_regless(kernel, size, config, sm=sm, baseline=False)["cycles"]
+    return out
