@@ -69,7 +69,7 @@ from .regless import (
 )
 from .values import LANES
 
-__all__ = ["ReglessExactSM", "ShardPorts", "run_regless_exact", "shard_params"]
+__all__ = ["Decision", "ReglessExactSM", "ShardPorts", "run_regless_exact", "shard_params"]
 
 REGS = 64
 """Registers per warp of the shard (the block's default, so one Verilator build of the shard
@@ -86,6 +86,19 @@ def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> d
     return {"lines": config.capacity // subcores, "banks": BANKS, "warps": slots,
             "regs": 1 << math.ceil(math.log2(registers)), "lanes": LANES, "data_width": 32,
             "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2}
+
+
+@dataclass
+class Decision:
+    """A region's turn on its shard: ``warp`` (block id, warp index), the region's first
+    pc ``start``, the cycle its capacity was taken (``activated``: the CM took the
+    descriptor's header; the fast model's activation) and the first cycle the warp may
+    issue (``staged``)."""
+
+    warp: tuple
+    start: int
+    activated: int
+    staged: int | None
 
 
 @dataclass(eq=False)
@@ -371,6 +384,8 @@ class ShardPorts:
         for slot, state in enumerate(states):
             if state != self._last_state[slot]:
                 self.log.append((now + 1, state.name.lower(), slot, None))
+                if state == WarpState.ACTIVE:
+                    self.owner.staged(self.index, slot, now + 1)
         self._last_state = list(states)
 
     # --- from the SM ---------------------------------------------------------------------
@@ -410,6 +425,9 @@ class ReglessExactSM(ReglessSM):
     def __init__(self, program, config: ReglessConfig = ReglessConfig(), *, subcores: int = 4,
                  wrap=None):
         super().__init__(program, config, subcores=subcores)
+        self.decisions: list[Decision] = []
+        """Per region entered, in order: the warp (launch, block, warp), region, activation
+        and staged cycles."""
         self.wrap = wrap
         self.subcores = subcores
 
@@ -588,6 +606,18 @@ class ReglessExactSM(ReglessSM):
         length = min(region.instructions, len(warp.pcs) - warp.pos)
         state.left_to_issue = state.left_to_dispatch = state.length = length
         self.counts["activations"] += 1
+        preloads = sum(kind == "preload" for _, kind in region.descriptor()["entries"])
+        self.counts["preloads"] += preloads
+        state.decision = Decision((self.counts["launches"], *state.key), region.start, now,
+                                  None)
+        self.decisions.append(state.decision)
+
+    def staged(self, sub_index: int, slot: int, now: int) -> None:
+        """The capacity manager holds ``slot`` ACTIVE from cycle ``now``."""
+        state = self.slot_warps.get((sub_index, slot))
+        decision = getattr(state, "decision", None)
+        if decision is not None and decision.staged is None:
+            decision.staged = now
 
     def l1_line(self, sub_index: int, key) -> int:
         """The SM L1 line of a register line (``("r", addr)``) or compressed line."""
@@ -657,6 +687,14 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = R
                shard_cycles=[ports.time for ports in regless.ports],
                traces=[str(path) for path in folder.close()] if folder is not None else [])
     out["log"] = [ports.log for ports in regless.ports]
+    out["decisions"] = regless.decisions
+    counts = regless.summary()
+    served = {"compressor": counts.get("transfer_preload_compressed", 0),
+              "l1": counts.get("transfer_preload_l1", 0)}
+    served["osu"] = counts.get("preloads", 0) - sum(served.values())
+    out["preloads_served"] = served
+    out["evictions"] = (counts.get("transfer_evict_compressed", 0)
+                        + counts.get("transfer_evict_l1", 0))
     if fast:
         from .regless import run_regless
 
