@@ -432,6 +432,7 @@ class ReglessExactSM(ReglessSM):
         self.subcores = subcores
 
     def __call__(self, sm) -> "ReglessExactSM":
+        self.finish()
         super().__call__(sm)
         params = shard_params(self.program, self.config, sm.config.subcores, sm.config.slots)
         self.params = params
@@ -441,11 +442,20 @@ class ReglessExactSM(ReglessSM):
             shard.reset()
             model = shard
             if self.wrap is not None:
-                model = self.wrap("regless.shard", params, shard, f"shard{index}")
+                model = self.wrap("regless.shard", params, shard,
+                                  f"launch{self.counts['launches']}.shard{index}")
             self.ports.append(ShardPorts(self, index, params, model, shard))
         self.slot_warps: dict = {}
         """``(sub-core, slot)`` -> the warp state placed there last."""
         return self
+
+    def finish(self) -> None:
+        """Step every shard of the launch to the last cycle any of them reached (a shard's
+        trace then covers the whole launch)."""
+        ports = getattr(self, "ports", [])
+        end = max((p.time for p in ports), default=0)
+        for p in ports:
+            p.run_to(end)
 
     # -- the power hook ---------------------------------------------------------------
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
@@ -654,7 +664,7 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = R
     every operand read checked; what ``gpurf sm run KERNEL --timing --mechanism
     regless:exact`` prints.
 
-    ``record`` (a folder): each shard's ports are written to ``shard<i>.trace`` there
+    ``record`` (a folder): each shard's ports are written to ``launch<n>.shard<i>.trace`` there
     (:class:`gpurf.sim.sm.record.TraceFolder`; ``gpurf replay`` drives them through the
     shard's Verilog). With ``fast``, the fast model runs the same kernel too
     (``fast_cycles``). Returns the shards' counters, ``cycles``, ``passed`` (outputs equal
@@ -680,6 +690,7 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = R
         if folder is not None:
             folder.abandon()
         raise
+    regless.finish()
     out = regless.summary()
     out.update(kernel=kernel, size=size, capacity=config.capacity,
                compressor=config.compressor, metadata=config.metadata,
