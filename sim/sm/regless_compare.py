@@ -15,7 +15,7 @@ import json
 from collections import defaultdict
 
 from .regless import ReglessConfig, ReglessSM
-from .regless_exact import Decision, run_regless_exact
+from .regless_exact import DEFAULT, Decision, run_regless_exact
 
 __all__ = ["DecisionLog", "compare", "first_divergence", "main", "run_fast"]
 
@@ -35,7 +35,7 @@ class DecisionLog(ReglessSM):
                                        int(state.active_at)))
 
 
-def run_fast(kernel: str, size: str = "test", config: ReglessConfig = ReglessConfig(),
+def run_fast(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT,
              *, sm=None) -> dict:
     """The fast model's run of ``kernel`` with its decisions (as :func:`run_exact`)."""
     from .config import load_config
@@ -52,7 +52,8 @@ def run_fast(kernel: str, size: str = "test", config: ReglessConfig = ReglessCon
             "preloads_served": {"osu": counts["preloads_osu"],
                                 "compressor": counts["preloads_compressor"],
                                 "l1": counts["preloads_l1"] + counts["preloads_l2"]},
-            "evictions": counts["evictions"], "invalidations_to_l1": counts.get("invalidations_l1", 0)}
+            "evictions": counts["evictions"],
+            "invalidations_to_l1": counts.get("invalidations_l1", 0)}
 
 
 def _by_warp(decisions) -> dict:
@@ -91,7 +92,7 @@ def _row(decision: Decision) -> dict:
             "staged": decision.staged}
 
 
-def compare(kernel: str, size: str = "test", config: ReglessConfig = ReglessConfig()) -> dict:
+def compare(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT) -> dict:
     """Both models on ``kernel``: cycles, preload sources, evictions, decisions agreeing
     and the first divergence."""
     fast = run_fast(kernel, size, config)

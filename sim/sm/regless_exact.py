@@ -74,6 +74,8 @@ __all__ = ["Decision", "ReglessExactSM", "ShardPorts", "run_regless_exact", "sha
 REGS = 64
 """Registers per warp of the shard (the block's default, so one Verilator build of the shard
 at its defaults replays every kernel's trace; the suite's kernels use at most 36)."""
+DEFAULT = ReglessConfig()
+"""The paper's design point: 512 entries per SM, compressor and metadata on."""
 STUCK = 5000
 """Cycles a request may wait for its port before the run stops as stuck."""
 
@@ -422,7 +424,7 @@ class ReglessExactSM(ReglessSM):
     ports (:meth:`gpurf.sim.sm.record.TraceFolder.wrap`).
     """
 
-    def __init__(self, program, config: ReglessConfig = ReglessConfig(), *, subcores: int = 4,
+    def __init__(self, program, config: ReglessConfig = DEFAULT, *, subcores: int = 4,
                  wrap=None):
         super().__init__(program, config, subcores=subcores)
         self.decisions: list[Decision] = []
@@ -658,7 +660,7 @@ class ReglessExactSM(ReglessSM):
         return counts
 
 
-def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = ReglessConfig(),
+def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT,
                       *, sm=None, record=None, fast: bool = True) -> dict:
     """Run workload ``kernel`` on RegLess with the golden shards (gtx980 preset, or ``sm``),
     every operand read checked; what ``gpurf sm run KERNEL --timing --mechanism
