@@ -8,7 +8,8 @@ shard is :class:`gpurf.golden.regless.shard.Shard`, stepped by its ports once pe
 cycle; :class:`ShardPorts` plays everything outside it, as :mod:`gpurf.tb.regless.workload`
 does for random regions, but driven by the kernel:
 
-- **metadata store**: ``want`` names a warp slot; its answer is the descriptor
+- **metadata store**: ``want`` names a warp slot; its answer, in the same cycle (``want``
+  depends on the capacity manager's state only), is the descriptor
   (``cm_region_word_layout`` words, :func:`gpurf.golden.regless.capacity_manager.
   region_words`) of the compiler pass's region at the warp's next pc, rotated to the slot's
   banks. A slot with no warp, or whose warp has finished, is answered with an empty region
@@ -145,7 +146,6 @@ class ShardPorts:
         self.fake_issues: deque = deque()
         """Slots whose empty region must be drained (a warp was placed there)."""
         self.written: deque = deque()
-        self.want = None
         self.words: deque = deque()
         self.streaming = False
         self.empty: set[int] = set()
@@ -182,8 +182,6 @@ class ShardPorts:
         if ins["region__valid"] and outputs["region__ready"]:
             self._word_taken(now)
         self._taken(presented, outputs, now)
-        self.want = (self.ports["want__payload"].unpack(outputs["want__payload"]).warp
-                     if outputs["want__valid"] else None)
         self._log_states(now)
         if self.steps and self.steps[0].due < now - STUCK:
             step = self.steps[0]
@@ -194,7 +192,8 @@ class ShardPorts:
     # --- the metadata store ----------------------------------------------------------
     def _region_word(self, ins) -> None:
         if not self.streaming:
-            self.words = deque(self._descriptor(self.want) if self.want is not None else ())
+            want = self.shard.cm.wants()
+            self.words = deque(self._descriptor(want) if want is not None else ())
         if self.words:
             ins["region__valid"] = 1
             ins["region__payload"] = self.words[0]
