@@ -496,7 +496,9 @@ class ReglessExactSM(ReglessSM):
         self._catch_up(sub, now)
         state = self.warps[(warp.block.id, warp.index)]
         ports, slot = self.ports[sub.index], warp.slot
-        sources, dests = self.flags[pc]
+        sources, dests = (sorted(flags) for flags in self.flags[pc])
+        # sorted: the pass's flags come in the order of a set of register names, which
+        # changes with the process's string hash seed (and the port each release takes)
         touched = state.touched
         for reg, erase in sources:
             ports.add(_Step("release", slot, reg, now, flag=int(erase),
