@@ -130,8 +130,10 @@ def test_cli_runs_and_records(capsys, tmp_path):
     assert code == 0 and "PASS saxpy" in out
     assert sorted(p.name for p in folder.glob("*.trace")) == [
         f"launch1.shard{i}.trace" for i in range(4)]
+    code, out, err = _cli(capsys, "--mechanism", "regless:exact", "--record", str(folder))
+    assert code == 2 and "already holds traces" in err and len(err.strip().splitlines()) == 1
     code, out, err = _cli(capsys, "--mechanism", "regless:exact+fast")
-    assert code == 2 and "regless:exact+fast" in err and "Traceback" not in err
+    assert code == 2 and "regless:exact+fast" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.soak

@@ -127,8 +127,8 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     exact = mechanism is not None and _is_regless_exact(mechanism)
     if record_dir is not None and (not timing or (mechanism is not None and not greener
                                                   and not exact)):
-        raise BadInput("--record needs --timing; of the mechanisms, only greener and "
-                       "regless:exact are recorded")
+        raise BadInput("--record needs --timing; of the mechanisms, only greener is recorded "
+                       "(and regless:exact)")
     if sim is not None and rtl is None:
         raise BadInput("--sim needs --rtl")
     if rtl is not None and (mechanism is not None or not timing or check_values
@@ -279,6 +279,8 @@ def _run_regless_exact(kernel, size, variant, check_values, options, as_json, re
         raise BadInput("--mechanism regless:exact runs on gtx980 with every read checked; "
                        f"drop {', '.join(given) or '--check-values'}")
     config = _regless_config("+".join(p for p in variant.split("+") if p != "exact"), variant)
+    if record_dir is not None and record_dir.is_dir() and any(record_dir.glob("*.trace")):
+        raise BadInput(f"{record_dir} already holds traces; give an empty or new folder")
     result = _regless_outcome(kernel, size, variant, lambda: run_regless_exact(
         kernel, size, config, record=record_dir))
     for key in ("log", "decisions"):
