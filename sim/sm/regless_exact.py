@@ -19,9 +19,15 @@ does for random regions, but driven by the kernel:
   drains the empty region and puts the slot on the warp stack for its warp's first region.
   **Interpretation:** the capacity manager retires a warp for good on a ``done`` header;
   the SM reuses slots for the warps of later blocks, so ``done`` is never sent.
-- **scheduler**: ``issue`` in the cycle the SM issues (the destination's bank is the first
-  word's: the capacity manager counts one outstanding write per instruction), ``last`` on
-  the region's last instruction (regions as the fast model counts them).
+- **scheduler**: the ``issue`` port is driven when the instruction is dispatched, once
+  its reads and releases were taken, not in the cycle the SM issues it: the capacity
+  manager frees a draining region's lines at the region's last issue, and in the SM an
+  instruction reads its operands after it issues (driven at the SM's issue, lines still in
+  use were counted free and a later region's reserve found none). ``last`` marks the
+  region's last dispatch (regions counted as the fast model counts them); the destination's
+  bank is the first word's (the capacity manager counts one outstanding write per
+  instruction), and a write waits until its instruction's ``issue`` was taken (a
+  ``written`` before it would be lost). The SM's own issue is still gated by ``eligible``.
 - **register units**: every operand read the SM's collector makes goes to a ``read`` port
   in its cycle, answered next cycle (the value is compared with the one the SM was given);
   at dispatch the sources' last-use flags become ``release`` requests and each destination
@@ -33,8 +39,9 @@ does for random regions, but driven by the kernel:
   carries whole lines, so a write in fewer than 32 lanes is merged with the line's value
   held in the OSU. A read the SM makes while the value's write still waits for its port is
   answered from that write (``read_bypass`` counts them) and read from the OSU behind it.
-  Registers a region touched without a last-use flag are released (kept, not erased) after
-  the region's last dispatch.
+  Registers a region touched without a last-use flag leave it before the region's last
+  ``issue``: on their pending write's ``last_use``, else by a release (kept, not erased).
+  A request that waits :data:`STUCK` cycles stops the run (:class:`ReglessError`).
 - **L1**: the shard's L1 port is always ready; each request takes a cycle of the SM's timing
   L1 (:class:`~gpurf.sim.sm.timing.TimingSM`'s ``l1``, shared with the data accesses) and a
   read is answered, in order, after the L1 hit or miss latency (register line addresses as
@@ -44,8 +51,8 @@ does for random regions, but driven by the kernel:
 The shard's own decisions (when a region is taken, when the warp is ACTIVE, where each
 preload is served, which line is evicted) are the golden model's. What the fast model
 decides differently is in ``docs/regless.md`` ("Fast model vs golden shard";
-:mod:`gpurf.sim.sm.regless_compare` prints both). Slow: about as many shard steps per
-second as the golden shard runs alone (a few hundred per sub-core), so small launches only.
+:mod:`gpurf.sim.sm.regless_compare` prints both). Test-size kernels take 1.4-35 s of CPU
+time (saxpy to kmeans; docs/regless.md).
 """
 
 import math
