@@ -84,8 +84,9 @@ REGS = 64
 at its defaults replays every kernel's trace; the suite's kernels use at most 36)."""
 DEFAULT = ReglessConfig()
 """The paper's design point: 512 entries per SM, compressor and metadata on."""
-STUCK = 5000
-"""Cycles a request may wait for its port before the run stops as stuck."""
+STUCK = 100_000
+"""Cycles a request may wait for its port before the run stops as stuck (srad and imgvf
+wait over 5,000: their register lines queue behind the data on the one L1 port)."""
 
 
 def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> dict:
