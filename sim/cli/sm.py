@@ -361,19 +361,11 @@ def _run_wir(kernel, size, variant, config, as_json):
 
 
 def _run_regless(kernel, size, variant, config, as_json):
-    from gpurf.sim.sm.regless import ReglessConfig, ReglessError, run_regless
-    from gpurf.sim.sm.values import ValueMismatchError
+    from gpurf.sim.sm.regless import run_regless
 
-    try:
-        regless = ReglessConfig.parse(variant)
-    except (TypeError, ValueError) as error:
-        raise BadInput(f"--mechanism regless:{variant}: {error}") from None
-    try:
-        with kernel_errors():
-            result = run_regless(kernel, size, regless, sm=config)
-    except (ValueMismatchError, ReglessError) as error:
-        click.echo(f"FAIL {kernel} ({size}, regless:{variant}): {error}", err=True)
-        sys.exit(1)
+    regless = _regless_config(variant, variant)
+    result = _regless_outcome(kernel, size, variant,
+                              lambda: run_regless(kernel, size, regless, sm=config))
     if as_json:
         echo_json(with_provenance(result))
     else:
