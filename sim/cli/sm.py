@@ -124,10 +124,11 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     if wake and record_dir is not None:
         raise BadInput("--record runs GReEneR at the default wake-up point and latency; drop "
                        "--wake-at and --wake-latency")
-    if record_dir is not None and (not timing or (mechanism is not None and
+    exact = mechanism is not None and _is_regless_exact(mechanism)
+    if record_dir is not None and (not timing or (mechanism is not None and not exact and
                                                   mechanism.partition(":")[0] not in RECORDED)):
         raise BadInput(f"--record needs --timing; of the mechanisms, {', '.join(RECORDED)} "
-                       "are recorded")
+                       "and regless:exact are recorded")
     if sim is not None and rtl is None:
         raise BadInput("--sim needs --rtl")
     if rtl is not None and (mechanism is not None or not timing or check_values
@@ -142,6 +143,10 @@ def sm_run(kernel, size, timing, preset, config_file, pairs, assign, scheduler, 
     if mechanism is not None:
         options = {"--preset": preset, "--config": config_file, "--param": pairs,
                    "--assign": assign, "--scheduler": scheduler}
+        if exact:
+            _run_regless_exact(kernel, size, mechanism.partition(":")[2], check_values, options,
+                               as_json, record_dir)
+            return
         _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_json, wake,
                        record_dir)
         return
@@ -263,6 +268,64 @@ def _run_mechanism(kernel, size, mechanism, timing, check_values, options, as_js
         _run_compression(kernel, size, variant or "perfect", config, as_json, record_dir)
 
 
+def _is_regless_exact(mechanism: str) -> bool:
+    name, _, variant = mechanism.partition(":")
+    return name == "regless" and "exact" in variant.split("+")
+
+
+def _run_regless_exact(kernel, size, variant, check_values, options, as_json, record_dir):
+    """``sm run --mechanism regless:exact[+CONFIG]``: the golden shards in the SM
+    (:func:`gpurf.sim.sm.regless_exact.run_regless_exact`), recorded with ``--record``."""
+    from gpurf.sim.sm.regless_exact import run_regless_exact
+
+    given = [flag for flag, value in options.items() if value]
+    if given or check_values:
+        raise BadInput("--mechanism regless:exact runs on gtx980 with every read checked; "
+                       f"drop {', '.join(given) or '--check-values'}")
+    config = _regless_config("+".join(p for p in variant.split("+") if p != "exact"), variant)
+    if record_dir is not None and record_dir.is_dir() and any(record_dir.glob("*.trace")):
+        raise BadInput(f"{record_dir} already holds traces; give an empty or new folder")
+    result = _regless_outcome(kernel, size, variant, lambda: run_regless_exact(
+        kernel, size, config, record=record_dir))
+    for key in ("log", "decisions"):
+        result.pop(key)
+    if as_json:
+        echo_json(with_provenance(result))
+    else:
+        served = result["preloads_served"]
+        click.echo(f"{kernel} ({size}), regless:{variant}: {result['cycles']:,} cycles "
+                   f"(fast model {result['fast_cycles']:,}); preloads served OSU / "
+                   f"compressor / L1 {served['osu']:,} / {served['compressor']:,} / "
+                   f"{served['l1']:,}; evictions {result['evictions']:,}")
+        if record_dir is not None:
+            click.echo(f"recorded {len(result['traces'])} traces into {record_dir}")
+        click.echo(f"{'PASS' if result['passed'] else 'FAIL'} {kernel} ({size}): outputs "
+                   f"{'equal' if result['passed'] else 'differ from'} the numpy reference, "
+                   "every operand read checked")
+    sys.exit(0 if result["passed"] else 1)
+
+
+def _regless_config(text, variant):
+    from gpurf.sim.sm.regless import ReglessConfig
+
+    try:
+        return ReglessConfig.parse(text)
+    except (TypeError, ValueError) as error:
+        raise BadInput(f"--mechanism regless:{variant}: {error}") from None
+
+
+def _regless_outcome(kernel, size, variant, run):
+    from gpurf.sim.sm.regless import ReglessError
+    from gpurf.sim.sm.values import ValueMismatchError
+
+    try:
+        with kernel_errors():
+            return run()
+    except (ValueMismatchError, ReglessError) as error:
+        click.echo(f"FAIL {kernel} ({size}, regless:{variant}): {error}", err=True)
+        sys.exit(1)
+
+
 def _run_greener(kernel, size, policy, as_json, wake_at="issue", latency=1):
     from gpurf.sim.greener import OutputMismatchError, compare, sm_run_greener
     from gpurf.sim.sm.power import POLICIES
@@ -307,19 +370,11 @@ def _run_wir(kernel, size, variant, config, as_json, record_dir=None):
 
 
 def _run_regless(kernel, size, variant, config, as_json):
-    from gpurf.sim.sm.regless import ReglessConfig, ReglessError, run_regless
-    from gpurf.sim.sm.values import ValueMismatchError
+    from gpurf.sim.sm.regless import run_regless
 
-    try:
-        regless = ReglessConfig.parse(variant)
-    except (TypeError, ValueError) as error:
-        raise BadInput(f"--mechanism regless:{variant}: {error}") from None
-    try:
-        with kernel_errors():
-            result = run_regless(kernel, size, regless, sm=config)
-    except (ValueMismatchError, ReglessError) as error:
-        click.echo(f"FAIL {kernel} ({size}, regless:{variant}): {error}", err=True)
-        sys.exit(1)
+    regless = _regless_config(variant, variant)
+    result = _regless_outcome(kernel, size, variant,
+                              lambda: run_regless(kernel, size, regless, sm=config))
     if as_json:
         echo_json(with_provenance(result))
     else:

@@ -1,0 +1,149 @@
+"""RegLess in the golden SM with the port-exact golden shard (``gpurf.sim.sm.regless_exact``),
+its shard traces, and the fast model compared with it (``gpurf.sim.sm.regless_compare``).
+
+Kernels at test size; each run takes a few seconds (the shard is stepped every cycle)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gpurf.golden.regless import shard as golden_shard
+from gpurf.golden.trace import Trace
+from gpurf.sim.sm.regless import ReglessError
+from gpurf.sim.sm.regless_compare import compare, first_divergence
+from gpurf.sim.sm.regless_exact import Decision, run_regless_exact
+from gpurf.sim.sm.values import ValueMismatchError
+
+SLOW = pytest.mark.soak
+"""Kernels whose runs take over 5 s of CPU time (gaussian: 15 launches)."""
+
+
+@pytest.mark.parametrize("kernel", ["saxpy", pytest.param("pathfinder", marks=SLOW),
+                                    pytest.param("gaussian", marks=SLOW)])
+def test_kernel_runs_on_golden_shards(kernel):
+    """Outputs equal numpy, every operand read answered by a golden shard's OSU (and the
+    read port's answer equal to it), each shard stepped every cycle of the run."""
+    result = run_regless_exact(kernel, fast=False)
+    assert result["passed"]
+    assert result["reads"] > 0 and result["issues"] > 0
+    assert result["shard_cycles"] == [max(result["shard_cycles"])] * 4
+    if result["launches"] == 1:
+        assert result["cycles"] - 20 <= result["shard_cycles"][0] <= result["cycles"]
+    assert all(d.staged is not None and d.staged > d.activated for d in result["decisions"])
+
+
+def test_corrupted_preload_is_caught(monkeypatch):
+    """A transfer unit that corrupts one lane of each value the compressor answers a preload
+    with (a broken shard) delivers a wrong register: the run stops."""
+    answer = golden_shard.Transfer._answer
+
+    def corrupt(self, response):
+        compressed, value = response
+        if compressed and self.job.op == golden_shard._PRELOAD:
+            value = [value[0] ^ 1, *value[1:]]
+        answer(self, (compressed, value))
+
+    monkeypatch.setattr(golden_shard.Transfer, "_answer", corrupt)
+    with pytest.raises((ValueMismatchError, ReglessError)):
+        run_regless_exact("scan", fast=False)
+
+
+def test_shard_ports_are_recorded(tmp_path):
+    """``record=``: one trace per shard, of ``regless.shard`` at its defaults, holding every
+    cycle the shard was stepped."""
+    result = run_regless_exact("saxpy", record=tmp_path, fast=False)
+    assert result["passed"]
+    assert [p.rsplit("/", 1)[1] for p in result["traces"]] == [
+        f"launch1.shard{i}.trace" for i in range(4)]
+    for path, cycles in zip(result["traces"], result["shard_cycles"], strict=True):
+        trace = Trace(path)
+        assert trace.header["block"] == "regless.shard"
+        assert trace.header["params"]["regs"] == 64
+        assert trace.header["cycles"] == cycles
+
+
+def test_first_divergence_finds_the_earliest_difference():
+    warp = (1, (0, 0, 0), 0)
+    other = (1, (1, 0, 0), 0)
+    same = [Decision(warp, 0, 0, 1), Decision(warp, 5, 9, 10)]
+    assert first_divergence(same, list(same)) is None
+    late = [Decision(warp, 0, 0, 1), Decision(warp, 5, 9, 12), Decision(other, 0, 4, 5)]
+    early = [Decision(warp, 0, 0, 1), Decision(warp, 5, 9, 10), Decision(other, 0, 3, 5)]
+    found = first_divergence(early, late)
+    assert (found["cycle"], found["warp"], found["region"]) == (3, other, 0)
+    missing = first_divergence(same, same[:1])
+    assert (missing["region"], missing["exact"]) == (1, None)
+
+
+DIVERGENCES = {
+    # kernel: (regions, fast cycles, exact cycles, first divergence (cycle, warp, fast
+    # (activated, staged), exact (activated, staged)))
+    "saxpy": (380, 1233, 1794, (0, (1, (0, 0, 0), 0), (337, 338), (0, 2))),
+    "pathfinder": (574, 4711, 5691, (0, (1, (0, 0, 0), 0), (1, 2), (0, 2))),
+    "gaussian": (1320, 8854, 11268, (0, (1, (0, 0, 0), 0), (3, 4), (0, 2))),
+}
+
+
+@pytest.mark.parametrize("kernel", ["saxpy", "pathfinder", pytest.param("gaussian",
+                                                                      marks=SLOW)])
+def test_fast_model_and_golden_shard_differ_as_documented(kernel):
+    """Not yet the same decisions (docs/regless.md, "Fast model vs golden shard"): both
+    enter the same regions and serve every preload from the OSU on these kernels, but the
+    golden shard activates regions in another order (its warp stack starts with slot 0 on
+    top; the fast model's with the warp placed last), stages a region a cycle later
+    (PRELOADING, then ACTIVE), takes one descriptor word per cycle and sends every
+    invalidation through its one-request transfer unit to L1 (the fast model only those
+    of registers with an L1 copy)."""
+    result = compare(kernel)
+    regions, fast_cycles, exact_cycles, (cycle, warp, fast, exact) = DIVERGENCES[kernel]
+    assert result["passed"] == {"fast": True, "exact": True}
+    assert result["regions"] == {"fast": regions, "exact": regions}
+    assert result["cycles"] == {"fast": fast_cycles, "exact": exact_cycles}
+    served = result["preloads_served"]
+    assert served["fast"] == served["exact"]
+    assert served["exact"]["compressor"] == served["exact"]["l1"] == 0
+    assert result["invalidations_to_l1"]["fast"] == 0 < result["invalidations_to_l1"]["exact"]
+    divergence = result["first_divergence"]
+    assert divergence["cycle"] == cycle and divergence["warp"] == warp
+    assert (divergence["fast"]["activated"], divergence["fast"]["staged"]) == fast
+    assert (divergence["exact"]["activated"], divergence["exact"]["staged"]) == exact
+    assert result["staging_cycles_mean"]["exact"] > result["staging_cycles_mean"]["fast"]
+
+
+def _cli(capsys, *argv):
+    from gpurf.sim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["sm", "run", "saxpy", "--timing", *argv])
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
+def test_cli_runs_and_records(capsys, tmp_path):
+    code, out, _ = _cli(capsys, "--mechanism", "regless:exact", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["passed"] and result["cycles"] == DIVERGENCES["saxpy"][2]
+    folder = tmp_path / "traces"
+    code, out, _ = _cli(capsys, "--mechanism", "regless:exact", "--record", str(folder))
+    assert code == 0 and "PASS saxpy" in out
+    assert sorted(p.name for p in folder.glob("*.trace")) == [
+        f"launch1.shard{i}.trace" for i in range(4)]
+    code, out, err = _cli(capsys, "--mechanism", "regless:exact", "--record", str(folder))
+    assert code == 2 and "already holds traces" in err and len(err.strip().splitlines()) == 1
+    code, out, err = _cli(capsys, "--mechanism", "regless:exact+fast")
+    assert code == 2 and "regless:exact+fast" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.soak
+def test_kernel_shard_trace_replays_on_verilator(tmp_path):
+    """A kernel's shard trace replays clean on the shard's Verilog (Verilator; the build
+    took about 10 minutes on the loaded machine)."""
+    from gpurf.sim.replay import replay
+
+    result = run_regless_exact("saxpy", record=tmp_path, fast=False)
+    replayed = replay(tmp_path / "launch1.shard0.trace", sim="verilator")
+    assert replayed.passed, replayed.summary()
+    assert replayed.cycles == result["shard_cycles"][0]
+    assert np.isfinite(replayed.cycles_per_second)
