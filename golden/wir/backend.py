@@ -16,6 +16,12 @@ from .rename_reuse import RenameReuse
 __all__ = ["Backend", "LeakError"]
 
 _DIVERGENT = (Outcome.DUMMY_MOV, Outcome.PINNED)
+_NONE = (None,) * SOURCES
+
+
+def _present(pregs) -> list:
+    """The registers of ``pregs`` that are not ``None``."""
+    return [preg for preg in pregs if preg is not None]
 
 
 class Backend(PortModel, config=BackendConfig):
@@ -46,9 +52,9 @@ class Backend(PortModel, config=BackendConfig):
         self.queue: deque = deque()
         self.carried: deque = deque([None, None], maxlen=2)
         self.sweep: tuple[int, int] | None = None
-        self.issued: deque = deque([[], []], maxlen=2)
-        """The registers of the in-flight source references of the instructions issued one
-        and two cycles ago."""
+        self.issued: deque = deque([_NONE, _NONE], maxlen=2)
+        """Per source, the register of the in-flight source reference (``None``: none) of
+        the instructions issued one and two cycles ago."""
         self.handed: Counter = Counter()
         """Source references handed to the environment on ``sources``, not yet released."""
         config = self.config
@@ -86,19 +92,19 @@ class Backend(PortModel, config=BackendConfig):
         if self.sweep is not None and not back_out["unmap__ready"]:
             raise ProtocolError("the exit sweep's unmap was refused")
         incs, decs = self._events(front_out)
-        incs += sources if issue_taken else []
-        decs += ending + released
+        incs += _present(sources) if issue_taken else []
+        decs += _present(ending) + released
         self.back.commit(back_in, (incs, decs))
-        self.issued.appendleft(sources if issue_taken else [])
-        self.handed.update(handed)
+        self.issued.appendleft(sources if issue_taken else _NONE)
+        self.handed.update(_present(handed))
         self._edge(inputs, back_in, back_out, leaving if arriving else None, result_taken,
                    exit_taken)
         self.check_references()
         return {
             "issue__ready": int(issue_ready),
-            "sources": self.ports["sources"].pack([{"valid": 1, "preg": preg}
-                                                   for preg in handed]
-                                                  if handed else []),
+            "sources": self.ports["sources"].pack([{} if preg is None
+                                                   else {"valid": 1, "preg": preg}
+                                                   for preg in handed]),
             "out__valid": front_out["out__valid"],
             "out__payload": front_out["out__payload"],
             "result__ready": int(opened and back_out["result__ready"]),
@@ -115,42 +121,39 @@ class Backend(PortModel, config=BackendConfig):
         }
 
     def _issue_sources(self, inputs) -> tuple[list, bool]:
-        """The registers of the issue's register sources with a valid mapping, and whether
-        one of their counts is saturated (the issue waits)."""
+        """Per source, the register of a register source with a valid mapping (else
+        ``None``), and whether one of their counts is saturated (the issue waits)."""
         if not inputs["issue__valid"]:
-            return [], False
+            return _NONE, False
         config, back = self.config, self.back
         issue = self.ports["issue__payload"].unpack(inputs["issue__payload"])
         regs = issue.opcode.regs
         pregs = []
         for k in range(SOURCES):
-            if not regs >> k & 1:
-                continue
             preg, valid, _ = back.mapping[issue.warp * config.regs
                                           + (issue.operand[k] & self._reg_mask)]
-            if valid:
-                pregs.append(preg)
-        return pregs, any(back._saturated(preg) for preg in pregs)
+            pregs.append(preg if regs >> k & 1 and valid else None)
+        return pregs, any(back._saturated(preg) for preg in _present(pregs))
 
     def _held_by(self, leaving) -> list:
         """The source references the instruction on ``out`` holds (none while it is
         queued for a re-check: the ticket holds them)."""
         if leaving is None or leaving["response"]["pending"]:
-            return []
+            return _NONE
         if not leaving["retried"]:
-            return list(self.issued[1])
+            return self.issued[1]
         lookup = leaving["lookup"]
         regs = lookup.opcode.regs
-        return [value & self._preg_mask for k, value in enumerate(lookup.operand)
-                if regs >> k & 1]
+        return [value & self._preg_mask if regs >> k & 1 else None
+                for k, value in enumerate(lookup.operand)]
 
     def _out_sources(self, leaving) -> tuple[list, list]:
         """The out's source references: ended here (a hit), or handed to the
         environment."""
         held = self._held_by(leaving)
         if leaving is not None and leaving["response"]["hit"]:
-            return held, []
-        return [], held
+            return held, _NONE
+        return _NONE, held
 
     def _released(self, inputs) -> list:
         """The environment's ``release``: each must end a handed reference."""
@@ -256,8 +259,8 @@ class Backend(PortModel, config=BackendConfig):
         if leaving is not None and leaving["response"]["hit"]:
             counted[leaving["response"]["result"]] += 1
         counted.update(preg for _, _, preg in self.queue)
-        counted.update(self.issued[0] if self.front.stage is not None else [])
-        counted.update(self._held_by(leaving))
+        counted.update(_present(self.issued[0]) if self.front.stage is not None else [])
+        counted.update(_present(self._held_by(leaving)))
         mask = self._preg_mask
         for ticket in self.front.retry.queue:
             tag = ticket["tag"]
