@@ -68,7 +68,7 @@ class _HitKeepsSources(GoldenBackend):
     leak)."""
 
     def _out_sources(self, leaving):
-        ending, handed = super()._out_sources(leaving)
+        _, handed = super()._out_sources(leaving)
         return (None,) * 3, handed
 
 

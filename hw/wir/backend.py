@@ -35,13 +35,14 @@ class Backend(ConfiguredComponent, config=BackendConfig):
     the next issue of the warp renames its sources to the new register.
 
     **One reference-count protocol** (docs/wir.md): the holders are the pipeline's
-    mappings, the VSB entries, the in-flight source references (an instruction's register
-    sources from its issue until it leaves on ``out`` — a hit — or the environment ends
-    them on ``release``; a pending hit's while it waits in the pending-retry queue; and
-    the environment's own through ``hold``/``drop``), the reuse buffer's entries (each register operand, and the result once filled), a reuse
-    hit from its lookup to its retirement (in ``out``, then in the hit queue: the reuse
-    buffer's hit +1, which the mapping takes over), each +1 when it starts holding, -1 when
-    it ends. The front's rename table is a **read copy** of the pipeline's mappings (the
+    mappings; the VSB entries; the in-flight source references (an instruction's register
+    sources from its issue until it leaves on ``out`` as a hit, or until the environment
+    ends them on ``release`` after the operand read; a pending hit's while it waits in the
+    pending-retry queue; the environment's own through ``hold``/``drop``); the reuse
+    buffer's entries (each register operand, and the result once filled); a reuse hit
+    from its lookup to its retirement (in ``out``, then in the hit queue: the reuse
+    buffer's hit +1, which the mapping takes over). Each takes +1 when it starts holding
+    and -1 when it ends. The front's rename table is a **read copy** of the pipeline's mappings (the
     paper's issue-side read ports): it is written with every retirement and swept with
     every exit in the same cycles as the mappings, and holds no reference of its own (its
     ``inc[0]``/``dec[0]`` events are not counted).

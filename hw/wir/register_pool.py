@@ -49,7 +49,8 @@ class RegisterPool(ConfiguredComponent, config=RegisterPoolConfig):
     **Queries** (latency 0). ``saturated[q]`` is high when the count of ``query[q]``,
     including every event taken in earlier cycles, is at least ``saturation`` (the maximum
     ``2**count_width - 1`` minus ``headroom``, default 0): a VSB or reuse-buffer hit on
-    that register must be treated as a miss (spec), so that its count never overflows. A free register's count is 0.
+    that register must be treated as a miss (spec), so that its count never overflows. A
+    free register's count is 0.
 
     **Policies.** ``free`` = ids in the pool; ``in_use`` (output) = ``pregs - free``
     (allocated ids, including those whose count reached zero and are on their way back).

@@ -11,14 +11,16 @@ from gpurf.hw.wir.pending_retry import PendingRetry
 from gpurf.hw.wir.pipeline import Pipeline
 from gpurf.hw.wir.register_alloc import RegisterAlloc
 from gpurf.hw.wir.register_pool import RegisterPool
+from gpurf.hw.wir.rename_reuse import RenameReuse
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite",
-           "OldMappingKept", "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept",
-           "SaturatedHitVerifies", "SaturationFromMemory", "StaleHitTrusted"]
+__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "HitNotCounted",
+           "LookupIgnoresWrite", "OldMappingKept", "RemapCounted", "ReplacedNotReleased",
+           "ResultReferenceKept", "SaturatedHitVerifies", "SaturationFromMemory",
+           "StaleHitTrusted"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -199,3 +201,14 @@ class SaturatedHitVerifies(RegisterAlloc):
         out = self.out.payload
         m.d.comb += [out.kind.eq(kind), out.preg.eq(preg), out.hash.eq(looked.hash),
                      out.divergent.eq(looked.divergent), out.ticket.eq(looked.ticket)]
+
+
+class HitNotCounted(RenameReuse):
+    """The composition leaves the reuse buffer's hit event (its ``inc[3]``, the hit
+    instruction's in-flight result reference) off its ``inc`` port: a reused register could
+    be freed while the hit carries it to retirement. Killed by the reference balance of
+    ``formal_rename_reuse.py``."""
+
+    def _events(self, m, rename, reuse):
+        super()._events(m, rename, reuse)
+        m.d.comb += self.inc[1 + 3].valid.eq(0)
