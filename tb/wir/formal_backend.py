@@ -169,7 +169,7 @@ class BackendFormal(Elaboratable):
         terms += [leaves & Mux(out.retried, out.lookup.opcode.regs[k], dut.issued[1][k])
                   & (out.lookup.operand[k][:config.preg_bits] == r) for k in range(SOURCES)]
         terms += self._tickets(m, r)
-        return terms + [environment[r]]
+        return [*terms, environment[r]]
 
     def _tickets(self, m, r):
         """The pending-retry tickets' register operands naming ``r``."""

@@ -5,6 +5,8 @@ that survived every registered configuration (issue 21), killed at ``barrier_bit
 from amaranth import Cat, Const, Mux, Signal
 
 from gpurf.hw.gates import bit
+from gpurf.hw.wir.backend import Backend
+from gpurf.hw.wir.configs import DEC_PORTS, SOURCES
 from gpurf.hw.wir.layouts import AllocKind
 from gpurf.hw.wir.load_filter import LoadFilter
 from gpurf.hw.wir.pending_retry import PendingRetry
@@ -17,7 +19,7 @@ from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "HitNotCounted",
+__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "HitNotCounted", "HitSourcesKept",
            "LookupIgnoresWrite", "OldMappingKept", "RemapCounted", "ReplacedNotReleased",
            "ResultReferenceKept", "SaturatedHitVerifies", "SaturationFromMemory",
            "StaleHitTrusted"]
@@ -212,3 +214,12 @@ class HitNotCounted(RenameReuse):
     def _events(self, m, rename, reuse):
         super()._events(m, rename, reuse)
         m.d.comb += self.inc[1 + 3].valid.eq(0)
+
+
+class HitSourcesKept(Backend):
+    """A reuse hit leaving on ``out`` keeps its in-flight source references (the backend
+    never ends them): a leak. Killed by the no-leak proof of ``formal_backend.py``."""
+
+    def _out_sources(self, m):
+        super()._out_sources(m)
+        m.d.comb += [self.back.dec[DEC_PORTS + k].valid.eq(0) for k in range(SOURCES)]
