@@ -132,6 +132,14 @@ needs_solver = pytest.mark.skipif(missing_solver() is not None, reason=str(missi
 
 
 @needs_solver
+def test_formal_balance_bmc_8():
+    """BMC, depth 8 (the default tier's share of the depth-20 proof below)."""
+    result = prove(RenameReuseFormal(), name="wir_rename_reuse_bmc8", depth=8, mode="bmc")
+    assert result.passed, result.log_tail
+
+
+@needs_solver
+@pytest.mark.slow_formal
 def test_formal_balance_bmc_20():
     """BMC, depth 20, on ``formal_rename_reuse.SMALL`` (assume-guarantee: the rename
     table's clear and the queue bound assumed): per register, the composition's reference
