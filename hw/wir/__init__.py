@@ -81,7 +81,7 @@ BLOCKS: tuple[Block, ...] = (
           test_params=({"warps": 2, "regs": 2, "pregs": 16, "lanes": 2, "data_width": 3,
                         "hash_width": 3, "entries": 4, "reuse_entries": 4, "imm_bits": 4,
                         "blocks": 2, "barrier_bits": 2, "retry_depth": 2, "count_width": 5,
-                        "low_water": 2},
+                        "low_water": 2, "seed": 2},
                        {"warps": 3, "regs": 4, "pregs": 32, "lanes": 4, "data_width": 4,
                         "hash_width": 4, "entries": 8, "reuse_entries": 8, "imm_bits": 5,
                         "blocks": 2, "barrier_bits": 2, "retry_depth": 4, "count_width": 5,
