@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """``wir.backend``: parameters, the golden model's recount across every part (broken
 models caught), every outcome retiring in the random stream, the directed reuse hit, the
-no-leak proof with its covers and the mutant it kills."""
+no-leak proof with its covers."""
 
 from collections import Counter
 
@@ -15,7 +15,6 @@ from gpurf.hw.wir.configs import BACKEND_HEADROOM, BackendConfig
 from gpurf.hw.wir.layouts import Outcome
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
-from gpurf.tb.wir import mutants
 from gpurf.tb.wir.formal_backend import BackendFormal
 from gpurf.tb.wir.test_backend import directed_reuse_hit, random_stream
 
@@ -136,13 +135,3 @@ def test_formal_covers_reached():
     result = prove(BackendFormal(), name="wir_backend_cover", depth=12, mode="cover",
                    timeout=7200)
     assert result.passed and set(result.reached) == set(result.covers), result.log_tail
-
-
-@needs_solver
-@pytest.mark.slow_formal
-def test_formal_kills_mutant():
-    """BMC, depth 9, fails on ``mutants.HitSourcesKept`` (a reuse hit never ends its
-    in-flight source references: a leak)."""
-    result = prove(BackendFormal(block=mutants.HitSourcesKept),
-                   name="wir_backend_HitSourcesKept", depth=9, mode="bmc", timeout=7200)
-    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
