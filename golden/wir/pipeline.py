@@ -51,6 +51,9 @@ class Pipeline(PortModel, config=PipelineConfig):
         self.sweep, self.wrote, self.wrote_index = 0, False, 0
         self.checks = 0
         self._last = "reset"
+        self.reuse_from_holds = True
+        """A reuse hit's reference is one taken through ``hold`` (a composition whose
+        reuse hits hold their own references sets this false and counts them)."""
 
     def row(self, reg) -> int:
         return reg.warp * self.config.regs + reg.reg
@@ -62,9 +65,18 @@ class Pipeline(PortModel, config=PipelineConfig):
         return self.ports[f"{port}__payload"].unpack(inputs[f"{port}__payload"])
 
     def _saturated(self, preg) -> bool:
-        return self.pool.counts.get(preg, 0) == self.config.pool.max_count
+        return self.pool.counts.get(preg, 0) >= self.config.pool.saturation
 
     def step(self, inputs: dict) -> dict:
+        outputs = self.settle(inputs)
+        self.commit(inputs)
+        self.check_references()
+        return outputs
+
+    def settle(self, inputs: dict) -> dict:
+        """This cycle's outputs (the state as at the start of the cycle); :meth:`commit`
+        then takes the edge. A composition calls the two apart, to settle its other parts
+        between them."""
         config, pool = self.config, self.pool
         free = len(pool.free)
         low = free <= config.low_water
@@ -91,11 +103,29 @@ class Pipeline(PortModel, config=PipelineConfig):
             "in_use": config.pregs - free,
             "low_register": int(low),
         }
+        if config.extra_query:
+            queries = self.ports["query"].unpack(inputs["query"])
+            outputs["saturated"] = sum(1 << q for q, preg in enumerate(queries)
+                                       if self._saturated(preg))
         result = self._unpack(inputs, "result") if outputs["result__ready"] else None
-        drop = self._unpack(inputs, "drop")
-        self._edge(decision, result, held, drop, reuse_taken, unmap_taken, low)
-        self.check_references()
+        self._plan = (decision, result, held, reuse_taken, unmap_taken, low)
         return outputs
+
+    def commit(self, inputs: dict, extra=None) -> None:
+        """The clock edge of the cycle :meth:`settle` answered (``inputs``: the same, with
+        the extra ``inc`` / ``dec`` ports when configured; or ``extra``, their registers as
+        two lists)."""
+        decision, result, held, reuse_taken, unmap_taken, low = self._plan
+        if extra is None:
+            extra = [self._extra(inputs, port) for port in ("inc", "dec")]
+        self._edge(decision, result, held, self._unpack(inputs, "drop"), reuse_taken,
+                   unmap_taken, low, extra)
+
+    def _extra(self, inputs, port) -> list:
+        """The registers named on the extra reference port ``port`` (in port order)."""
+        if not getattr(self.config, f"extra_{port}"):
+            return []
+        return [ref.preg for ref in self.ports[port].unpack(inputs[port]) if ref.valid]
 
     def _decide(self, low):
         """The decision for ``pipe[1]`` (``None`` when empty), before the edge."""
@@ -154,7 +184,7 @@ class Pipeline(PortModel, config=PipelineConfig):
                     "outcome": Outcome.REUSED}
         return None
 
-    def _edge(self, decision, result, held, drop, reuse, unmap, low):
+    def _edge(self, decision, result, held, drop, reuse, unmap, low, extra=((), ())):
         """The clock edge: VSB, pool, register file, mappings, pipeline. ``inc`` and
         ``dec`` are the pool's ports in order (inc: verify hit, VSB, hold; dec: old mapping,
         VSB, drop, unmap): registers released in one cycle queue in port order."""
@@ -174,7 +204,8 @@ class Pipeline(PortModel, config=PipelineConfig):
             inc[2] = held
             self.holds[held] += 1
         if reuse is not None:
-            self._take_hold(reuse.preg, "reuse")
+            if self.reuse_from_holds:
+                self._take_hold(reuse.preg, "reuse")
             dec[0] = self._remap(self.row(reuse), (reuse.preg, 1, 0))
         if drop is not None:
             self._take_hold(drop, "drop")
@@ -189,7 +220,8 @@ class Pipeline(PortModel, config=PipelineConfig):
         self.wrote = install is not None or evict is not None
         self.wrote_index = decision["index"] if install is not None else (evict or 0)
         self.pool._edge(decision["new"] if decision is not None else None,
-                        [p for p in inc if p is not None], [p for p in dec if p is not None])
+                        [p for p in inc if p is not None] + list(extra[0]),
+                        [p for p in dec if p is not None] + list(extra[1]))
         self.pipe.appendleft(self._entering(result))
         self._last = f"decision={decision} inc={inc} dec={dec}"
 
@@ -249,11 +281,12 @@ class Pipeline(PortModel, config=PipelineConfig):
         counted.update(preg for _, preg in self.vsb.entries.values())
         return counted
 
-    def check_references(self) -> None:
+    def check_references(self, holders: Counter | None = None) -> None:
         """Every register free exactly once or referenced exactly as counted (the pool's
-        counts include registers returning to the pool at zero)."""
+        counts include registers returning to the pool at zero); ``holders``: a
+        composition's, else :meth:`holders`."""
         pool, config = self.pool, self.config
-        holders = self.holders()
+        holders = self.holders() if holders is None else holders
         counts = {preg: count for preg, count in pool.counts.items() if count}
         if counts != dict(holders):
             raise LeakError(f"counts {counts} differ from holders {dict(holders)}")

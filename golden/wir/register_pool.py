@@ -72,7 +72,7 @@ class RegisterPool(PortModel, config=RegisterPoolConfig):
         offer = self.free[0] if available else None
         queries = ports["query"].unpack(inputs["query"])
         saturated = sum(1 << q for q, preg in enumerate(queries)
-                        if self.counts.get(preg, 0) == config.max_count)
+                        if self.counts.get(preg, 0) >= config.saturation)
         outputs = {
             "alloc__valid": int(offer is not None),
             "alloc__payload": None if offer is None else ports["alloc__payload"].pack(offer),

@@ -78,6 +78,7 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
         self._preg_mask = (1 << config.preg_bits) - 1
         self._no_events = {name: self.ports[name].pack([]) for name in ("query", "inc", "dec")}
         self._last = None
+        self.saturated_by = None
 
     def _fresh_lookup(self, renamed: dict, answer: dict) -> Lookup:
         """The staged instruction's lookup: register operands renamed, load-filter fields."""
@@ -121,9 +122,10 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
             lookup = None
         fill = ports["fill__payload"].unpack(inputs["fill__payload"]) \
             if inputs["fill__valid"] else None
+        result_saturated, operand_saturated = self._saturations(inputs, lookup)
         response, probe, incs, decs = self.reuse.advance(
-            lookup, fill, result_saturated=inputs["result_saturated"],
-            operand_saturated=inputs["operand_saturated"], low_reg=inputs["low_reg"])
+            lookup, fill, result_saturated=result_saturated,
+            operand_saturated=operand_saturated, low_reg=inputs["low_reg"])
         pending = bool(response and response["pending"])
         enq = self._ticket(lookup, renamed) if stage is not None and pending else None
         queued = len(self.retry.queue)
@@ -147,6 +149,19 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
         self.stage = (ports["issue__payload"].unpack(inputs["issue__payload"])
                       if inputs["issue__valid"] and rename["idle"] else None)
         return outputs
+
+    def _saturations(self, inputs, lookup) -> tuple:
+        """``result_saturated`` and ``operand_saturated``: the inputs', or, when a
+        composition set :attr:`saturated_by` (a register -> saturated function: its pool
+        answering ``probe`` and ``query`` in the same cycle), that function's answers."""
+        saturated = self.saturated_by
+        if saturated is None or lookup is None:
+            return inputs["result_saturated"], inputs["operand_saturated"]
+        probe = self.reuse.probe(lookup)
+        regs, mask = lookup.opcode.regs, self._preg_mask
+        operands = any(saturated(value & mask) for k, value in enumerate(lookup.operand)
+                       if regs >> k & 1)
+        return int(probe is not None and saturated(probe)), int(operands)
 
     def _rename(self, inputs) -> dict:
         """Step the rename tables: this cycle's issue reads its sources and destination."""

@@ -66,6 +66,12 @@ class ReuseBuffer(PortModel, config=ReuseBufferConfig):
                               "tbid": lookup.tbid, "barrier": lookup.barrier})
         return tag, fits
 
+    def probe(self, lookup) -> int | None:
+        """The result register of the filled entry ``lookup`` indexes (``None``: none)."""
+        tag, _ = self.tag(lookup)
+        entry = self.entries[fold_index(tag, self.tags.width, self.config.index_bits)]
+        return entry.result if entry is not None and not entry.pending else None
+
     def _lookup(self, lookup, result_saturated, operand_saturated, low_reg):
         """The lookup's plan from the start-of-cycle state: ``(response, probe, incs,
         written, new)``: the answer (``None`` without a lookup), the probed result register,

@@ -5,6 +5,7 @@ Paper: ``shared/papers/wir-warp-instruction-reuse.md``; reading: ``shared/spec/w
 
 from gpurf.hw.registry import Block
 
+from .backend import Backend
 from .h3_hash import H3Hash
 from .load_filter import LoadFilter
 from .pending_retry import PendingRetry
@@ -76,4 +77,15 @@ BLOCKS: tuple[Block, ...] = (
                         "seed": 9}),
           summary="allocation pipeline: hash, VSB, verify, allocate/install, retire into "
                   "the mappings, one reference count"),
+    Block("wir", "backend", Backend,
+          test_params=({"warps": 2, "regs": 2, "pregs": 16, "lanes": 2, "data_width": 3,
+                        "hash_width": 3, "entries": 4, "reuse_entries": 4, "imm_bits": 4,
+                        "blocks": 2, "barrier_bits": 2, "retry_depth": 2, "count_width": 5,
+                        "low_water": 2, "seed": 2},
+                       {"warps": 3, "regs": 4, "pregs": 32, "lanes": 4, "data_width": 4,
+                        "hash_width": 4, "entries": 8, "reuse_entries": 8, "imm_bits": 5,
+                        "blocks": 2, "barrier_bits": 2, "retry_depth": 4, "count_width": 5,
+                        "low_water": 3, "seed": 5}),
+          summary="WIR backend: rename, reuse, hash, VSB, verify, allocate/install, retire; "
+                  "one pool, one reference count"),
 )

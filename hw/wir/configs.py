@@ -55,10 +55,13 @@ from .layouts import (
 )
 
 __all__ = [
+    "BACKEND_HEADROOM",
+    "BACKEND_HITS",
     "DEC_PORTS",
     "INC_PORTS",
     "POLICIES",
     "SOURCES",
+    "BackendConfig",
     "H3HashConfig",
     "LoadFilterConfig",
     "PendingRetryConfig",
@@ -361,6 +364,8 @@ class RenameTableConfig(BlockConfig):
             "renamed": Out(valid_only(self.renamed_layout)),
             "retire": In(stream.Signature(self.retire_layout)),
             "exit": In(stream.Signature(self.warp_bits)),
+            "sources": Out(data.ArrayLayout(ref, SOURCES)),
+            "release": In(data.ArrayLayout(ref, SOURCES)),
             "ref_inc": Out(ref),
             "ref_dec": Out(ref),
             "ready": Out(1),
@@ -544,9 +549,18 @@ class RegisterPoolConfig(BlockConfig):
     policy: str = param("max_register", "Allocation policy.", choices=POLICIES)
     low_water: int = param(0, "``low_register`` while at most this many ids are available; "
                               "below ``pregs``.", low=0, high=max(POOL_PREGS) - 1)
+    headroom: int = param(0, "``saturated`` while the count is at least the maximum minus "
+                             "this (a composition with several increments of one register "
+                             "in a cycle: ``headroom`` = increments - 1).", low=0, high=64)
 
     def validate(self):
         check_int("low_water", self.low_water, 0, self.pregs - 1)
+        check_int("headroom", self.headroom, 0, self.max_count - 1)
+
+    @property
+    def saturation(self) -> int:
+        """The smallest saturated count: ``max_count - headroom``."""
+        return self.max_count - self.headroom
 
     preg_bits = index_width("pregs", "Bits of a physical register id (10 for 1024 registers).")
 
@@ -792,6 +806,14 @@ class PipelineConfig(BlockConfig):
     count_width: int = param(4, "Bits of a reference counter.", low=2, high=10)
     low_water: int = param(2, "Low-register mode while at most this many registers are "
                               "available; below ``pregs``.", low=0, high=max(POOL_PREGS) - 1)
+    extra_inc: int = param(0, "Increment ports of the pool for a block in front (``inc``).",
+                           low=0, high=12)
+    extra_dec: int = param(0, "Decrement ports of the pool for a block in front (``dec``).",
+                           low=0, high=12)
+    extra_query: int = param(0, "Saturation queries of the pool for a block in front "
+                                "(``query`` -> ``saturated``).", low=0, high=12)
+    headroom: int = param(0, "The pool's ``headroom``: saturated below the maximum count.",
+                          low=0, high=64)
 
     def validate(self):
         """Build the parts' configs (each checks its own rules)."""
@@ -800,8 +822,9 @@ class PipelineConfig(BlockConfig):
             lanes=self.lanes, data_width=self.data_width, hash_width=self.hash_width,
             seed=self.seed, entries=self.entries, pregs=self.pregs, ticket_bits=ticket.size))
         object.__setattr__(self, "pool", RegisterPoolConfig(
-            pregs=self.pregs, count_width=self.count_width, inc_ports=3, dec_ports=4,
-            query_ports=2, low_water=self.low_water))
+            pregs=self.pregs, count_width=self.count_width, inc_ports=3 + self.extra_inc,
+            dec_ports=4 + self.extra_dec, query_ports=2 + self.extra_query,
+            low_water=self.low_water, headroom=self.headroom))
 
     def ticket_layout_of(self, warp_bits, reg_bits) -> data.StructLayout:
         """What travels through the register-allocation stage: ``warp``, ``reg``, ``mask``."""
@@ -845,8 +868,9 @@ class PipelineConfig(BlockConfig):
 
     def signature(self) -> wiring.Signature:
         """``result`` -> ``retired``; ``reuse``; ``hold`` -> ``held``; ``drop``; ``unmap``;
-        ``in_use``, ``low_register``."""
-        return wiring.Signature({
+        ``in_use``, ``low_register``; the extra pool ports ``inc``, ``dec``, ``query`` ->
+        ``saturated`` when configured."""
+        ports = {
             "result": In(stream.Signature(self.result_layout)),
             "reuse": In(stream.Signature(self.reuse_layout)),
             "hold": In(stream.Signature(self.reg_layout)),
@@ -856,4 +880,114 @@ class PipelineConfig(BlockConfig):
             "retired": Out(valid_only(self.retired_layout)),
             "in_use": Out(range(self.pregs + 1)),
             "low_register": Out(1),
+        }
+        ref = preg_ref_layout(preg_bits=self.preg_bits)
+        if self.extra_inc:
+            ports["inc"] = In(data.ArrayLayout(ref, self.extra_inc))
+        if self.extra_dec:
+            ports["dec"] = In(data.ArrayLayout(ref, self.extra_dec))
+        if self.extra_query:
+            ports["query"] = In(data.ArrayLayout(self.preg_bits, self.extra_query))
+            ports["saturated"] = Out(self.extra_query)
+        return wiring.Signature(ports)
+
+
+BACKEND_HITS = 4
+"""Depth of ``wir.backend``'s queue of reuse hits waiting to retire: results are refused
+while it holds one, so it never holds more than 2 (proved: ``tb/wir/formal_backend.py``)."""
+
+BACKEND_HEADROOM = 9
+"""Increments one register can get in one cycle in ``wir.backend``, minus one: a verify hit
+(+1), the fill of its reuse-buffer entry (+1), a hold (+1), a reuse hit (+1), a
+reservation naming it as all three operands (+3) and an issue naming it as all three
+sources (+3). Each is refused while the count is at least ``max - 9``, so the ten together
+cannot overflow it."""
+
+
+class BackendConfig(BlockConfig):
+    """The composed WIR backend's parameters: ``front`` (``wir.rename_reuse``) and ``back``
+    (``wir.pipeline`` with the pool ports the front needs) built from them."""
+
+    warps: int = param(2, "Warps.", low=1, high=8)
+    regs: int = param(4, "Logical registers per warp.", low=1, high=16)
+    pregs: int = param(16, "Physical registers, a power of two.", choices=POOL_PREGS)
+    lanes: int = param(4, "Lanes of a value.", low=1, high=32)
+    data_width: int = param(8, "Bits per lane.", low=1, high=32)
+    hash_width: int = param(8, "Hash bits, at least ``log2(entries)``.", low=1, high=32)
+    seed: int = param(0, "Seed of the H3 matrix.", low=0, high=2**32 - 1)
+    entries: int = param(8, "VSB entries, a power of two.", choices=VSB_ENTRIES)
+    reuse_entries: int = param(8, "Reuse-buffer entries, a power of two.",
+                               choices=REUSE_ENTRIES)
+    opcode_bits: int = param(4, "Opcode code width.", low=4, high=8)
+    imm_bits: int = param(6, "Operand width at the issue port.", low=1, high=32)
+    blocks: int = param(2, "Thread-block slots.", low=1, high=15)
+    barrier_bits: int = param(2, "Barrier counter width.", low=1, high=8)
+    retry_depth: int = param(4, "Pending-retry queue entries.", choices=RETRY_DEPTHS)
+    count_width: int = param(5, "Bits of a reference counter (``max - 9`` is saturated).",
+                             low=5, high=10)
+    low_water: int = param(2, "Low-register mode while at most this many registers are "
+                              "available; below ``pregs``.", low=0, high=max(POOL_PREGS) - 1)
+
+    def validate(self):
+        """Build the parts' configs (each checks its own rules)."""
+        front = RenameReuseConfig(
+            warps=self.warps, regs=self.regs, pregs=self.pregs, entries=self.reuse_entries,
+            opcode_bits=self.opcode_bits, imm_bits=self.imm_bits, blocks=self.blocks,
+            barrier_bits=self.barrier_bits, retry_depth=self.retry_depth)
+        back = PipelineConfig(
+            warps=self.warps, regs=self.regs, lanes=self.lanes, data_width=self.data_width,
+            hash_width=self.hash_width, seed=self.seed, entries=self.entries,
+            pregs=self.pregs, count_width=self.count_width, low_water=self.low_water,
+            extra_inc=INC_PORTS + SOURCES, extra_dec=DEC_PORTS + 2 * SOURCES,
+            extra_query=1 + 2 * SOURCES, headroom=BACKEND_HEADROOM)
+        object.__setattr__(self, "front", front)
+        object.__setattr__(self, "back", back)
+
+    warp_bits = index_width("warps")
+    preg_bits = index_width("pregs")
+
+    @property
+    def hits(self) -> int:
+        return BACKEND_HITS
+
+    @property
+    def result_layout(self) -> data.StructLayout:
+        """An executed instruction's result: the pipeline's fields and, when its lookup
+        reserved a reuse-buffer entry, ``reserved``, the entry's ``index`` and ``tag`` (the
+        fill at retirement)."""
+        reuse = self.front.reuse
+        return data.StructLayout({
+            **{name: field.shape for name, field in self.back.result_layout},
+            "reserved": 1, "index": reuse.index_bits, "tag": reuse.tag_layout})
+
+    @property
+    def fill_layout(self) -> data.StructLayout:
+        """What travels beside a result through the pipeline: the fill's fields."""
+        reuse = self.front.reuse
+        return data.StructLayout({"reserved": 1, "index": reuse.index_bits,
+                                  "tag": reuse.tag_layout})
+
+    def signature(self) -> wiring.Signature:
+        """``issue`` -> ``out``, ``sources``; ``release``; ``barrier``, ``launch``;
+        ``result`` -> ``retired``; ``hold`` -> ``held``, ``drop``; ``exit``; ``in_use``,
+        ``low_register``, ``hits``, ``ready``."""
+        front, back = self.front, self.back
+        ref = preg_ref_layout(preg_bits=self.preg_bits)
+        return wiring.Signature({
+            "issue": In(stream.Signature(front.issue_layout)),
+            "barrier": In(valid_only(front.loads.block_layout)),
+            "launch": In(valid_only(front.loads.block_layout)),
+            "out": Out(valid_only(front.out_layout)),
+            "result": In(stream.Signature(self.result_layout)),
+            "hold": In(stream.Signature(back.reg_layout)),
+            "held": Out(valid_only(self.preg_bits)),
+            "drop": In(valid_only(self.preg_bits)),
+            "exit": In(stream.Signature(self.warp_bits)),
+            "sources": Out(data.ArrayLayout(ref, SOURCES)),
+            "release": In(data.ArrayLayout(ref, SOURCES)),
+            "retired": Out(valid_only(back.retired_layout)),
+            "in_use": Out(range(self.pregs + 1)),
+            "low_register": Out(1),
+            "hits": Out(range(BACKEND_HITS + 1)),
+            "ready": Out(1),
         })

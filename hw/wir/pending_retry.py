@@ -45,6 +45,9 @@ class PendingRetry(ConfiguredComponent, config=PendingRetryConfig):
     def __init__(self, **params):
         config = self.configure(params)
         super().__init__(config.signature())
+        self.head = Signal(config.pointer_bits)
+        """The ring slot of the oldest instruction (a formal harness reads the queue from
+        it)."""
 
     @functools.cached_property
     def ring(self) -> memory.Memory:
@@ -57,7 +60,7 @@ class PendingRetry(ConfiguredComponent, config=PendingRetryConfig):
         m = Module()
         config = self.config
         m.submodules.ring = ring = self.ring
-        head = Signal(config.pointer_bits)
+        head = self.head
         tail = Signal(config.pointer_bits)
         count = Signal(range(config.depth + 1))
         read = ring.read_port(domain="comb")

@@ -76,6 +76,11 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
     retired : Out(valid_only(retired_layout))
     in_use, low_register : Out
         The pool's.
+    inc, dec : In(ArrayLayout(preg_ref_layout, extra_inc / extra_dec))
+        With ``extra_inc`` / ``extra_dec``: reference events of a block in front (e.g. the
+        reuse buffer's), to the pool after the pipeline's own ports.
+    query : In(ArrayLayout(preg_bits, extra_query)), saturated : Out(extra_query)
+        With ``extra_query``: the pool's saturation queries for a block in front.
     """
 
     def __init__(self, **params):
@@ -135,6 +140,12 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
             with m.If(rows[r]):
                 m.d.comb += entry.eq(self.mapping[r])
         return rows, entry
+
+    def entry_of(self, m, reg, name):
+        """The mapping entry ``reg`` (a ``reg_layout`` value) selects, combinational (a
+        read port of the mappings for a block in front)."""
+        _, entry = self._row(m, reg, name)
+        return entry
 
     def _map(self, m, rows, enable, entry):
         """Write ``entry`` into the row ``rows`` selects when ``enable``."""
@@ -280,6 +291,17 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
             pool.dec[3].valid.eq(self.unmap.valid & self.unmap.ready & unmapped.valid),
             pool.dec[3].preg.eq(unmapped.preg),
         ]
+        self._extra(m)
+
+    def _extra(self, m):
+        """The pool's ports for a block in front: ``inc``/``dec`` after the pipeline's own,
+        ``query`` after its two, answered on ``saturated``."""
+        config, pool = self.config, self.pool
+        m.d.comb += [pool.inc[3 + k].eq(self.inc[k]) for k in range(config.extra_inc)]
+        m.d.comb += [pool.dec[4 + k].eq(self.dec[k]) for k in range(config.extra_dec)]
+        m.d.comb += [pool.query[2 + k].eq(self.query[k]) for k in range(config.extra_query)]
+        if config.extra_query:
+            m.d.comb += self.saturated.eq(pool.saturated[2:])
 
 
 def _exceeds(free, first, second):

@@ -47,9 +47,10 @@ class RegisterPool(ConfiguredComponent, config=RegisterPoolConfig):
     cycles** (when the pool has no older free id).
 
     **Queries** (latency 0). ``saturated[q]`` is high when the count of ``query[q]``,
-    including every event taken in earlier cycles, is ``2**count_width - 1``: a VSB or
-    reuse-buffer hit on that register must be treated as a miss (spec), so that its count
-    never overflows. A free register's count is 0.
+    including every event taken in earlier cycles, is at least ``saturation`` (the maximum
+    ``2**count_width - 1`` minus ``headroom``, default 0): a VSB or reuse-buffer hit on
+    that register must be treated as a miss (spec), so that its count never overflows. A
+    free register's count is 0.
 
     **Policies.** ``free`` = ids in the pool; ``in_use`` (output) = ``pregs - free``
     (allocated ids, including those whose count reached zero and are on their way back).
@@ -231,7 +232,7 @@ class RegisterPool(ConfiguredComponent, config=RegisterPoolConfig):
         return pop
 
     def _queries(self, m, new):
-        """``saturated[q]``: the count after every earlier event is the maximum."""
+        """``saturated[q]``: the count after every earlier event is at least ``saturation``."""
         config = self.config
         bits = config.preg_bits
         for q in range(config.query_ports):
@@ -246,17 +247,24 @@ class RegisterPool(ConfiguredComponent, config=RegisterPoolConfig):
             m.d.comb += [
                 read.addr.eq(preg),
                 count.eq(Mux(Cat(hits).any(), merged, read.data)),
-                self.saturated[q].eq(count.all() & handed),
+                self.saturated[q].eq(self._saturated(m, count, q) & handed),
             ]
 
+    def _saturated(self, m, count, q):
+        """``count >= saturation`` (the maximum when ``headroom`` is 0)."""
+        config = self.config
+        if not config.headroom:
+            return count.all()
+        return ~_at_most(m, count, config.saturation - 1, f"query_{q}_unsaturated")
 
-def _at_most(m, value, bound):
+
+def _at_most(m, value, bound, name="at_most"):
     """``value <= bound`` for a constant ``bound``: the borrow of ``value - (bound + 1)``
     (a comparison with a narrower constant is a Verilator WIDTHEXPAND finding)."""
     if bound == 0:
         return ~value.any()
     width = len(value) + 1
-    return ripple_add(m, value, Const(bound + 1, width), width, "at_most", subtract=True)[-1]
+    return ripple_add(m, value, Const(bound + 1, width), width, name, subtract=True)[-1]
 
 
 def _popcount(bits, terms):

@@ -5,20 +5,24 @@ that survived every registered configuration (issue 21), killed at ``barrier_bit
 from amaranth import Cat, Const, Mux, Signal
 
 from gpurf.hw.gates import bit
+from gpurf.hw.wir.backend import Backend
+from gpurf.hw.wir.configs import DEC_PORTS, SOURCES
 from gpurf.hw.wir.layouts import AllocKind
 from gpurf.hw.wir.load_filter import LoadFilter
 from gpurf.hw.wir.pending_retry import PendingRetry
 from gpurf.hw.wir.pipeline import Pipeline
 from gpurf.hw.wir.register_alloc import RegisterAlloc
 from gpurf.hw.wir.register_pool import RegisterPool
+from gpurf.hw.wir.rename_reuse import RenameReuse
 from gpurf.hw.wir.rename_table import RenameTable
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "LookupIgnoresWrite",
-           "OldMappingKept", "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept",
-           "SaturatedHitVerifies", "SaturationFromMemory", "StaleHitTrusted"]
+__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "HitNotCounted", "HitSourcesKept",
+           "LookupIgnoresWrite", "OldMappingKept", "RemapCounted", "ReplacedNotReleased",
+           "ResultReferenceKept", "SaturatedHitVerifies", "SaturationFromMemory",
+           "StaleHitTrusted"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -199,3 +203,23 @@ class SaturatedHitVerifies(RegisterAlloc):
         out = self.out.payload
         m.d.comb += [out.kind.eq(kind), out.preg.eq(preg), out.hash.eq(looked.hash),
                      out.divergent.eq(looked.divergent), out.ticket.eq(looked.ticket)]
+
+
+class HitNotCounted(RenameReuse):
+    """The composition leaves the reuse buffer's hit event (its ``inc[3]``, the hit
+    instruction's in-flight result reference) off its ``inc`` port: a reused register could
+    be freed while the hit carries it to retirement. Killed by the reference balance of
+    ``formal_rename_reuse.py``."""
+
+    def _events(self, m, rename, reuse):
+        super()._events(m, rename, reuse)
+        m.d.comb += self.inc[1 + 3].valid.eq(0)
+
+
+class HitSourcesKept(Backend):
+    """A reuse hit leaving on ``out`` keeps its in-flight source references (the backend
+    never ends them): a leak. Killed by the no-leak proof of ``formal_backend.py``."""
+
+    def _out_sources(self, m):
+        super()._out_sources(m)
+        m.d.comb += [self.back.dec[DEC_PORTS + k].valid.eq(0) for k in range(SOURCES)]

@@ -1,0 +1,251 @@
+"""Formal harness of ``wir.backend``: no leak across the whole composition, assume-guarantee,
+in a small configuration.
+
+Inputs are free (``AnySeq``; warps, registers and block slots in range) after a reset in
+the first cycle, except for the environment's protocol: ``drop`` names only a register it
+holds through ``held``, ``release`` only one handed to it on ``sources``.
+
+**Assumptions (the parts' proven properties).** ``wir.register_pool``'s merge leaders
+distinct and ``fresh``/``queued`` at most ``pregs`` (``formal_register_pool.py``); a valid
+VSB entry names a handed-out register (``formal_value_signature_buffer.py``); the rename
+table's cleared rows are zero while it clears (``formal_rename_table.py``); the
+pending-retry queue's count at most its depth (``formal_pending_retry.py``).
+
+**Guarantees (asserted).** Per physical register ``r``, its holders are the valid
+mappings, the valid VSB entries, the reuse buffer's valid entries (register operands; the
+result once filled), the reuse hit on the front's ``out`` and those in the hit queue, the
+in-flight source references (of the instruction in the reuse stage, of the one on ``out``,
+of each pending-retry ticket) and the environment's (held through ``hold``, handed on
+``sources``):
+
+- **no leak, counted once**: a register with holders was handed out, is not in the free
+  queue and its count (stored counter plus the merge register's pending change) equals its
+  holders; a register without holders is free exactly once;
+- **the read copy**: every row of the front's rename table equals the pipeline's mapping
+  (valid bit; register and pin while valid);
+- **the hit queue** never holds more than 2;
+- every allocation the decide stage asks for is offered.
+"""
+
+from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
+from amaranth.asserts import AnySeq, Initial
+from amaranth.hdl import Assert, Assume, Cover
+
+from gpurf.hw.wir.backend import Backend
+from gpurf.hw.wir.configs import SOURCES
+from gpurf.hw.wir.layouts import Outcome
+
+__all__ = ["SMALL", "BackendFormal"]
+
+SMALL = {"warps": 1, "regs": 2, "pregs": 4, "lanes": 1, "data_width": 2, "hash_width": 1,
+         "entries": 2, "reuse_entries": 2, "imm_bits": 2, "blocks": 1, "barrier_bits": 1,
+         "retry_depth": 2, "count_width": 5, "low_water": 1}
+"""The proof configuration: 1 warp x 2 logical registers, 4 physical registers, 2 VSB
+and 2 reuse-buffer entries, 2-bit values with 1-bit hashes (collisions), a 2-deep
+pending-retry queue, 5-bit counts (the backend's least: saturation from 22)."""
+
+
+def _popcount(bits):
+    return sum(bits[i] for i in range(len(bits)))
+
+
+class BackendFormal(Elaboratable):
+    """The backend with free inputs, the environment's protocol and the parts' proven
+    invariants assumed, the guarantees above asserted."""
+
+    def __init__(self, *, block=Backend, **params):
+        self.dut = block(**{**SMALL, **params})
+
+    def elaborate(self, platform):
+        m = Module()
+        dut = self.dut
+        m.submodules.dut = dut
+        m.d.comb += Assume(ResetSignal() == Initial())
+        self._drive(m)
+        environment = self._environment(m)
+        self._parts(m)
+        self._no_leak(m, environment)
+        self._copy(m)
+        m.d.comb += Assert(dut.count <= 2)
+        self._covers(m)
+        return m
+
+    def _drive(self, m):
+        dut, config = self.dut, self.dut.config
+        for port in (dut.issue, dut.result, dut.hold, dut.exit, dut.barrier, dut.launch,
+                     dut.drop):
+            m.d.comb += [port.valid.eq(AnySeq(1)),
+                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
+        m.d.comb += dut.release.eq(AnySeq(len(Value.cast(dut.release))))
+        issue = dut.issue.payload
+        m.d.comb += [
+            Assume(issue.warp < config.warps), Assume(issue.dst < config.regs),
+            Assume(issue.tb < config.blocks),
+            Assume(dut.result.payload.warp < config.warps),
+            Assume(dut.result.payload.reg < config.regs),
+            Assume(dut.hold.payload.warp < config.warps),
+            Assume(dut.hold.payload.reg < config.regs),
+            Assume(dut.exit.payload < config.warps),
+            Assume(dut.barrier.payload.tb < config.blocks),
+            Assume(dut.launch.payload.tb < config.blocks),
+        ]
+        for k in range(SOURCES):
+            with m.If(issue.opcode.regs[k]):
+                m.d.comb += Assume(issue.operand[k] < config.regs)
+
+    def _environment(self, m):
+        """Per register, the references the environment holds (``held`` minus ``drop``,
+        ``sources`` minus ``release``), and its protocol."""
+        dut, config = self.dut, self.dut.config
+        counts = []
+        for r in range(config.pregs):
+            count = Signal(range(64), name=f"environment_{r}")
+            taken = (dut.held.valid & (dut.held.payload == r)) + sum(
+                dut.sources[k].valid & (dut.sources[k].preg == r) for k in range(SOURCES))
+            ended = (dut.drop.valid & (dut.drop.payload == r)) + sum(
+                dut.release[k].valid & (dut.release[k].preg == r) for k in range(SOURCES))
+            with m.If(~ResetSignal()):
+                m.d.comb += Assume(count >= ended)
+            m.d.sync += count.eq(count + taken - ended)
+            counts.append(count)
+        return counts
+
+    def _parts(self, m):
+        """The parts' proven invariants, assumed."""
+        dut = self.dut
+        pool, vsb = dut.back.pool, dut.back.alloc.vsb
+        config = pool.config
+        for s in range(config.slots):
+            for t in range(s + 1, config.slots):
+                a, b = pool.pending[s], pool.pending[t]
+                m.d.comb += Assume(~(a.leader & b.leader & (a.preg == b.preg)))
+        m.d.comb += [Assume(pool.fresh <= config.pregs), Assume(pool.queued <= config.pregs)]
+        for e in range(vsb.config.entries):
+            read = vsb.table.read_port(domain="comb")
+            m.d.comb += read.addr.eq(e)
+            with m.If(vsb.valid[e]):
+                m.d.comb += Assume(read.data.preg < pool.fresh)
+        rename = dut.front.rename
+        with m.If(rename.clearing):
+            for w, row in enumerate(self._rows(m)):
+                with m.If(w < rename.clear_row):
+                    m.d.comb += Assume(row.as_value() == 0)
+        m.d.comb += Assume(dut.front.retry.count <= dut.config.retry_depth)
+
+    def _rows(self, m):
+        rename = self.dut.front.rename
+        rows = []
+        for w in range(self.dut.config.warps):
+            read = rename.table.read_port(domain="comb")
+            m.d.comb += read.addr.eq(w)
+            rows.append(read.data)
+        return rows
+
+    def _holders(self, m, r, environment):
+        """Register ``r``'s holders (a list of one-bit terms and counts)."""
+        dut = self.dut
+        config, front, back = dut.config, dut.front, dut.back
+        terms = [e.valid & (e.preg == r) for e in back.mapping]
+        vsb = back.alloc.vsb
+        for e in range(vsb.config.entries):
+            read = vsb.table.read_port(domain="comb")
+            m.d.comb += read.addr.eq(e)
+            terms.append(vsb.valid[e] & (read.data.preg == r))
+        reuse = front.reuse
+        tags = config.front.reuse.tag_layout
+        for e in range(config.reuse_entries):
+            read = reuse.table.read_port(domain="comb")
+            m.d.comb += read.addr.eq(e)
+            view = tags(read.data.tag)
+            terms += [reuse.valid[e] & view.opcode.regs[k] & (view.operand[k] == r)
+                      for k in range(SOURCES)]
+            terms.append(reuse.valid[e] & ~read.data.pending & (read.data.result == r))
+        out = front.out.payload
+        terms.append(front.out.valid & out.response.hit & (out.response.result == r))
+        terms += [(k < dut.count) & (dut.queue[k].preg == r) for k in range(config.hits)]
+        renamed = front.rename.renamed.payload
+        terms += [dut.issued[0][k] & (renamed.src[k].preg == r) for k in range(SOURCES)]
+        leaves = front.out.valid & ~out.response.pending
+        terms += [leaves & Mux(out.retried, out.lookup.opcode.regs[k], dut.issued[1][k])
+                  & (out.lookup.operand[k][:config.preg_bits] == r) for k in range(SOURCES)]
+        terms += self._tickets(m, r)
+        return [*terms, environment[r]]
+
+    def _tickets(self, m, r):
+        """The pending-retry tickets' register operands naming ``r``."""
+        config, retry = self.dut.config.front, self.dut.front.retry
+        terms = []
+        for slot in range(config.retry_depth):
+            read = retry.ring.read_port(domain="comb")
+            position = Signal(range(config.retry_depth), name=f"ticket_pos_{slot}_{r}")
+            m.d.comb += [read.addr.eq(slot), position.eq(slot - retry.head)]
+            ticket = config.ticket_layout(read.data)
+            terms += [(position < retry.count) & ticket.tag.opcode.regs[k]
+                      & (ticket.tag.operand[k] == r) for k in range(SOURCES)]
+        return terms
+
+    def _no_leak(self, m, environment):
+        dut = self.dut
+        pool = dut.back.pool
+        config = pool.config
+        slots = []
+        for i in range(config.pregs):
+            read = pool.queue.read_port(domain="comb")
+            position = Signal(config.preg_bits, name=f"queue_pos_{i}")
+            m.d.comb += [position.eq(i - pool.head), read.addr.eq(i)]
+            slots.append((position < pool.queued, read.data))
+        for r in range(config.pregs):
+            holders = Signal(range(128), name=f"holders_{r}")
+            m.d.comb += holders.eq(sum(self._holders(m, r, environment)))
+            stored = pool.counters.read_port(domain="comb")
+            m.d.comb += stored.addr.eq(r)
+            hits = [pool.pending[s].leader & (pool.pending[s].preg == r)
+                    for s in range(config.slots)]
+            change = Signal(config.delta_shape, name=f"change_{r}")
+            for s, hit in enumerate(hits):
+                with m.If(hit):
+                    m.d.comb += change.eq(pool.pending[s].delta)
+            count = Signal(range(-64, 128), name=f"count_{r}")
+            m.d.comb += count.eq(stored.data + change)
+            handed = pool.fresh > r
+            queued = _popcount(Cat(inside & (held == r) for inside, held in slots))
+            returning = Cat(hits).any() & (count == 0)
+            with m.If(holders != 0):
+                m.d.comb += [Assert(handed), Assert(queued == 0), Assert(count == holders)]
+            with m.Else():
+                m.d.comb += Assert(~handed + queued + returning == 1)
+        m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid)
+
+    def _copy(self, m):
+        """The front's rename table equals the pipeline's mappings (once cleared)."""
+        dut, config = self.dut, self.dut.config
+        with m.If(~dut.front.rename.clearing):
+            for w, row in enumerate(self._rows(m)):
+                for reg in range(config.regs):
+                    mapping = dut.back.mapping[w * config.regs + reg]
+                    m.d.comb += Assert(row[reg].valid == mapping.valid)
+                    with m.If(mapping.valid):
+                        m.d.comb += Assert((row[reg].preg == mapping.preg)
+                                           & (row[reg].pin == mapping.pin))
+
+    def _covers(self, m):
+        """Each outcome; a hit queued behind a decision; a reserved result filling its
+        entry; an exit sweep; sources handed and released; a result waiting for the hit
+        queue; an issue waiting on a saturated source (out of reset)."""
+        dut = self.dut
+        running = ~ResetSignal()
+        retired = dut.retired
+        for outcome in Outcome:
+            m.d.comb += Cover(running & retired.valid & (retired.payload.outcome == outcome),
+                              outcome.name.lower())
+        front = dut.front
+        covers = [
+            (dut.count == 2, "two_hits_queued"),
+            (front.fill.valid & front.inc[1 + 4].valid, "fill"),
+            (dut.sweeping, "exit_sweep"),
+            (Cat(dut.sources[k].valid for k in range(SOURCES)).any(), "sources_handed"),
+            (Cat(dut.release[k].valid for k in range(SOURCES)).any(), "sources_released"),
+            (dut.result.valid & ~dut.result.ready & dut.count.any(), "result_waits_for_hit"),
+            (front.out.valid & front.out.payload.response.pending, "pending_queued"),
+        ]
+        m.d.comb += [Cover(running & test, name) for test, name in covers]
