@@ -80,7 +80,7 @@ def test_transfer_takes_fetches_before_writebacks():
         ctx.set(dut.writeback.valid, 1)
         for fetch in (1, 0):
             ctx.set(dut.fetch.valid, fetch)
-            shown = golden.outputs(fetch)
+            shown = golden.outputs(fetch, 0)
             seen.append((ctx.get(dut.fetch.ready), ctx.get(dut.writeback.ready),
                          shown["fetch_ready"], shown["writeback_ready"]))
 
