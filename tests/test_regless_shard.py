@@ -121,14 +121,14 @@ def test_formal_composition_bmc_14():
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-@pytest.mark.parametrize("mutant", [WritebacksFirst, AnswerOvertakes],
-                         ids=lambda mutant: mutant.__name__)
-def test_formal_kills_mutant(mutant):
-    """BMC, depth 8: fails on ``mutants.WritebacksFirst`` (the transfer unit takes a
-    writeback while a fetch is offered, and prefers it) and on ``mutants.AnswerOvertakes``
-    (the answer stage takes a response while the L1 stage still holds an earlier request:
-    L1 requests leave out of compressor-answer order)."""
-    result = prove(ShardFormal(block=mutant), name=f"shard_{mutant.__name__}", depth=8,
+@pytest.mark.parametrize(("mutant", "depth"), [(WritebacksFirst, 8), (AnswerOvertakes, 10)],
+                         ids=["WritebacksFirst", "AnswerOvertakes"])
+def test_formal_kills_mutant(mutant, depth):
+    """BMC fails on ``mutants.WritebacksFirst`` (the transfer unit takes a writeback while
+    a fetch is offered, and prefers it; depth 8) and on ``mutants.AnswerOvertakes`` (the
+    answer stage takes a response while the L1 stage still holds an earlier request: L1
+    requests leave out of compressor-answer order; depth 10, it fails at step 8)."""
+    result = prove(ShardFormal(block=mutant), name=f"shard_{mutant.__name__}", depth=depth,
                    mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
 

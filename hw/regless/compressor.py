@@ -225,7 +225,7 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             immediate.eq(at[Phase.CHECK] & ~deep),
             access.eq(at[Phase.ACCESS]),
             done.eq(self.response.ready & (immediate | access)),
-            self.request.ready.eq(at[Phase.IDLE] | done),
+            self.request.ready.eq(self._takes_next(at[Phase.IDLE], done)),
             self.response.valid.eq(immediate | access),
             self.response.payload.compressed.eq(access),
             self.response.payload.value.eq(
@@ -258,6 +258,10 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             m.d.sync += phase.eq(Mux(at[Phase.FETCH], Phase.WAIT.value, Phase.FETCH.value))
         with m.If(self.l1_response.valid & self.l1_response.ready):
             self._install(m, line)
+
+    def _takes_next(self, idle, done):
+        """``request.ready``: idle, or the held request's response is taken this cycle."""
+        return idle | done
 
     def _l1(self, m, at, line, word):
         """Write-back of the victim, then the fetch of the missing line."""

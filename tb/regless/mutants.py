@@ -4,11 +4,28 @@
 from amaranth import Mux, Signal
 
 from gpurf.hw.regless.banked_rf import BankedRf
+from gpurf.hw.regless.compressor import Compressor
 from gpurf.hw.regless.osu import Osu
 from gpurf.hw.regless.shard import Shard, Transfer
 
-__all__ = ["AnswerOvertakes", "AnswerOvertakesTransfer", "ConflictIgnored", "WarpsAlias",
-           "WritebacksFirst", "WritebacksFirstTransfer"]
+__all__ = [
+    "AnswerOvertakes",
+    "AnswerOvertakesTransfer",
+    "ConflictIgnored",
+    "TakesBeforeAnswer",
+    "WarpsAlias",
+    "WritebacksFirst",
+    "WritebacksFirstTransfer",
+]
+
+
+class TakesBeforeAnswer(Compressor):
+    """The compressor takes the next request as soon as it shows an answer, not when the
+    answer is taken: the held request is replaced while its response still waits. Killed
+    by "one request at a time"."""
+
+    def _takes_next(self, idle, done):
+        return idle | self.response.valid
 
 
 class ConflictIgnored(Osu):
