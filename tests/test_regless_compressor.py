@@ -128,7 +128,7 @@ def test_formal_preload_returns_last_eviction(depth):
     eviction with a refill and a write-back, then a preload) in the everyday suite; depth
     20 passed in 807 s on the shared 2-core machine, so it is opt-in (``-m slow_formal``)."""
     result = prove(CompressorFormal(), name=f"compressor_small_bmc{depth}", depth=depth,
-                   mode="bmc")
+                   mode="bmc", timeout=3600)
     assert result.passed, result.log_tail
 
 

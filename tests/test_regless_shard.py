@@ -103,9 +103,9 @@ def test_redefined_register_survives_its_invalidation():
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_composition_bmc():
     """BMC, depth 8, on ``formal_shard.SMALL``, every input free: one L1 port (never both
-    units at once), the L1 stream rule, fetches before writebacks and no preload miss taken
-    past the eviction of its register, the transfer unit's outputs by phase. Depth 14 is
-    :func:`test_formal_composition_bmc_14` (slow)."""
+    units at once), the L1 stream rule, L1 requests in compressor-answer order, fetches
+    before writebacks and no preload miss taken past the eviction of its register, the
+    transfer unit's stages. Depth 14 is :func:`test_formal_composition_bmc_14` (slow)."""
     result = prove(ShardFormal(), name="shard_bmc", depth=8, mode="bmc")
     assert result.passed, result.log_tail
 
@@ -136,10 +136,11 @@ def test_formal_kills_mutant(mutant, depth):
 @pytest.mark.slow_formal
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_covers_reached():
-    """Cover, depth 20 (slow: 94 s alone on the loaded machine): a read bank conflict, a
-    full preload queue, a preload hit, a preload miss, an eviction, a line filled from L1,
-    the compressor on L1, an eviction stored compressed (step 12), a compressed preload
-    (step 17)."""
+    """Cover, depth 20 (slow: 84 s at load average 14): a read bank conflict, a full
+    preload queue, a preload hit, a preload miss, an eviction, the overlaps (back to back
+    at the compressor, two and three requests in flight, both units offering to L1), a line
+    filled from L1, the compressor on L1, an eviction stored compressed (step 12), a
+    compressed preload (step 15)."""
     result = prove(ShardFormal(), name="shard_cover", depth=20, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
 
