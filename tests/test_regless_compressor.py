@@ -15,6 +15,7 @@ from gpurf.hw.regless.configs import CompressorConfig
 from gpurf.hw.regless.layouts import PatternState
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.regless.formal_compressor import CompressorFormal
+from gpurf.tb.regless.mutants import TakesBeforeAnswer
 from gpurf.tb.regless.test_compressor import directed_values
 
 MASK = (1 << 32) - 1
@@ -127,5 +128,22 @@ def test_formal_preload_returns_last_eviction(depth):
     eviction with a refill and a write-back, then a preload) in the everyday suite; depth
     20 passed in 807 s on the shared 2-core machine, so it is opt-in (``-m slow_formal``)."""
     result = prove(CompressorFormal(), name=f"compressor_small_bmc{depth}", depth=depth,
-                   mode="bmc")
+                   mode="bmc", timeout=3600)
     assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_covers_overlap():
+    """Cover: a request taken in the cycle the previous one is answered, and a preload of a
+    register so taken at the answer of its compressed eviction."""
+    result = prove(CompressorFormal(), name="compressor_cover", depth=12, mode="cover")
+    assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_kills_mutant():
+    """BMC, depth 4: fails on ``mutants.TakesBeforeAnswer`` (the next request is taken
+    while the held one's answer waits)."""
+    result = prove(CompressorFormal(block=TakesBeforeAnswer), name="compressor_mutant",
+                   depth=4, mode="bmc")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -9,11 +9,12 @@ from gpurf.golden.regless.shard import Shard as GoldenShard
 from gpurf.golden.regless.shard import Transfer as GoldenTransfer
 from gpurf.hw.registry import get_block
 from gpurf.hw.regless.configs import ShardConfig
+from gpurf.hw.regless.layouts import L1Op
 from gpurf.hw.regless.shard import Shard, Transfer
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
 from gpurf.tb.regless.formal_shard import ShardFormal
-from gpurf.tb.regless.mutants import WritebacksFirst
+from gpurf.tb.regless.mutants import AnswerOvertakes, WritebacksFirst
 from gpurf.tb.regless.test_shard import all_warps
 from gpurf.tb.regless.workload import run_regions
 
@@ -80,7 +81,7 @@ def test_transfer_takes_fetches_before_writebacks():
         ctx.set(dut.writeback.valid, 1)
         for fetch in (1, 0):
             ctx.set(dut.fetch.valid, fetch)
-            shown = golden.outputs(fetch)
+            shown = golden.outputs(fetch, 0)
             seen.append((ctx.get(dut.fetch.ready), ctx.get(dut.writeback.ready),
                          shown["fetch_ready"], shown["writeback_ready"]))
 
@@ -102,9 +103,9 @@ def test_redefined_register_survives_its_invalidation():
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_composition_bmc():
     """BMC, depth 8, on ``formal_shard.SMALL``, every input free: one L1 port (never both
-    units at once), the L1 stream rule, fetches before writebacks and no preload miss taken
-    past the eviction of its register, the transfer unit's outputs by phase. Depth 14 is
-    :func:`test_formal_composition_bmc_14` (slow)."""
+    units at once), the L1 stream rule, L1 requests in compressor-answer order, fetches
+    before writebacks and no preload miss taken past the eviction of its register, the
+    transfer unit's stages. Depth 14 is :func:`test_formal_composition_bmc_14` (slow)."""
     result = prove(ShardFormal(), name="shard_bmc", depth=8, mode="bmc")
     assert result.passed, result.log_tail
 
@@ -112,18 +113,22 @@ def test_formal_composition_bmc():
 @pytest.mark.slow_formal
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_composition_bmc_14():
-    """The same rules as :func:`test_formal_composition_bmc`, BMC depth 14 (about 8 minutes
-    at load average 17; depth 20 did not finish: step 14 alone took over 2 minutes, and each
-    step more costs more)."""
+    """The same rules as :func:`test_formal_composition_bmc`, BMC depth 14 (a run toward
+    depth 20 passed steps 0-14 in under 14 minutes at load average 22-27, and was stopped
+    in step 15 after 19 more minutes; each step more costs more)."""
     result = prove(ShardFormal(), name="shard_bmc14", depth=14, mode="bmc", timeout=3600)
     assert result.passed, result.log_tail
 
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-def test_formal_kills_mutant():
-    """BMC, depth 8: fails on ``mutants.WritebacksFirst`` (the transfer unit takes a
-    writeback while a fetch is offered, and prefers it)."""
-    result = prove(ShardFormal(block=WritebacksFirst), name="shard_mutant", depth=8,
+@pytest.mark.parametrize(("mutant", "depth"), [(WritebacksFirst, 8), (AnswerOvertakes, 10)],
+                         ids=["WritebacksFirst", "AnswerOvertakes"])
+def test_formal_kills_mutant(mutant, depth):
+    """BMC fails on ``mutants.WritebacksFirst`` (the transfer unit takes a writeback while
+    a fetch is offered, and prefers it; depth 8) and on ``mutants.AnswerOvertakes`` (the
+    answer stage takes a response while the L1 stage still holds an earlier request: L1
+    requests leave out of compressor-answer order; depth 10, it fails at step 8)."""
+    result = prove(ShardFormal(block=mutant), name=f"shard_{mutant.__name__}", depth=depth,
                    mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
 
@@ -131,9 +136,110 @@ def test_formal_kills_mutant():
 @pytest.mark.slow_formal
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_covers_reached():
-    """Cover, depth 20 (slow: 94 s alone on the loaded machine): a read bank conflict, a
-    full preload queue, a preload hit, a preload miss, an eviction, a line filled from L1,
-    the compressor on L1, an eviction stored compressed (step 12), a compressed preload
-    (step 17)."""
+    """Cover, depth 20 (slow: 84 s at load average 14): a read bank conflict, a full
+    preload queue, a preload hit, a preload miss, an eviction, the overlaps (back to back
+    at the compressor, two and three requests in flight, both units offering to L1), a line
+    filled from L1, the compressor on L1, an eviction stored compressed (step 12), a
+    compressed preload (step 15)."""
     result = prove(ShardFormal(), name="shard_cover", depth=20, mode="cover")
     assert result.passed and not result.unreached, (result.unreached, result.log_tail)
+
+
+def _drive_transfer(cycles):
+    """Run the RTL and the golden transfer unit on the same per-cycle inputs (dicts of
+    ``fetch`` ``(warp, reg)``, ``request_ready``, ``response`` (``compressed``),
+    ``l1_ready``, ``l1_response``, ``fill_ready``; absent = 0) and return, per cycle, the
+    outputs ``(fetch_ready, request (warp, reg) or None, response_ready, l1 (op, warp,
+    reg) or None, fill_valid)`` of each."""
+    config = ShardConfig(**SMALL)
+    dut, golden = Transfer(config), GoldenTransfer(config)
+    lanes = [0] * config.osu.lanes
+    seen = []
+
+    def golden_cycle(inputs):
+        fetch = inputs.get("fetch")
+        offer = None if fetch is None else {"warp": fetch[0], "reg": fetch[1], "line": 0,
+                                            "invalidate": 0}
+        shown = golden.outputs(int(fetch is not None), inputs.get("request_ready", 0))
+        request, l1 = shown["request"], shown["l1_request"]
+        out = (shown["fetch_ready"], None if request is None else (request.warp, request.reg),
+               shown["response_ready"],
+               None if l1 is None else (l1["op"], golden.job.warp, golden.job.reg),
+               int(shown["fill"] is not None))
+        response = inputs.get("response")
+        golden.advance(offer, None, inputs.get("fill_ready", 0),
+                       inputs.get("request_ready", 0),
+                       None if response is None else (response, lanes),
+                       inputs.get("l1_ready", 0), lanes if inputs.get("l1_response") else None)
+        return out
+
+    async def bench(ctx):
+        for inputs in cycles:
+            fetch = inputs.get("fetch")
+            ctx.set(dut.fetch.valid, int(fetch is not None))
+            if fetch is not None:
+                ctx.set(dut.fetch.payload.warp, fetch[0])
+                ctx.set(dut.fetch.payload.reg, fetch[1])
+            ctx.set(dut.request.ready, inputs.get("request_ready", 0))
+            ctx.set(dut.response.valid, int(inputs.get("response") is not None))
+            ctx.set(dut.response.payload.compressed, inputs.get("response") or 0)
+            ctx.set(dut.l1_request.ready, inputs.get("l1_ready", 0))
+            ctx.set(dut.l1_response.valid, inputs.get("l1_response", 0))
+            ctx.set(dut.fill.ready, inputs.get("fill_ready", 0))
+            request = l1 = None
+            if ctx.get(dut.request.valid):
+                request = (ctx.get(dut.request.payload.warp), ctx.get(dut.request.payload.reg))
+            if ctx.get(dut.l1_request.valid):
+                l1 = (ctx.get(dut.l1_request.payload.op), ctx.get(dut.job.ref.warp),
+                      ctx.get(dut.job.ref.reg))
+            seen.append(((ctx.get(dut.fetch.ready), request, ctx.get(dut.response.ready), l1,
+                          ctx.get(dut.fill.valid)), golden_cycle(inputs)))
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return seen
+
+
+def test_transfer_overlaps_and_keeps_answer_order():
+    """Two preload misses in flight: the second is taken from the OSU in the cycle the
+    compressor takes the first (``fetch.ready`` follows ``request.ready``) and asks while
+    the first is answered; its answer then waits (``response.ready`` low) until the L1
+    stage has handed the first to L1, waited for its line and filled it, so L1 sees the
+    requests in the compressor's answer order. RTL and golden agree every cycle."""
+    read = L1Op.READ
+    cycles = [
+        {"fetch": (0, 1), "request_ready": 1},           # ask takes w0r1
+        {"fetch": (1, 2), "request_ready": 1},           # compressor takes w0r1, ask w1r2
+        {"request_ready": 1, "response": 0},             # w0r1 answered; w1r2 asked
+        {"response": 0},                                 # w1r2's answer waits: L1 stage busy
+        {"response": 0, "l1_ready": 1},                  # w0r1 handed to L1
+        {"response": 0, "l1_response": 1},               # its line
+        {"response": 0, "fill_ready": 1},                # filled
+        {"response": 0},                                 # w1r2 answered
+        {"l1_ready": 1},                                 # w1r2 handed to L1
+    ]
+    seen = _drive_transfer(cycles)
+    for cycle, (rtl, golden) in enumerate(seen):
+        assert rtl == golden, (cycle, rtl, golden)
+    rtl = [outputs for outputs, _ in seen]
+    assert [fetch_ready for fetch_ready, *_ in rtl[:3]] == [1, 1, 1]
+    assert [request for _, request, *_ in rtl[1:3]] == [(0, 1), (1, 2)]
+    assert [outputs[2] for outputs in rtl[2:8]] == [1, 0, 0, 0, 0, 1]
+    handed = [rtl[cycle][3] for cycle, inputs in enumerate(cycles) if inputs.get("l1_ready")]
+    assert handed == [(read, 0, 1), (read, 1, 2)]
+    assert [outputs[4] for outputs in rtl[5:8]] == [0, 1, 0]
+
+
+def test_transfer_ask_stage_waits_for_the_compressor():
+    """While the compressor does not take the ask stage's request, the unit takes nothing
+    from the OSU (``fetch.ready`` low) and keeps offering the same request."""
+    cycles = [{"fetch": (0, 1), "request_ready": 1}, {"fetch": (1, 2)}, {"fetch": (1, 2)},
+              {"fetch": (1, 2), "request_ready": 1}, {}]
+    seen = _drive_transfer(cycles)
+    for cycle, (rtl, golden) in enumerate(seen):
+        assert rtl == golden, (cycle, rtl, golden)
+    assert [(outputs[0], outputs[1]) for outputs, _ in seen] == [
+        (1, None), (0, (0, 1)), (0, (0, 1)), (1, (0, 1)), (0, (1, 2))]

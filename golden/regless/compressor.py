@@ -65,7 +65,8 @@ class _Line:
 
 
 class Shown:
-    """The compressor's outputs in one cycle (a function of its state): ``request_ready``,
+    """The compressor's outputs in one cycle (a function of its state): ``request_ready``
+    (while idle; :meth:`Compressor.accepts` adds the cycle of a taken response),
     ``response`` (``(compressed, lanes)`` or ``None``), ``l1_request`` (``(write, line,
     data)`` with the line's packed bits, or ``None``) and ``l1_response_ready``."""
 
@@ -99,7 +100,8 @@ class Compressor(PortModel, config=CompressorConfig):
     def step(self, inputs: dict) -> dict:
         ports, shown = self.ports, self.shown
         response, l1 = shown.response, shown.l1_request
-        out = {"request__ready": shown.request_ready,
+        accepts = self.accepts(inputs["response__ready"])
+        out = {"request__ready": int(accepts),
                "response__valid": int(response is not None),
                "response__payload": None if response is None else ports["response__payload"]
                .pack({"compressed": response[0], "value": response[1]}),
@@ -108,27 +110,32 @@ class Compressor(PortModel, config=CompressorConfig):
                .pack({"write": l1[0], "line": l1[1], "data": l1[2]}),
                "l1_response__ready": shown.l1_response_ready}
         request = None
-        if self.job is None and inputs["request__valid"]:
+        if accepts and inputs["request__valid"]:
             request = ports["request__payload"].unpack(inputs["request__payload"])
         self.advance(inputs["request__valid"], request, inputs["response__ready"],
                      inputs["l1_request__ready"], inputs["l1_response__valid"],
                      inputs["l1_response__payload"])
         return out
 
+    def accepts(self, response_ready) -> bool:
+        """``request.ready`` this cycle: idle, or the held request's response is taken."""
+        return self.job is None or (self.shown.response is not None and bool(response_ready))
+
     def advance(self, request_valid, request, response_ready, l1_request_ready,
                 l1_response_valid, l1_response) -> None:
         """One cycle: ``request`` (a struct; read only when a request is taken),
-        the readies, and the fetched line's packed bits ``l1_response``; then the edge."""
-        if self.job is None:
-            if request_valid:
-                self.job = self._run(request.op, request.warp, request.reg, request.value)
-                self.shown = next(self.job)
-            return
-        try:
-            self.shown = self.job.send((response_ready, l1_request_ready, l1_response_valid,
-                                        l1_response))
-        except StopIteration:
-            self.job, self.shown = None, _IDLE
+        the readies, and the fetched line's packed bits ``l1_response``; then the edge.
+        The held request's effects are committed before the next one is taken."""
+        if self.job is not None:
+            try:
+                self.shown = self.job.send((response_ready, l1_request_ready,
+                                            l1_response_valid, l1_response))
+                return
+            except StopIteration:
+                self.job, self.shown = None, _IDLE
+        if request_valid:
+            self.job = self._run(request.op, request.warp, request.reg, request.value)
+            self.shown = next(self.job)
 
     # --- one request -----------------------------------------------------------------
 

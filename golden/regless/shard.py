@@ -28,9 +28,9 @@ _NO_LINE, _NO_ENTRY = LineRef(0, 0), Entry(0, 0, 0)
 
 
 class Job:
-    """The request the transfer unit holds: the compressor request's fields ``op`` (a
-    :class:`CompressorOp` code), ``warp``, ``reg``, ``value`` (lanes, or 0), and the OSU
-    ``line`` it came from."""
+    """A request the transfer unit holds (``transfer_job_layout``): the compressor op
+    ``op`` (a :class:`CompressorOp` code), ``warp``, ``reg``, ``value`` (lanes, or 0) and
+    the OSU ``line`` it came from."""
 
     __slots__ = ("line", "op", "reg", "value", "warp")
 
@@ -39,14 +39,17 @@ class Job:
 
 
 class Transfer:
-    """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: one OSU request at a time,
-    through the compressor and then, if the compressor does not hold the value, L1.
+    """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: three one-request
+    stages, ``asking`` (offered to the compressor), ``answering`` (held by the compressor)
+    and the L1 stage ``job`` in ``phase``.
 
-    :meth:`outputs` shows the cycle's outputs from the state (``writeback`` waits for
-    ``fetch``), :meth:`advance` takes the edge."""
+    :meth:`outputs` shows the cycle's outputs from the state and the compressor's
+    ``request.ready`` (``writeback`` waits for ``fetch``), :meth:`advance` takes the edge."""
 
     def __init__(self, config: ShardConfig):
         self.config = config
+        self.asking: Job | None = None
+        self.answering: Job | None = None
         self.phase = TransferPhase.IDLE
         self.job: Job | None = None
         self.counts = Counter()
@@ -54,37 +57,70 @@ class Transfer:
         ``evict_compressed``, ``evict_l1``, ``invalidate`` (paper 6.5's preload sources)."""
         self._ref = codec(config.osu.ref_layout)
 
-    def outputs(self, fetch_valid: int) -> dict:
-        """This cycle's outputs: the readies, ``request`` (the held :class:`Job` while it is
-        offered to the compressor, else ``None``), ``l1_request`` (the L1 port's fields or
-        ``None``) and ``fill`` (``(line, lanes)`` or ``None``)."""
+    @property
+    def response_ready(self) -> int:
+        """``response.ready``: a request waits for its answer and the L1 stage is empty."""
+        return int(self.answering is not None and self.phase == TransferPhase.IDLE)
+
+    def outputs(self, fetch_valid: int, request_ready: int) -> dict:
+        """This cycle's outputs: the readies, ``request`` (the :class:`Job` offered to the
+        compressor, else ``None``), ``l1_request`` (the L1 port's fields or ``None``) and
+        ``fill`` (``(line, lanes)`` or ``None``)."""
         phase, job = self.phase, self.job
-        idle = phase == TransferPhase.IDLE
-        out = {"fetch_ready": int(idle), "writeback_ready": int(idle and not fetch_valid),
-               "request": job if phase == TransferPhase.COMPRESSOR else None,
-               "response_ready": int(phase == TransferPhase.ANSWER),
+        taking = self.asking is None or bool(request_ready)
+        out = {"fetch_ready": int(taking), "writeback_ready": int(taking and not fetch_valid),
+               "request": self.asking, "response_ready": self.response_ready,
                "l1_request": None, "l1_response_ready": int(phase == TransferPhase.L1_WAIT),
                "fill": (job.line, job.value) if phase == TransferPhase.FILL else None}
         if phase == TransferPhase.L1:
             out["l1_request"] = {
                 "op": _L1_OPS[job.op], "compressed": 0,
                 "addr": self._ref.pack({"warp": job.warp, "reg": job.reg}),
-                "data": job.value if job.op == _EVICT else 0}
+                "data": job.value}
         return out
 
     def advance(self, fetch, writeback, fill_ready, request_ready, response, l1_request_ready,
                 l1_response) -> None:
         """Take the clock edge, given the OSU's offers ``fetch`` and ``writeback`` (dicts or
-        ``None``), the compressor's ``response`` (``(compressed, lanes)`` or ``None``) and
-        the L1 line (lanes, or ``None`` while not valid)."""
+        ``None``), the compressor's ``request.ready`` and ``response`` (``(compressed,
+        lanes)`` or ``None``) and the L1 line (lanes, or ``None`` while not valid)."""
+        answered = self.answering if response is not None and self.response_ready else None
+        asked = self.asking is not None and request_ready
+        self._l1_stage(fill_ready, l1_request_ready, l1_response)
+        if answered is not None:
+            self._answer(answered, response)
+            self.answering = None
+        if asked:
+            self.answering = self.asking
+        if self.asking is None or asked:
+            self.asking = self._take(fetch, writeback)
+
+    @staticmethod
+    def _take(fetch, writeback):
+        if fetch is not None:
+            op = _INVALIDATE if fetch["invalidate"] else _PRELOAD
+            return Job(op, fetch["warp"], fetch["reg"], fetch["line"], 0)
+        if writeback is not None:
+            return Job(_EVICT, writeback["warp"], writeback["reg"], writeback["line"],
+                       writeback["data"])
+        return None
+
+    def _answer(self, job, response):
+        compressed, value = response
+        op = job.op
+        name = CompressorOp(op).name.lower()
+        self.counts[name if op == _INVALIDATE
+                    else f"{name}_{'compressed' if compressed else 'l1'}"] += 1
+        job.value = value
+        self.job = job
+        if not compressed:
+            self.phase = TransferPhase.L1
+        elif op == _PRELOAD:
+            self.phase = TransferPhase.FILL
+
+    def _l1_stage(self, fill_ready, l1_request_ready, l1_response):
         phase = self.phase
-        if phase == TransferPhase.IDLE:
-            self._take(fetch, writeback)
-        elif phase == TransferPhase.COMPRESSOR and request_ready:
-            self.phase = TransferPhase.ANSWER
-        elif phase == TransferPhase.ANSWER and response is not None:
-            self._answer(response)
-        elif phase == TransferPhase.L1 and l1_request_ready:
+        if phase == TransferPhase.L1 and l1_request_ready:
             self.phase = (TransferPhase.L1_WAIT if self.job.op == _PRELOAD
                           else TransferPhase.IDLE)
         elif phase == TransferPhase.L1_WAIT and l1_response is not None:
@@ -93,37 +129,11 @@ class Transfer:
         elif phase == TransferPhase.FILL and fill_ready:
             self.phase = TransferPhase.IDLE
 
-    def _take(self, fetch, writeback):
-        if fetch is not None:
-            op = _INVALIDATE if fetch["invalidate"] else _PRELOAD
-            self.job = Job(op, fetch["warp"], fetch["reg"], fetch["line"], 0)
-        elif writeback is not None:
-            self.job = Job(_EVICT, writeback["warp"], writeback["reg"], writeback["line"],
-                           writeback["data"])
-        else:
-            return
-        self.phase = TransferPhase.COMPRESSOR
-
-    def _answer(self, response):
-        compressed, value = response
-        op = self.job.op
-        name = CompressorOp(op).name.lower()
-        self.counts[name if op == _INVALIDATE
-                    else f"{name}_{'compressed' if compressed else 'l1'}"] += 1
-        if compressed and op == _PRELOAD:
-            self.job.value = value
-            self.phase = TransferPhase.FILL
-        elif compressed:
-            self.phase = TransferPhase.IDLE
-        else:
-            if op == _EVICT:
-                self.job.value = value
-            self.phase = TransferPhase.L1
-
     def line_trace(self) -> str:
-        job = self.job
-        return (f"xfer {self.phase.name}"
-                + (f" {CompressorOp(job.op).name} w{job.warp}r{job.reg}" if job else ""))
+        def show(job):
+            return "-" if job is None else f"{CompressorOp(job.op).name} w{job.warp}r{job.reg}"
+        return (f"xfer ask {show(self.asking)} answer {show(self.answering)} "
+                f"{self.phase.name} {show(self.job) if self.phase else '-'}")
 
 
 class Shard(PortModel, config=ShardConfig):
@@ -150,14 +160,17 @@ class Shard(PortModel, config=ShardConfig):
         for part in (self.cm, self.osu, self.compressor):
             part.reset()
         self.transfer = Transfer(self.config)
+        self.transfer_holds = False
+        """The transfer unit's L1 offer was shown and not taken (it is shown again)."""
 
     def step(self, inputs: dict) -> dict:
         ports = self.ports
         cm, osu, compressor, transfer = self.cm, self.osu, self.compressor, self.transfer
         want, eligible = cm.wants(), cm.eligible()
         heads = cm.heads()
-        shown = transfer.outputs(int(osu.offers("fetch")))
         offered = compressor.shown
+        request_ready = int(compressor.accepts(transfer.response_ready))
+        shown = transfer.outputs(int(osu.offers("fetch")), request_ready)
         fill = shown["fill"]
         osu.advance(
             preloads=[(0, _NO_ENTRY) if head is None else (1, head) for head in heads],
@@ -176,7 +189,7 @@ class Shard(PortModel, config=ShardConfig):
             inputs["l1_request__ready"], offered, shown)
         l1_response_valid = inputs["l1_response__valid"]
         transfer.advance(osu.fetch_offer, osu.writeback_offer, osu.fill_ready,
-                         offered.request_ready, offered.response, to_transfer,
+                         request_ready, offered.response, to_transfer,
                          ports["l1_response__payload"].unpack(inputs["l1_response__payload"])
                          if l1_response_valid and shown["l1_response_ready"] else None)
         request = shown["request"]
@@ -195,19 +208,25 @@ class Shard(PortModel, config=ShardConfig):
         }
 
     def _l1(self, ready, offered, shown) -> tuple:
-        """The shared L1 port: the compressor's request when it has one, else the transfer
-        unit's. Returns ``valid``, the packed payload (``None`` while not valid) and the
-        ``ready`` each of them sees."""
+        """The shared L1 port (``hw.regless.shard.Shard._grants``): the compressor's request
+        unless the transfer unit's was shown and not taken; a read only while the other
+        waits for no line. Returns ``valid``, the packed payload (``None`` while not valid)
+        and the ``ready`` each of them sees."""
         pack = self.ports["l1_request__payload"].pack
-        if offered.l1_request is not None:
-            write, line, bits = offered.l1_request
+        theirs, mine = offered.l1_request, shown["l1_request"]
+        compressor_may = theirs is not None and (theirs[0] or not shown["l1_response_ready"])
+        transfer_may = mine is not None and (mine["op"] != L1Op.READ
+                                             or not offered.l1_response_ready)
+        to_transfer = transfer_may and (self.transfer_holds or not compressor_may)
+        self.transfer_holds = to_transfer and not ready
+        if to_transfer:
+            return 1, pack(mine), 0, ready
+        if compressor_may:
+            write, line, bits = theirs
             payload = pack({"op": L1Op.WRITE if write else L1Op.READ, "compressed": 1,
                             "addr": line, "data": bits})
             return 1, payload, ready, 0
-        request = shown["l1_request"]
-        if request is None:
-            return 0, None, 0, ready
-        return 1, pack(request), 0, ready
+        return 0, None, 0, 0
 
     def line_trace(self) -> str:
         return " || ".join((self.cm.line_trace(), self.osu.line_trace(),

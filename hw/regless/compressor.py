@@ -95,7 +95,7 @@ class PatternMatch(wiring.Component):
 
 
 class Phase(enum.Enum, shape=3):
-    """The compressor's sequencer (one request in flight)."""
+    """The compressor's sequencer (one request held; the next is taken at its answer)."""
 
     IDLE = 0
     CHECK = 1
@@ -120,10 +120,14 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
     two ``data_width`` bases and a 3-bit state per slot). A compressed line holds states and
     bases of every slot; only a slot whose bit-vector bit is set is meaningful.
 
-    Protocol: ``request`` and ``response`` are ready/valid streams; one request is in flight
-    at a time (``request.ready`` is high only when idle), and every request gets exactly one
-    response. **Interpretation:** the paper's "one read or write per cycle" is the store's
-    port; the sequencer does not overlap requests, which keeps the stated latencies exact.
+    Protocol: ``request`` and ``response`` are ready/valid streams, and every request gets
+    exactly one response. The compressor holds one request; it takes the next one while
+    idle or in the cycle the held one's response is taken (``request.ready`` = idle, or
+    ``response.valid & response.ready``), so answers that take one cycle follow each other
+    every cycle. The held request's effects (its bit, the slot and the line's dirty bit) are
+    written at that same edge, so the next request's check sees them. **Interpretation:**
+    the paper's "one read or write per cycle" is the store's port; the sequencer does not
+    overlap two requests' tag matches or accesses, which keeps the stated latencies exact.
     Latencies, in clock edges from the request's acceptance edge to the first cycle the
     response is valid (each phase is one cycle):
 
@@ -221,7 +225,7 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             immediate.eq(at[Phase.CHECK] & ~deep),
             access.eq(at[Phase.ACCESS]),
             done.eq(self.response.ready & (immediate | access)),
-            self.request.ready.eq(at[Phase.IDLE]),
+            self.request.ready.eq(self._takes_next(at[Phase.IDLE], done)),
             self.response.valid.eq(immediate | access),
             self.response.payload.compressed.eq(access),
             self.response.payload.value.eq(
@@ -230,8 +234,6 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         ]
         self._l1(m, at, line, word)
         self._write(m, at, match, slot, word, access & ~preload & done)
-        with m.If(at[Phase.IDLE] & self.request.valid):
-            m.d.sync += [held.eq(self.request.payload), phase.eq(Phase.CHECK)]
         with m.If(at[Phase.CHECK] & deep):
             m.d.sync += phase.eq(Phase.TAG)
         with m.If(done):
@@ -241,6 +243,8 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             with m.Elif(~preload):
                 m.d.sync += [self.compressed.eq(self.compressed | one),
                              self.dirty.eq(self.dirty | _onehot(self.way, config.lines))]
+        with m.If(self.request.valid & self.request.ready):
+            m.d.sync += [held.eq(self.request.payload), phase.eq(Phase.CHECK)]
         with m.If(at[Phase.TAG]):
             m.d.sync += self.way.eq(chosen)
             victim_dirty = bit(m, self.valid & self.dirty, self.pointer, "victim_dirty")
@@ -254,6 +258,10 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             m.d.sync += phase.eq(Mux(at[Phase.FETCH], Phase.WAIT.value, Phase.FETCH.value))
         with m.If(self.l1_response.valid & self.l1_response.ready):
             self._install(m, line)
+
+    def _takes_next(self, idle, done):
+        """``request.ready``: idle, or the held request's response is taken this cycle."""
+        return idle | done
 
     def _l1(self, m, at, line, word):
         """Write-back of the victim, then the fetch of the missing line."""

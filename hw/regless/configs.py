@@ -17,6 +17,7 @@ from gpurf.hw.params import BlockConfig, index_width, param
 from gpurf.hw.signatures import valid_only
 
 from .layouts import (
+    CompressorOp,
     WarpState,
     banked_rf_write_layout,
     cm_issue_layout,
@@ -579,6 +580,15 @@ class ShardConfig(BlockConfig):
             "l1_request": Out(stream.Signature(self.l1_request_layout)),
             "l1_response": In(stream.Signature(self.osu.value_layout)),
         })
+
+    @property
+    def transfer_job_layout(self) -> data.StructLayout:
+        """One request the transfer unit holds in a stage: the compressor ``op``, the
+        register ``ref``, the OSU ``line`` it came from or goes to, and the ``value`` (an
+        evicted line, or the value fetched for a fill)."""
+        osu = self.osu
+        return data.StructLayout({"op": CompressorOp, "ref": osu.ref_layout,
+                                  "line": osu.line_layout, "value": osu.value_layout})
 
     def transfer_signature(self) -> wiring.Signature:
         """The transfer unit's ports: the OSU's ``fetch`` / ``writeback`` / ``fill``, the

@@ -276,15 +276,14 @@ class L1Op(enum.Enum, shape=2):
     INVALIDATE = 2
 
 
-class TransferPhase(enum.Enum, shape=3):
-    """Where the shard's transfer unit is with the one OSU request it holds."""
+class TransferPhase(enum.Enum, shape=2):
+    """Where the L1 stage of the shard's transfer unit is with the request it holds
+    (``IDLE``: it holds none)."""
 
     IDLE = 0
-    COMPRESSOR = 1
-    ANSWER = 2
-    L1 = 3
-    L1_WAIT = 4
-    FILL = 5
+    L1 = 1
+    L1_WAIT = 2
+    FILL = 3
 
 
 def shard_l1_request_layout(*, addr_bits: int, lanes: int, data_width: int) -> data.StructLayout:

@@ -1,5 +1,6 @@
 """One RegLess shard (paper Section 5, Fig. 8): capacity manager, operand staging unit and
-compressor of one warp scheduler, with the transfer unit between them and a port to L1."""
+compressor of one warp scheduler, with the pipelined transfer unit between them and a port
+to L1."""
 
 import functools
 
@@ -19,26 +20,38 @@ __all__ = ["Shard", "Transfer"]
 
 
 class Transfer(wiring.Component):
-    """The shard's transfer unit: moves one OSU request at a time through the compressor
-    and, when the compressor does not hold the value, L1 (paper 5.2.1, 5.3).
+    """The shard's transfer unit (paper 5.2.1, 5.3): a pipeline of three one-request
+    stages between the OSU, the compressor and L1, so that up to three requests are in
+    flight.
 
-    - A dirty line on ``writeback`` goes to the compressor as an eviction; a value the
-      compressor hands back (no pattern matched) is written to L1 as a full line.
-    - A preload miss on ``fetch`` asks the compressor; a compressed register comes back
-      decompressed, otherwise the line is read from L1; the value goes to the OSU on
-      ``fill``.
-    - An invalidation on ``fetch`` clears the compressor's bit and is posted to L1.
+    - **ask** takes a request from the OSU (``fetch`` before ``writeback``) and offers it to
+      the compressor on ``request``;
+    - **answer** holds the request the compressor took until its response: a compressed
+      preload goes on to ``fill`` the OSU, a compressed eviction is done; anything else (a
+      preload the compressor does not hold, an eviction it hands back, an invalidation)
+      goes on to L1;
+    - **L1** (:class:`TransferPhase`) offers the L1 request (``L1``), waits for a
+      preload's line (``L1_WAIT``) and offers the value to the OSU (``FILL``).
 
-    Phases (:class:`TransferPhase`, one cycle at least each): ``IDLE`` takes a request,
-    ``COMPRESSOR`` offers it to the compressor, ``ANSWER`` waits for its response, ``L1``
-    offers the L1 request, ``L1_WAIT`` waits for the line, ``FILL`` offers it to the OSU.
-    Every output is a function of the registered state, except that ``writeback`` waits
-    while ``fetch`` offers. Fetches go first because an invalidation is acknowledged when it
-    enters its bank's fetch register: the warp may then redefine the register, and that
-    value's eviction must not reach the compressor and L1 before the invalidation, which
-    would clear it. A fetch never waits for a writeback (its line is allocated before it is
-    offered), so writebacks are only delayed; a dirty line's tag keeps matching until its
-    writeback is taken, so a preload of the same register cannot overtake it.
+    A stage passes its request on at the edge the next stage takes it, and takes a new one
+    at the same edge: ``ask`` takes from the OSU while empty or while the compressor takes
+    its request, the compressor takes a request while idle or in the cycle it answers the
+    one it holds (so ``answer`` follows it), and ``answer`` is ready for the response only
+    while the L1 stage is empty. Every output is a function of the registered state and the
+    compressor's ``request.ready``, except that ``writeback`` waits while ``fetch`` offers.
+
+    Ordering rules (each kept by a stage holding one request and passing it on in order):
+
+    - **fetches first**: an invalidation is acknowledged when it enters its bank's fetch
+      register; the warp may then redefine the register, and that value's eviction must
+      not reach the compressor and L1 before the invalidation, which would clear it
+      (regression seed 2036195225). A fetch never waits for a writeback (its line is
+      allocated before it is offered), so writebacks are only delayed; a dirty line's tag
+      keeps matching until its writeback is taken, so a preload of the same register cannot
+      overtake it either.
+    - **the compressor in OSU order**, and **L1 requests in compressor-answer order**: an
+      eviction the compressor hands back is posted to L1 before a later preload's L1 read of
+      the same register (L1 answers reads in order and applies writes in order).
 
     Parameters
     ----------
@@ -48,93 +61,115 @@ class Transfer(wiring.Component):
 
     def __init__(self, config: ShardConfig):
         self.config = config
-        osu = config.osu
         super().__init__(config.transfer_signature())
+        job = config.transfer_job_layout
+        self.asking = Signal(job)
+        """The request offered to the compressor (valid while ``ask_full``)."""
+        self.ask_full = Signal()
+        self.answering = Signal(job)
+        """The request the compressor holds (valid while ``answer_full``)."""
+        self.answer_full = Signal()
         self.phase = Signal(TransferPhase)
-        self.op = Signal(CompressorOp)
-        self.ref = Signal(osu.ref_layout)
-        self.line = Signal(osu.line_layout)
-        self.value = Signal(osu.value_layout)
+        """The L1 stage's phase; it holds ``job`` unless ``IDLE``."""
+        self.job = Signal(job)
 
     def elaborate(self, platform):
         m = Module()
-        self._outputs(m)
-        at = self._at
-        with m.If(at(TransferPhase.IDLE)):
+        asked = self.request.valid & self.request.ready
+        answered = self.response.valid & self.response.ready
+        self._outputs(m, asked)
+        with m.If(~self.ask_full | asked):
             self._take(m)
-        with m.If(at(TransferPhase.COMPRESSOR) & self.request.ready):
-            m.d.sync += self.phase.eq(TransferPhase.ANSWER)
-        with m.If(at(TransferPhase.ANSWER)):
+        with m.If(asked):
+            m.d.sync += [self.answering.eq(self.asking), self.answer_full.eq(1)]
+        with m.Elif(answered):
+            m.d.sync += self.answer_full.eq(0)
+        with m.If(answered):
             self._answer(m)
-        with m.If(at(TransferPhase.L1) & self.l1_request.ready):
-            m.d.sync += self.phase.eq(Mux(self._op_is(CompressorOp.PRELOAD),
-                                          TransferPhase.L1_WAIT, TransferPhase.IDLE))
-        with m.If(at(TransferPhase.L1_WAIT) & self.l1_response.valid):
-            m.d.sync += [self.value.eq(self.l1_response.payload),
-                         self.phase.eq(TransferPhase.FILL)]
-        with m.If(at(TransferPhase.FILL) & self.fill.ready):
-            m.d.sync += self.phase.eq(TransferPhase.IDLE)
+        self._l1_stage(m)
         return m
 
     def _at(self, phase: TransferPhase):
         return equals(self.phase.as_value(), phase.value)
 
-    def _op_is(self, op: CompressorOp):
-        return equals(self.op.as_value(), op.value)
+    @staticmethod
+    def _op_is(job, op: CompressorOp):
+        return equals(job.op.as_value(), op.value)
 
-    def _outputs(self, m):
-        at, op_is = self._at, self._op_is
-        l1_op = Mux(op_is(CompressorOp.PRELOAD), L1Op.READ,
-                    Mux(op_is(CompressorOp.EVICT), L1Op.WRITE, L1Op.INVALIDATE))
+    def _outputs(self, m, asked):
+        at, job = self._at, self.job
+        l1_op = Mux(self._op_is(job, CompressorOp.PRELOAD), L1Op.READ,
+                    Mux(self._op_is(job, CompressorOp.EVICT), L1Op.WRITE, L1Op.INVALIDATE))
+        taking = ~self.ask_full | asked
+        waited = 0
+        for stream, _ in self._intake_order():
+            m.d.comb += stream.ready.eq(taking & ~waited)
+            waited = waited | stream.valid
         m.d.comb += [
-            self.fetch.ready.eq(at(TransferPhase.IDLE)),
-            self.writeback.ready.eq(at(TransferPhase.IDLE) & ~self.fetch.valid),
-            self.request.valid.eq(at(TransferPhase.COMPRESSOR)),
-            self.request.payload.op.eq(self.op),
-            self.request.payload.warp.eq(self.ref.warp),
-            self.request.payload.reg.eq(self.ref.reg),
-            self.request.payload.value.eq(self.value),
-            self.response.ready.eq(at(TransferPhase.ANSWER)),
+            self.request.valid.eq(self.ask_full),
+            self.request.payload.op.eq(self.asking.op),
+            self.request.payload.warp.eq(self.asking.ref.warp),
+            self.request.payload.reg.eq(self.asking.ref.reg),
+            self.request.payload.value.eq(self.asking.value),
+            self.response.ready.eq(self._answer_ready()),
             self.l1_request.valid.eq(at(TransferPhase.L1)),
             self.l1_request.payload.op.eq(l1_op),
-            self.l1_request.payload.addr.eq(self.ref),
-            self.l1_request.payload.data.eq(Mux(op_is(CompressorOp.EVICT), self.value, 0)),
+            self.l1_request.payload.addr.eq(job.ref),
+            self.l1_request.payload.data.eq(job.value),
             self.l1_response.ready.eq(at(TransferPhase.L1_WAIT)),
             self.fill.valid.eq(at(TransferPhase.FILL)),
-            self.fill.payload.line.eq(self.line),
-            self.fill.payload.data.eq(self.value),
+            self.fill.payload.line.eq(job.line),
+            self.fill.payload.data.eq(job.value),
         ]
 
+    def _answer_ready(self):
+        """``response.ready``: a request waits for its answer and the L1 stage is empty (an
+        answer never overtakes the request ahead of it on L1)."""
+        return self.answer_full & self._at(TransferPhase.IDLE)
+
+    def _intake_order(self):
+        """The OSU's streams in the order the ask stage takes them, each with the
+        compressor op of its request: fetches first (see the class docstring)."""
+        fetch = self.fetch.payload
+        return [(self.fetch, Mux(fetch.invalidate, CompressorOp.INVALIDATE,
+                                 CompressorOp.PRELOAD)),
+                (self.writeback, CompressorOp.EVICT)]
+
     def _take(self, m):
-        writeback, fetch = self.writeback, self.fetch
-        with m.If(fetch.valid):
-            m.d.sync += [self.op.eq(Mux(fetch.payload.invalidate, CompressorOp.INVALIDATE,
-                                        CompressorOp.PRELOAD)),
-                         self.ref.warp.eq(fetch.payload.warp),
-                         self.ref.reg.eq(fetch.payload.reg),
-                         self.line.eq(fetch.payload.line),
-                         self.value.eq(0),
-                         self.phase.eq(TransferPhase.COMPRESSOR)]
-        with m.Elif(writeback.valid):
-            m.d.sync += [self.op.eq(CompressorOp.EVICT),
-                         self.ref.warp.eq(writeback.payload.warp),
-                         self.ref.reg.eq(writeback.payload.reg),
-                         self.line.eq(writeback.payload.line),
-                         self.value.eq(writeback.payload.data),
-                         self.phase.eq(TransferPhase.COMPRESSOR)]
+        """Fill the ask stage with the first stream that offers (or leave it empty)."""
+        m.d.sync += self.ask_full.eq(0)
+        for stream, op in reversed(self._intake_order()):
+            payload = stream.payload
+            value = payload.data if stream is self.writeback else 0
+            with m.If(stream.valid):
+                m.d.sync += [self.ask_full.eq(1),
+                             self.asking.op.eq(op),
+                             self.asking.ref.warp.eq(payload.warp),
+                             self.asking.ref.reg.eq(payload.reg),
+                             self.asking.line.eq(payload.line),
+                             self.asking.value.eq(value)]
 
     def _answer(self, m):
-        response = self.response.payload
-        with m.If(self.response.valid):
-            with m.If(response.compressed & self._op_is(CompressorOp.PRELOAD)):
-                m.d.sync += [self.value.eq(response.value),
-                             self.phase.eq(TransferPhase.FILL)]
-            with m.Elif(response.compressed):
-                m.d.sync += self.phase.eq(TransferPhase.IDLE)
-            with m.Else():
-                m.d.sync += self.phase.eq(TransferPhase.L1)
-                with m.If(self._op_is(CompressorOp.EVICT)):
-                    m.d.sync += self.value.eq(response.value)
+        """The answered request moves to the L1 stage (the response's value is the
+        decompressed register, the eviction handed back, or 0), unless it is done."""
+        compressed = self.response.payload.compressed
+        preload = self._op_is(self.answering, CompressorOp.PRELOAD)
+        m.d.sync += [self.job.eq(self.answering),
+                     self.job.value.eq(self.response.payload.value),
+                     self.phase.eq(Mux(compressed, Mux(preload, TransferPhase.FILL,
+                                                       TransferPhase.IDLE),
+                                       TransferPhase.L1))]
+
+    def _l1_stage(self, m):
+        at = self._at
+        with m.If(at(TransferPhase.L1) & self.l1_request.ready):
+            m.d.sync += self.phase.eq(Mux(self._op_is(self.job, CompressorOp.PRELOAD),
+                                          TransferPhase.L1_WAIT, TransferPhase.IDLE))
+        with m.If(at(TransferPhase.L1_WAIT) & self.l1_response.valid):
+            m.d.sync += [self.job.value.eq(self.l1_response.payload),
+                         self.phase.eq(TransferPhase.FILL)]
+        with m.If(at(TransferPhase.FILL) & self.fill.ready):
+            m.d.sync += self.phase.eq(TransferPhase.IDLE)
 
 
 class Shard(ConfiguredComponent, config=ShardConfig):
@@ -157,15 +192,16 @@ class Shard(ConfiguredComponent, config=ShardConfig):
       each result, reports the OSU write to the CM; the OSU's write port carries the line
       only);
     - to L1: ``l1_request`` / ``l1_response`` (:func:`~gpurf.hw.regless.layouts.
-      shard_l1_request_layout`). The compressor and the transfer unit share the port: the
-      transfer unit uses L1 only after the compressor has answered its request, and the
-      compressor uses it only while serving one, so they never ask at once; a response goes
-      to whichever of them waits for one. Reads are answered in order, writes and
-      invalidations are posted. **Interpretation:** the paper's arbiter between the four
-      shards of an SM is above this port.
+      shard_l1_request_layout`). The compressor (serving one request) and the transfer unit's
+      L1 stage (holding an earlier one) share the port through :meth:`_grants`: one offer
+      a cycle, at most one read outstanding, so a response goes to whichever of them waits
+      for one. Reads are answered in order, writes and invalidations are posted.
+      **Interpretation:** the paper's arbiter between the four shards of an SM is above
+      this port.
 
     Latencies are the sum of the blocks' (see each block) plus one cycle for the transfer
-    unit to take a request and one per phase.
+    unit to take a request and one per stage and phase; the stages overlap (see
+    :class:`Transfer`).
     """
 
     def __init__(self, **params):
@@ -208,9 +244,11 @@ class Shard(ConfiguredComponent, config=ShardConfig):
         return m
 
     def _l1(self, m, compressor, transfer):
-        """The compressor's and the transfer unit's L1 traffic on one port (never at once)."""
+        """The compressor's and the transfer unit's L1 traffic on one port (see
+        :meth:`_grants`); a response goes to the one waiting for it."""
         ours, theirs = self.l1_request, compressor.l1_request
-        with m.If(theirs.valid):
+        to_compressor, to_transfer = self._grants(m, compressor, transfer)
+        with m.If(to_compressor):
             m.d.comb += [ours.valid.eq(1),
                          ours.payload.op.eq(Mux(theirs.payload.write, L1Op.WRITE, L1Op.READ)),
                          ours.payload.compressed.eq(1),
@@ -219,11 +257,30 @@ class Shard(ConfiguredComponent, config=ShardConfig):
                          theirs.ready.eq(ours.ready)]
         with m.Else():
             m.d.comb += [ours.payload.eq(transfer.l1_request.payload),
-                         ours.valid.eq(transfer.l1_request.valid),
-                         transfer.l1_request.ready.eq(ours.ready)]
+                         ours.valid.eq(to_transfer),
+                         transfer.l1_request.ready.eq(ours.ready & to_transfer)]
         response = self.l1_response
         for unit in (compressor, transfer):
             m.d.comb += [unit.l1_response.valid.eq(response.valid & unit.l1_response.ready),
                          unit.l1_response.payload.eq(response.payload)]
         m.d.comb += response.ready.eq(compressor.l1_response.ready | transfer.l1_response.ready)
 
+    def _grants(self, m, compressor, transfer):
+        """Who offers on the L1 port this cycle: the compressor (for a write-back or fetch of
+        a compressed line, while serving the request the transfer unit's answer stage holds)
+        or the transfer unit's L1 stage (for an earlier request).
+
+        A read is offered only while the other unit waits for no line, so at most one read
+        is outstanding and the response needs no routing. The compressor goes first, except
+        that an offer shown and not taken is shown again (``transfer_holds``: the port's
+        stream rule).
+        """
+        theirs, mine = compressor.l1_request, transfer.l1_request
+        compressor_may = theirs.valid & (theirs.payload.write | ~transfer.l1_response.ready)
+        transfer_may = mine.valid & (~equals(mine.payload.op.as_value(), L1Op.READ.value)
+                                     | ~compressor.l1_response.ready)
+        transfer_holds = Signal()
+        to_transfer = Signal()
+        m.d.comb += to_transfer.eq(transfer_may & (transfer_holds | ~compressor_may))
+        m.d.sync += transfer_holds.eq(to_transfer & ~self.l1_request.ready)
+        return compressor_may & ~to_transfer, to_transfer

@@ -12,12 +12,18 @@ eviction came after it) and that evicted ``value``. It asserts:
 - no changed line is dropped without a write-back: for a known register, the slot in the
   cached copy of its line (if cached), else in L1, holds the value's pattern and bases,
   and L1 holds it too whenever the cached copy is clean;
-- no two valid lines of the store hold the same line number.
+- no two valid lines of the store hold the same line number;
+- one request at a time: a request is taken only while none is outstanding or in the
+  cycle the outstanding one's response is taken (the next one overlaps only the answer).
+
+Covers: a request taken in the cycle the previous one is answered (``back_to_back``), and
+a preload so taken at the answer of a compressed eviction of the same register
+(``preload_after_eviction``: its check must see the eviction's bit).
 """
 
 from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
 from amaranth.asserts import AnyConst, AnySeq, Initial
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.regless.compressor import Compressor, PatternMatch, Phase
 from gpurf.hw.regless.layouts import CompressorOp
@@ -30,10 +36,11 @@ SMALL = {"lanes": 4, "data_width": 4, "warps": 2, "regs": 2, "lines": 2}
 
 
 class CompressorFormal(Elaboratable):
-    """The compressor with free inputs, an L1 memory and the invariants above."""
+    """The compressor with free inputs, an L1 memory and the invariants above
+    (``params`` override SMALL; ``block`` a mutant class)."""
 
-    def __init__(self, **params):
-        self.dut = Compressor(**{**SMALL, **params})
+    def __init__(self, *, block=Compressor, **params):
+        self.dut = block(**{**SMALL, **params})
 
     def elaborate(self, platform):
         m = Module()
@@ -49,7 +56,27 @@ class CompressorFormal(Elaboratable):
                   for g in range(config.registers)]
         self._knowledge(m, known, values)
         self._store(m, memory, known, values)
+        self._one_at_a_time(m)
         return m
+
+    def _one_at_a_time(self, m):
+        """At most one request outstanding; the next is taken only as its answer is."""
+        dut = self.dut
+        taken = dut.request.valid & dut.request.ready
+        answered = dut.response.valid & dut.response.ready
+        outstanding = Signal()
+        last = Signal(dut.config.request_layout)
+        m.d.sync += outstanding.eq(taken | outstanding & ~answered)
+        with m.If(taken):
+            m.d.sync += last.eq(dut.request.payload)
+        m.d.comb += [Assert(~(taken & outstanding & ~answered)),
+                     Assert(~(dut.response.valid & ~outstanding))]
+        evicted = (last.op == CompressorOp.EVICT) & dut.response.payload.compressed
+        same = ((dut.request.payload.warp == last.warp)
+                & (dut.request.payload.reg == last.reg)
+                & (dut.request.payload.op == CompressorOp.PRELOAD))
+        m.d.comb += [Cover(taken & answered, "back_to_back"),
+                     Cover(taken & answered & evicted & same, "preload_after_eviction")]
 
     def _l1(self, m):
         """The L1 copy of every compressed line; a fetch is answered with its line."""

@@ -7,29 +7,36 @@ here every input of the shard is free (``AnySeq``: the scheduler, the register u
 after a reset in the first cycle, and the harness **asserts** the rules of the composition,
 which belong to none of the parts:
 
-- **one L1 port**: the compressor and the transfer unit never ask L1 in the same cycle, and
-  never both wait for a response; the shard's ``l1_request`` keeps an offer not taken,
-  unchanged (stream rule);
+- **one L1 port**: the compressor and the transfer unit never both hand a request to L1 in
+  one cycle, and never both wait for a response; the shard's ``l1_request`` keeps an offer
+  not taken, unchanged (stream rule);
+- **L1 requests in compressor-answer order**: every request the compressor answers
+  uncompressed (a preload it does not hold, an eviction it hands back, an invalidation)
+  is the next the transfer unit hands to L1, with its register and L1 op (the harness keeps
+  the answered ones in a FIFO and checks each L1 handshake against its head);
 - **fetches before writebacks** (the ordering that keeps an invalidation ahead of the
   eviction of the register's new value, docs/regless.md): the transfer unit never takes a
   writeback while the OSU offers a fetch, and never takes a preload miss of a register
   whose dirty value the OSU offers on ``writeback`` (a preload cannot overtake the eviction
   of the same register);
-- the transfer unit offers to exactly one place per phase (compressor request only in
-  ``COMPRESSOR``, L1 only in ``L1``, the OSU's ``fill`` only in ``FILL``) and its phase is
-  always a defined one.
+- the transfer unit's stages: it offers the compressor a request exactly while its ask
+  stage is full, its answer stage is full exactly while the compressor holds a request,
+  and its L1 stage offers L1 only in ``L1`` and the OSU's ``fill`` only in ``FILL``.
 
 Covers: a bank conflict on the read ports, an eviction, an eviction stored compressed, a
 preload hit in the OSU, a preload miss fetched, a compressed preload answered by the
 compressor, a line filled from L1, a full preload queue of the CM (``preload`` offered, not
-taken).
+taken), the compressor on L1, and the overlaps: two requests in flight (the L1 stage holds
+one while the compressor holds another), three (the ask stage full too), the compressor
+taking a request in the cycle it answers one, and both units offering to L1 at once.
 """
 
-from amaranth import Elaboratable, Module, ResetSignal, Signal
+from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume, Cover
 
-from gpurf.hw.regless.layouts import CompressorOp, TransferPhase
+from gpurf.hw.regless.compressor import Phase
+from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 from gpurf.hw.regless.shard import Shard
 
 __all__ = ["SMALL", "ShardFormal"]
@@ -66,17 +73,51 @@ class ShardFormal(Elaboratable):
         with m.If(after_reset):
             self._l1(m)
             self._ordering(m)
-            self._phases(m)
+            self._stages(m)
+        self._answer_order(m, after_reset)
         self._stream_rule(m, after_reset)
         self._covers(m, after_reset)
         return m
 
     def _l1(self, m):
         compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
+        theirs, mine = compressor.l1_request, transfer.l1_request
         m.d.comb += [
-            Assert(~(compressor.l1_request.valid & transfer.l1_request.valid)),
+            Assert(~(theirs.valid & theirs.ready & mine.valid & mine.ready)),
             Assert(~(compressor.l1_response.ready & transfer.l1_response.ready)),
         ]
+
+    def _answer_order(self, m, after_reset):
+        """A two-entry FIFO of the requests answered uncompressed (``{op, warp, reg}``); a
+        transfer unit's L1 handshake must carry its head. Two entries, so that a unit that
+        answered past a waiting L1 request fails here and not by overflow."""
+        transfer = self.dut.parts["transfer"]
+        response, job = transfer.response, transfer.answering
+        to_l1 = response.valid & response.ready & ~response.payload.compressed
+        l1_op = Signal(L1Op)
+        m.d.comb += l1_op.eq(Mux(job.op == CompressorOp.PRELOAD, L1Op.READ,
+                                 Mux(job.op == CompressorOp.EVICT, L1Op.WRITE,
+                                     L1Op.INVALIDATE)))
+        entry = Cat(l1_op, job.ref)
+        fifo = [Signal(len(entry), name=f"answered_{k}") for k in range(2)]
+        count = Signal(range(3))
+        request = transfer.l1_request
+        sent = request.valid & request.ready
+        pop = Signal()
+        m.d.comb += pop.eq(sent & (count > 0))
+        with m.If(after_reset & sent):
+            m.d.comb += [Assert(count > 0),
+                         Assert(Cat(request.payload.op, request.payload.addr) == fifo[0])]
+        m.d.comb += Assert(count <= 2)
+        m.d.sync += count.eq(count + to_l1 - pop)
+        with m.If(pop):
+            m.d.sync += fifo[0].eq(fifo[1])
+        with m.If(to_l1):
+            with m.If((count - pop) == 0):
+                m.d.sync += fifo[0].eq(entry)
+            with m.Else():
+                m.d.sync += fifo[1].eq(entry)
+
 
     def _ordering(self, m):
         osu = self.dut.parts["osu"]
@@ -87,12 +128,13 @@ class ShardFormal(Elaboratable):
         m.d.comb += Assert(~(fetch.valid & fetch.ready & ~fetch.payload.invalidate
                              & writeback.valid & same))
 
-    def _phases(self, m):
-        transfer = self.dut.parts["transfer"]
+    def _stages(self, m):
+        compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
         phase = transfer.phase.as_value()
+        busy = compressor.phase.as_value() != Phase.IDLE.value
         m.d.comb += [
-            Assert(phase <= TransferPhase.FILL.value),
-            Assert(~transfer.request.valid | (phase == TransferPhase.COMPRESSOR.value)),
+            Assert(transfer.request.valid == transfer.ask_full),
+            Assert(transfer.answer_full == busy),
             Assert(~transfer.l1_request.valid | (phase == TransferPhase.L1.value)),
             Assert(~transfer.fill.valid | (phase == TransferPhase.FILL.value)),
         ]
@@ -116,7 +158,9 @@ class ShardFormal(Elaboratable):
             return (port.payload.warp + port.payload.reg)[:bits]
 
         answered = transfer.response.valid & transfer.response.ready
-        op = transfer.op.as_value()
+        op = transfer.answering.op.as_value()
+        asked = transfer.request.valid & transfer.request.ready
+        l1_busy = transfer.phase.as_value() != TransferPhase.IDLE.value
         compressed = answered & transfer.response.payload.compressed
         preload_hit = 0
         queue_full = 0
@@ -137,5 +181,9 @@ class ShardFormal(Elaboratable):
             (transfer.l1_response.valid & transfer.l1_response.ready, "l1_fill"),
             (queue_full, "full_preload_queue"),
             (compressor.l1_request.valid, "compressor_uses_l1"),
+            (l1_busy & transfer.answer_full, "two_in_flight"),
+            (l1_busy & transfer.answer_full & transfer.ask_full, "three_in_flight"),
+            (answered & asked, "back_to_back"),
+            (compressor.l1_request.valid & transfer.l1_request.valid, "both_offer_l1"),
         ]
         m.d.comb += [Cover(after_reset & condition, name) for condition, name in events]

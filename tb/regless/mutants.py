@@ -4,11 +4,28 @@
 from amaranth import Mux, Signal
 
 from gpurf.hw.regless.banked_rf import BankedRf
-from gpurf.hw.regless.layouts import CompressorOp, TransferPhase
+from gpurf.hw.regless.compressor import Compressor
 from gpurf.hw.regless.osu import Osu
 from gpurf.hw.regless.shard import Shard, Transfer
 
-__all__ = ["ConflictIgnored", "WarpsAlias", "WritebacksFirst", "WritebacksFirstTransfer"]
+__all__ = [
+    "AnswerOvertakes",
+    "AnswerOvertakesTransfer",
+    "ConflictIgnored",
+    "TakesBeforeAnswer",
+    "WarpsAlias",
+    "WritebacksFirst",
+    "WritebacksFirstTransfer",
+]
+
+
+class TakesBeforeAnswer(Compressor):
+    """The compressor takes the next request as soon as it shows an answer, not when the
+    answer is taken: the held request is replaced while its response still waits. Killed
+    by "one request at a time"."""
+
+    def _takes_next(self, idle, done):
+        return idle | self.response.valid
 
 
 class ConflictIgnored(Osu):
@@ -51,27 +68,8 @@ class WritebacksFirstTransfer(Transfer):
     the order that let an eviction overtake an invalidation (seed 2036195225,
     docs/regless.md)."""
 
-    def _outputs(self, m):
-        super()._outputs(m)
-        m.d.comb += self.writeback.ready.eq(self._at(TransferPhase.IDLE))
-
-    def _take(self, m):
-        writeback, fetch = self.writeback, self.fetch
-        with m.If(writeback.valid):
-            m.d.sync += [self.op.eq(CompressorOp.EVICT),
-                         self.ref.warp.eq(writeback.payload.warp),
-                         self.ref.reg.eq(writeback.payload.reg),
-                         self.line.eq(writeback.payload.line),
-                         self.value.eq(writeback.payload.data),
-                         self.phase.eq(TransferPhase.COMPRESSOR)]
-        with m.Elif(fetch.valid):
-            m.d.sync += [self.op.eq(Mux(fetch.payload.invalidate, CompressorOp.INVALIDATE,
-                                        CompressorOp.PRELOAD)),
-                         self.ref.warp.eq(fetch.payload.warp),
-                         self.ref.reg.eq(fetch.payload.reg),
-                         self.line.eq(fetch.payload.line),
-                         self.value.eq(0),
-                         self.phase.eq(TransferPhase.COMPRESSOR)]
+    def _intake_order(self):
+        return list(reversed(super()._intake_order()))
 
 
 class WritebacksFirst(Shard):
@@ -79,3 +77,19 @@ class WritebacksFirst(Shard):
     a fetch is offered"."""
 
     transfer_class = WritebacksFirstTransfer
+
+
+class AnswerOvertakesTransfer(Transfer):
+    """The answer stage takes the compressor's response while the L1 stage still holds an
+    earlier request, which the answered one replaces: L1 requests no longer leave in
+    compressor-answer order (the earlier one is lost)."""
+
+    def _answer_ready(self):
+        return self.answer_full
+
+
+class AnswerOvertakes(Shard):
+    """A shard with :class:`AnswerOvertakesTransfer`. Killed by "L1 requests leave in
+    compressor-answer order"."""
+
+    transfer_class = AnswerOvertakesTransfer

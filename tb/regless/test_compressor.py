@@ -47,10 +47,13 @@ def directed_values(lanes: int, data_width: int, rng) -> list[tuple[list[int], P
 class Bench:
     """Request issue, response acceptance and the L1 stand-in, one cycle at a time."""
 
-    def __init__(self, params, rng, *, p_ready=0.7, max_latency=6):
+    def __init__(self, params, rng, *, p_ready=0.7, max_latency=6, p_overlap=0.6):
         self.config = CompressorConfig(**params)
         self.ports = self.config.codecs
         self.rng, self.p_ready, self.max_latency = rng, p_ready, max_latency
+        self.p_overlap = p_overlap
+        """How often the next request is offered while the previous one waits for its
+        answer (the compressor takes it in the cycle that answer is taken)."""
         self.memory: dict[int, int] = {}
         self.reads: list[list[int]] = []
         """Fetches accepted and not answered: ``[line, cycles left]``."""
@@ -81,10 +84,10 @@ class Bench:
 
     def after(self, ports: dict, outputs: dict) -> None:
         """Take the handshakes of the cycle."""
-        if ports.get("request__valid") and outputs["request__ready"]:
-            self.request, self.waiting = None, True
         if outputs["response__valid"] and ports["response__ready"]:
             self.waiting = False
+        if ports.get("request__valid") and outputs["request__ready"]:
+            self.request, self.waiting = None, True
         if outputs["l1_request__valid"] and ports["l1_request__ready"]:
             request = self.ports["l1_request__payload"].unpack(outputs["l1_request__payload"])
             if request.write:
@@ -96,17 +99,19 @@ class Bench:
         for read in self.reads:
             read[1] -= 1
 
-    @property
-    def idle(self) -> bool:
-        return self.request is None and not self.waiting
+    def offers_next(self) -> bool:
+        """Whether to offer the next request this cycle: nothing is offered, and the
+        previous request was answered or the bench overlaps them this time."""
+        return self.request is None and (not self.waiting
+                                         or self.rng.random() < self.p_overlap)
 
     def run(self, requests, limit=None):
         """Issue ``requests`` (``(op, warp, reg, lanes)``) one after the other."""
         requests, cycles = iter(requests), 0
         while limit is None or cycles < limit:
-            if self.idle:
+            if self.offers_next():
                 self.request = next(requests, None)
-                if self.request is None:
+                if self.request is None and not self.waiting:
                     return
             ports = self.cycle()
             outputs = yield ports
@@ -152,10 +157,12 @@ def random_stream(params, rng, cycles):
 
 
 def directed_patterns(params, rng, cycles):
-    """Every directed value evicted into a register and preloaded back, then the last
-    registers again in reverse order; registers are spread over the compressed lines, so
+    """Every directed value evicted into a register and preloaded back, each request offered
+    while the previous one waits (the preload is taken in the cycle the eviction is
+    answered, so its check must see the eviction's bit), then the last registers again in
+    reverse order; registers are spread over the compressed lines, so
     lines are replaced (dirty ones written back) and refilled."""
-    bench = Bench(params, rng, p_ready=1.0, max_latency=2)
+    bench = Bench(params, rng, p_ready=1.0, max_latency=2, p_overlap=1.0)
     config = bench.config
     cases = directed_values(config.lanes, config.data_width, rng)
     step = 2 * config.slots + 1
