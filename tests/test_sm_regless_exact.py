@@ -38,11 +38,11 @@ def test_corrupted_preload_is_caught(monkeypatch):
     with (a broken shard) delivers a wrong register: the run stops."""
     answer = golden_shard.Transfer._answer
 
-    def corrupt(self, response):
+    def corrupt(self, job, response):
         compressed, value = response
-        if compressed and self.job.op == golden_shard._PRELOAD:
+        if compressed and job.op == golden_shard._PRELOAD:
             value = [value[0] ^ 1, *value[1:]]
-        answer(self, (compressed, value))
+        answer(self, job, (compressed, value))
 
     monkeypatch.setattr(golden_shard.Transfer, "_answer", corrupt)
     with pytest.raises((ValueMismatchError, ReglessError)):
