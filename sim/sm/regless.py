@@ -71,6 +71,7 @@ import numpy as np
 from gpurf.hw.params import check_bool, check_int_choice
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
+from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
 
@@ -85,6 +86,18 @@ REGISTER_BASE = 1 << 40
 """L1 line numbers of register lines (data lines are addresses / 128, far below)."""
 POISON = np.uint32(0xDEADBEEF)
 SOURCES = ("osu", "compressor", "l1", "l2")
+WAITS = {
+    "drain_alu": "a region's last issue to its last write landing, an ALU or shared-memory "
+                 "write last",
+    "drain_memory": "the same, a global-memory load last",
+    "drain_needed": "of the drains, cycles the next region's first instruction waits for a "
+                    "register of it anyway (as on the register file)",
+    "barrier": "drained, waiting at a barrier",
+    "stack": "on the warp stack (capacity, warps above it, one activation per cycle)",
+    "preload_osu": "activation to issuable, every preload from the OSU",
+    "preload_beyond_osu": "activation to issuable, a preload from the compressor or L1/L2",
+}
+"""Warp cycles of :meth:`ReglessSM.summary`'s ``wait_*`` counters (summed over warps)."""
 
 
 class ReglessError(ExecutionError):
@@ -181,6 +194,16 @@ class _WarpState:
         self.drained_at = 0
         self.ready_at = 0
         """Cycle the next region's descriptor has been fetched (its metadata)."""
+        self.pushed_at = 0
+        self.activated_at = 0
+        self.last_issue = None
+        """Cycle the region's last instruction issued (``None``: no region yet)."""
+        self.drain_memory = False
+        """The region's last write to land is a memory instruction's."""
+        self.landed: dict[int, int] = {}
+        """Register -> the cycle its latest write lands."""
+        self.pending = ()
+        """Per bank, lines the draining region keeps for writes still in flight."""
 
 
 class _Shard:
@@ -296,24 +319,52 @@ class ReglessSM(RegisterStorage):
             shard = self.shards[sub.index]
             shard.issue_free = now + 1 + extra
         state.left_to_issue -= 1
+        if not state.left_to_issue:
+            state.last_issue = now
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` read its operands in cycle ``now``, lands in ``done``: its
         last-use flags act then; the region drains with its last dispatch."""
         state = self.warps[(warp.block.id, warp.index)]
         sources, dests = self.flags[pc]
-        landed = done if self.sm.info.writes[pc] else now
+        writes = self.sm.info.writes[pc]
+        landed = done if writes else now
         if sources:
             self._later(now + 0.5, self._flag, state.key, sources)
         if dests:
             self._later(landed + 0.5, self._flag, state.key, dests)
-        state.drained_at = max(state.drained_at, landed)
+        for reg in writes:
+            state.landed[reg] = landed
+        if landed > state.drained_at:
+            state.drained_at = landed
+            state.drain_memory = self.sm.info.unit[pc] == MEM
         state.left_to_dispatch -= 1
         if not state.left_to_dispatch and not state.left_to_issue:
-            shard = self.shards[warp.sub.index]
-            self._later(state.drained_at + 0.75, self._release_lines, state.key)
-            heapq.heappush(shard.releases, (state.drained_at + 1, next(self.sequence), state))
+            self._drain(state, now)
         return done
+
+    def _drain(self, state: _WarpState, now: int) -> None:
+        """The region read its last operands in cycle ``now``: its lines and counters go
+        back, except (5.1) the lines of writes still in flight, which stay allocated until
+        they land ("the pending register must stay allocated"); then the warp goes back on
+        the stack."""
+        shard = self.shards[state.warp.sub.index]
+        pending = state.usage
+        if state.drained_at > now + 1:
+            in_flight = frozenset(reg for reg, at in state.landed.items() if at > now)
+            kept = [0] * BANKS
+            for reg in in_flight:
+                kept[(state.warp.slot + reg) % BANKS] += 1
+            pending = tuple(min(need, keep) for need, keep in zip(state.usage, kept,
+                                                                  strict=True))
+            early = tuple(need - keep for need, keep in zip(state.usage, pending,
+                                                            strict=True))
+            self._later(now + 0.75, self._release_lines, state.key, in_flight)
+            heapq.heappush(shard.releases, (now + 1, next(self.sequence), state, early,
+                                            False))
+        self._later(state.drained_at + 0.75, self._release_lines, state.key, frozenset())
+        heapq.heappush(shard.releases, (state.drained_at + 1, next(self.sequence), state,
+                                        pending, True))
 
     # -- RegisterStorage: the values -----------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
@@ -359,7 +410,7 @@ class ReglessSM(RegisterStorage):
         if pc not in self.region_at:
             raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
                                f"{warp.index}: pc {pc} is not the start of a region")
-        state.ready_at = cycle
+        state.ready_at = state.pushed_at = cycle
         shard.stack.append(state)
 
     def _decide(self, shard: _Shard, now: int) -> None:
@@ -373,7 +424,7 @@ class ReglessSM(RegisterStorage):
         while cycle <= now:
             releases = shard.releases
             while releases and releases[0][0] <= cycle:
-                self._released(shard, heapq.heappop(releases)[2], cycle)
+                self._released(shard, *heapq.heappop(releases)[2:], cycle)
             top = shard.stack[-1] if shard.stack else None
             if top is not None and top.ready_at <= cycle and self._fits(shard, top):
                 shard.stack.pop()
@@ -388,7 +439,7 @@ class ReglessSM(RegisterStorage):
                                    f"{cycle}: the top warp's region needs {self._usage(top)} "
                                    f"lines per bank, {shard.free} are free and no region "
                                    "can release any (capacity manager stuck)")
-            cycle = max(cycle + 1, min(waits, default=now + 1))
+            cycle = max(cycle + 1, min([*waits, now + 1]))
         shard.time = max(shard.time, cycle)
 
     def _usage(self, state: _WarpState) -> list:
@@ -399,12 +450,16 @@ class ReglessSM(RegisterStorage):
         return all(need <= free for need, free in zip(self._usage(state), shard.free,
                                                       strict=True))
 
-    def _released(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
-        """A drained region's lines go back to the counters; the warp goes on the stack, or
-        waits beside it while it is at a barrier (a barrier ends a region: the pass'
+    def _released(self, shard: _Shard, state: _WarpState, lines: tuple, drained: bool,
+                  cycle: int) -> None:
+        """``lines`` (per bank) of a region go back to the counters; once it has
+        ``drained``, the warp goes on the stack, or waits beside it while it is at a
+        barrier (a barrier ends a region: the pass'
         :func:`~gpurf.sim.passes.regless.regions._barrier_spans`)."""
-        for bank, need in enumerate(state.usage):
+        for bank, need in enumerate(lines):
             shard.free[bank] += need
+        if not drained:
+            return
         shard.active -= 1
         state.region = None
         if state.warp.at_bar:
@@ -424,20 +479,46 @@ class ReglessSM(RegisterStorage):
         shard.active += 1
         length = min(region.instructions, len(warp.pcs) - warp.pos)
         state.left_to_issue = state.left_to_dispatch = state.length = length
+        self._count_boundary(state, start, cycle)
         state.drained_at = cycle
+        state.drain_memory = False
         self._apply(cycle)
         queued = [0] * BANKS
         arrived = cycle + 1
+        near = self.counts["preloads_osu"]
+        preloads = 0
         for reg, preload in self.entries[start]:
             bank = (warp.slot + reg) % BANKS
             queued[bank] += 1
             at = cycle + queued[bank]
             if preload:
+                preloads += 1
                 arrived = max(arrived, self._preload(shard, state, reg, bank, at))
             else:
                 self._invalidate(shard, state, reg, at)
         state.active_at = arrived
+        far = self.counts["preloads_osu"] - near < preloads
+        self.counts["wait_preload_beyond_osu" if far else "wait_preload_osu"] += \
+            arrived - cycle
         self.counts["activations"] += 1
+
+    def _count_boundary(self, state: _WarpState, start: int, cycle: int) -> None:
+        """Where a warp's cycles went between its last region's last issue and this
+        activation (:data:`WAITS`)."""
+        counts = self.counts
+        counts["wait_stack"] += cycle - state.pushed_at
+        last = state.last_issue
+        if last is None:
+            return
+        state.last_issue = None
+        drained = state.drained_at
+        counts["boundaries"] += 1
+        counts["wait_drain_memory" if state.drain_memory else "wait_drain_alu"] += \
+            drained - last
+        needed = max((state.landed.get(reg, 0) for reg in self.sm.info.reads[start]),
+                     default=0)
+        counts["wait_drain_needed"] += max(0, min(needed, drained + 1) - last - 1)
+        counts["wait_barrier"] += state.pushed_at - drained - 1
 
     # -- preloads, invalidations, evictions ----------------------------------------------
     def _preload(self, shard, state, reg, bank, cycle) -> int:
@@ -555,6 +636,7 @@ class ReglessSM(RegisterStorage):
         l1, sm = self.sm.l1, self.sm
         self.counts["l1_register_requests"] += 1
         served = l1.serve(cycle)
+        self.counts["l1_port_wait"] += served - cycle - 1
         hit = l1.lookup(line, True)
         return served + (sm.hit_after if hit else sm.miss_after), hit
 
@@ -562,7 +644,7 @@ class ReglessSM(RegisterStorage):
         """Write a register line: one L1 port cycle; no fetch (the whole line is written)."""
         l1 = self.sm.l1
         self.counts["l1_register_requests"] += 1
-        l1.serve(cycle)
+        self.counts["l1_port_wait"] += l1.serve(cycle) - cycle - 1
         if l1.enabled:
             entries = l1.sets[line % len(l1.sets)]
             entries[line] = True
@@ -590,11 +672,12 @@ class ReglessSM(RegisterStorage):
             if line is not None and line.held:
                 self._unhold(key, line, shard, erase=erase)
 
-    def _release_lines(self, warp_key) -> None:
-        """A drained region's lines without a last-use flag go on the lists."""
+    def _release_lines(self, warp_key, keep: frozenset) -> None:
+        """A drained region's lines without a last-use flag, but those of registers in
+        ``keep``, go on the lists."""
         state = self.warps[warp_key]
         shard = self.shards[state.warp.sub.index]
-        for reg in list(self.held[warp_key]):
+        for reg in list(self.held[warp_key] - keep):
             key = (warp_key, reg)
             self.counts["unflagged_lines"] += 1
             self._unhold(key, self.lines[key], shard, erase=False)
@@ -608,7 +691,8 @@ class ReglessSM(RegisterStorage):
         counts["preloads"] = preloads
         for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
                      "invalidations", "l1_register_requests", "unflagged_lines",
-                     "preloads_never_stored",
+                     "preloads_never_stored", "l1_port_wait", "boundaries",
+                     *(f"wait_{w}" for w in WAITS),
                      "metadata_instructions", "activations"):
             counts.setdefault(name, 0)
         return counts
