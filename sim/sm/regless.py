@@ -254,6 +254,8 @@ class ReglessSM(RegisterStorage):
         self.entries = {r.start: [(reg, kind == "preload") for reg, kind in
                                   r.descriptor()["entries"]] for r in self.regions.regions}
         self.flags = self._flags()
+        self.usage: dict[tuple, tuple] = {}
+        """``(region start, warp slot % 8)`` -> the region's bank usage for that warp."""
         self.counts: dict[str, int] = defaultdict(int)
         self.sm = None
 
@@ -442,9 +444,15 @@ class ReglessSM(RegisterStorage):
             cycle = max(cycle + 1, min([*waits, now + 1]))
         shard.time = max(shard.time, cycle)
 
-    def _usage(self, state: _WarpState) -> list:
-        region = self.region_at[state.warp.pcs[state.warp.pos]]
-        return region.descriptor(state.warp.slot % BANKS)["bank_usage"]
+    def _usage(self, state: _WarpState) -> tuple:
+        """Per bank, the lines the warp's next region reserves (its descriptor's)."""
+        warp = state.warp
+        key = (warp.pcs[warp.pos], warp.slot % BANKS)
+        usage = self.usage.get(key)
+        if usage is None:
+            usage = self.usage[key] = tuple(
+                self.region_at[key[0]].descriptor(key[1])["bank_usage"])
+        return usage
 
     def _fits(self, shard: _Shard, state: _WarpState) -> bool:
         return all(need <= free for need, free in zip(self._usage(state), shard.free,
