@@ -140,3 +140,56 @@ def test_capacity_manager_stuck_is_an_error(monkeypatch):
     monkeypatch.setattr(regless.ReglessSM, "_usage", lambda self, state: [17] * 8)
     with pytest.raises(ReglessError, match="capacity manager stuck"):
         run_regless("saxpy", "test", ReglessConfig(), baseline=False)
+
+
+# -- the capacity manager's timing ------------------------------------------------------
+def test_a_drained_warp_goes_on_the_stack_the_next_cycle():
+    """saxpy has no barrier, so no warp waits between its region's drain and the stack.
+    (The lazy CM once decided cycles past the one asked; a release queued meanwhile for an
+    earlier cycle was then taken late: 36 cycles per boundary on saxpy.)"""
+    out = _check("saxpy", ReglessConfig())
+    assert out["boundaries"] > 0 and out["wait_barrier"] == 0
+
+
+def _draining(usage, landed, drained_at, now):
+    from types import SimpleNamespace
+
+    from gpurf.sim.sm.regless import ReglessSM, _Shard, _WarpState
+    from gpurf.sim.sm.run import load_workload
+
+    regless = ReglessSM(load_workload("saxpy")[1])
+    regless.shards, regless.actions, regless.sequence = [_Shard(0, 16)], [], iter(range(9))
+    warp = SimpleNamespace(slot=3, sub=SimpleNamespace(index=0), block=SimpleNamespace(id=0),
+                           index=0)
+    state = _WarpState(warp)
+    state.usage, state.landed, state.drained_at = usage, landed, drained_at
+    regless._drain(state, now)
+    return [(entry[0], *entry[3:]) for entry in sorted(regless.shards[0].releases)]
+
+
+def test_a_draining_region_keeps_only_its_in_flight_lines():
+    """Paper 5.1: while a region drains, "any other registers that were allocated to that
+    region can be freed for other warps, but the pending register must stay allocated".
+    Warp slot 3: R5 is in bank 0, R6 in bank 1, R7 in bank 2; at cycle 100 R5 and R7 are
+    still in flight (R7's load lands at 300), R6 has landed."""
+    usage = (2, 1, 1, 0, 0, 0, 0, 1)
+    releases = _draining(usage, {5: 120, 6: 90, 7: 300}, 300, 100)
+    assert releases == [(101, (1, 1, 0, 0, 0, 0, 0, 1), False),
+                        (301, (1, 0, 1, 0, 0, 0, 0, 0), True)]
+
+
+def test_a_drained_region_releases_everything_at_once():
+    usage = (2, 1, 1, 0, 0, 0, 0, 1)
+    assert _draining(usage, {5: 90}, 101, 100) == [(102, usage, True)]
+
+
+def test_breakdown_module(capsys):
+    from gpurf.sim.sm.regless_breakdown import COLUMNS, main
+
+    assert main(["saxpy"]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()
+    assert header.split(" | ")[1:3] == list(COLUMNS)[1:3] and row.startswith("| saxpy | ")
+    assert main(["--config", "fast", "saxpy"]) == 2
+    assert main(["nosuchkernel"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2

@@ -18,7 +18,8 @@ from itertools import pairwise
 from statistics import geometric_mean
 
 from gpurf.sim.sm.config import load_config
-from gpurf.sim.sm.regless import CAPACITIES, SOURCES, ReglessConfig, run_regless
+from gpurf.sim.sm.regless import CAPACITIES, SOURCES, WAITS, ReglessConfig, run_regless
+from gpurf.sim.sm.regless_breakdown import COLUMNS, breakdown_row
 from gpurf.sim.sm.run import run_kernel
 from gpurf.sim.sm.suite import SUITE
 from gpurf.synth.papers import paper_values
@@ -73,7 +74,7 @@ def _runs(kernels, size, say) -> dict:
     """``(kernel, config)`` -> :func:`run_regless`'s counters (``(kernel, None)``: the
     baseline's cycles)."""
     sm = load_config(preset="gtx980")
-    configs = [ReglessConfig(), ReglessConfig(compressor=False),
+    configs = [ReglessConfig(), ReglessConfig(compressor=False), ReglessConfig(metadata=False),
                *(ReglessConfig(capacity=c) for c in CAPACITIES if c != DESIGN)]
     runs = {}
     for kernel in kernels:
@@ -94,7 +95,8 @@ def _runs(kernels, size, say) -> dict:
 
 
 def _label(config: ReglessConfig) -> str:
-    return f"{config.capacity}" + ("" if config.compressor else " no compressor")
+    return f"{config.capacity}" + ("" if config.compressor else " no compressor") + \
+        ("" if config.metadata else " no metadata cost")
 
 
 def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, list, list]:
@@ -102,6 +104,7 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
     papers = paper_values("regless")
     runs = _runs(kernels, size, say)
     design, bare = ReglessConfig(), ReglessConfig(compressor=False)
+    free_meta = ReglessConfig(metadata=False)
     sweep = [ReglessConfig(capacity=c) for c in CAPACITIES]
 
     def runtime(kernel, config):
@@ -109,15 +112,17 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
 
     fig16 = Table("fig16", "Fig. 16: run time over the register file (512 entries per SM)",
                   {"kernel": "", "baseline cycles": "cycles", "RegLess cycles": "cycles",
-                   "RegLess": "x", "no compressor": "x"},
+                   "RegLess": "x", "no compressor": "x", "no metadata cost": "x"},
                   [{"kernel": k, "baseline cycles": runs[(k, None)],
                     "RegLess cycles": runs[(k, design)]["cycles"],
-                    "RegLess": runtime(k, design), "no compressor": runtime(k, bare)}
+                    "RegLess": runtime(k, design), "no compressor": runtime(k, bare),
+                    "no metadata cost": runtime(k, free_meta)}
                    for k in kernels])
     geo = {config: round(geometric_mean(runs[(k, config)]["runtime"] for k in kernels), 3)
-           for config in (bare, *sweep)}
+           for config in (bare, free_meta, *sweep)}
     fig16.rows.append({"kernel": "geomean", "baseline cycles": None, "RegLess cycles": None,
-                       "RegLess": geo[design], "no compressor": geo[bare]})
+                       "RegLess": geo[design], "no compressor": geo[bare],
+                       "no metadata cost": geo[free_meta]})
     fig13 = Table("fig13", "Fig. 13: run time over the register file per OSU capacity "
                   "(entries per SM, compressor on)",
                   {"kernel": "", **{str(c.capacity): "x" for c in sweep}},
@@ -125,6 +130,14 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
                    for k in kernels])
     fig13.rows.append({"kernel": "geomean", **{str(c.capacity): geo[c] for c in sweep}})
     where = _where(kernels, runs, design)
+    breakdown = Table("breakdown", "Where the time goes: mean cycles per region boundary "
+                      "(512 entries, compressor on)", COLUMNS,
+                      [breakdown_row(k, runs[(k, design)]) for k in kernels],
+                      notes=[f"{name.replace('_', ' ')}: {text}" for name, text in
+                             WAITS.items()] +
+                      ["metadata: metadata instructions per boundary (an issue cycle each); "
+                       "L1 wait: cycles a register request queued for the L1 port, per "
+                       "request. Command: `python -m gpurf.sim.sm.regless_breakdown`."])
     plots = [Plot("fig16", "Fig. 16: run time over the register file (512 entries)", "x",
                   [*kernels, "geomean"],
                   [Series("RegLess", "gpurf", [r["RegLess"] for r in fig16.rows]),
@@ -153,7 +166,7 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
              f"Command: `gpurf reproduce regless --size {size}`; one run: `gpurf sm run "
              "KERNEL --timing --preset gtx980 --mechanism regless:512`.",
              "Energy (Figs. 14-15) is not reproduced yet."]
-    return [fig16, fig13, where], plots, comparisons, notes
+    return [fig16, fig13, where, breakdown], plots, comparisons, notes
 
 
 def _where(kernels, runs, design) -> Table:

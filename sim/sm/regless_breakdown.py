@@ -13,6 +13,7 @@ rows are the ``breakdown`` table of ``gpurf reproduce regless``.
 
 import argparse
 import sys
+import time
 
 from .regless import WAITS, ReglessConfig, run_regless
 
@@ -37,11 +38,9 @@ def breakdown_row(kernel: str, out: dict) -> dict:
     return row
 
 
-def _markdown(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(f"{row[c]:,}" if isinstance(row[c], int) else str(row[c])
-                                for c in COLUMNS) + " |" for row in rows]
-    return "\n".join(lines)
+def _markdown_row(row: dict) -> str:
+    return "| " + " | ".join(f"{row[c]:,}" if isinstance(row[c], int) else str(row[c])
+                             for c in COLUMNS) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,16 +59,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"regless_breakdown: --config: {error}", file=sys.stderr)
         return 2
-    rows = []
+    print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS), flush=True)
     for kernel in args.kernels or list(SUITE):
+        started = time.process_time()
         try:
             out = run_regless(kernel, args.size, config)
         except UnknownKernelError as error:
             print(f"regless_breakdown: {error}", file=sys.stderr)
             return 2
-        rows.append(breakdown_row(kernel, out))
-        print(f"# {kernel} done", file=sys.stderr, flush=True)
-    print(_markdown(rows))
+        print(_markdown_row(breakdown_row(kernel, out)), flush=True)
+        print(f"# {kernel}: {out['cycles']:,} cycles (register file {out['baseline_cycles']:,})"
+              f", {time.process_time() - started:.1f} s CPU", file=sys.stderr, flush=True)
     return 0
 
 
