@@ -85,6 +85,8 @@ SLOTS_PER_LINE = 15
 REGISTER_BASE = 1 << 40
 """L1 line numbers of register lines (data lines are addresses / 128, far below)."""
 POISON = np.uint32(0xDEADBEEF)
+REGISTER_L1_BYTES = 48 * 1024
+"""The paper's L1 (Table 1: 48 KB, "data accesses bypassed"): register lines' own."""
 SOURCES = ("osu", "compressor", "l1", "l2")
 WAITS = {
     "drain_alu": "a region's last issue to its last write landing, an ALU or shared-memory "
@@ -119,15 +121,21 @@ class ReglessConfig:
         Charge the metadata instructions' fetch (Section 5.4).
     lossy : bool
         Drop dirty lines instead of writing them back (a broken model for tests).
+    l1_bytes : int
+        L1 capacity register lines have to themselves (the paper's Table 1: a 48 KB L1,
+        data accesses bypassed); ``0``: they share the SM's L1 with the data (option
+        ``sharedl1``).
     """
 
     capacity: int = 512
     compressor: bool = True
     metadata: bool = True
     lossy: bool = False
+    l1_bytes: int = REGISTER_L1_BYTES
 
     def __post_init__(self):
         check_int_choice("capacity", self.capacity, CAPACITIES)
+        check_int_choice("l1_bytes", self.l1_bytes, (0, REGISTER_L1_BYTES))
         for name in ("compressor", "metadata", "lossy"):
             check_bool(name, getattr(self, name))
 
@@ -142,10 +150,12 @@ class ReglessConfig:
             elif part in ("nocomp", "nometa"):
                 config = replace(config, **{"compressor" if part == "nocomp"
                                             else "metadata": False})
+            elif part == "sharedl1":
+                config = replace(config, l1_bytes=0)
             else:
                 raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
-                                 f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp or "
-                                 "nometa")
+                                 f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp, "
+                                 "nometa or sharedl1")
         return config
 
 
@@ -230,9 +240,32 @@ class _Shard:
         """Per bank, ``key -> line`` on the clean / dirty lists, oldest first."""
         self.compressed: OrderedDict = OrderedDict()
         """Compressed lines in the compressor (line -> dirty), FIFO."""
+        self.compressor_free = 0
+        """The first cycle the compressor takes no request yet."""
 
 
 INF = float("inf")
+
+
+class _RegisterLines:
+    """The L1's register lines when data bypass it (Table 1): LRU sets of 128-byte lines,
+    ``ways`` per set; the port stays the SM's L1's, shared with the data accesses."""
+
+    def __init__(self, nbytes: int, ways: int):
+        self.ways = ways
+        self.sets = [OrderedDict() for _ in range(nbytes // 128 // ways)]
+
+    def lookup(self, line: int, allocate: bool) -> bool:
+        """Whether ``line`` is here (made most recent); allocate it if not and asked."""
+        entries = self.sets[line % len(self.sets)]
+        if line in entries:
+            entries.move_to_end(line)
+            return True
+        if allocate:
+            entries[line] = True
+            if len(entries) > self.ways:
+                entries.popitem(last=False)
+        return False
 
 
 class ReglessSM(RegisterStorage):
@@ -287,6 +320,8 @@ class ReglessSM(RegisterStorage):
         """Register values stored compressed (the bit vector is its keys)."""
         self.actions: list = []
         self.sequence = itertools.count()
+        self.store = _RegisterLines(self.config.l1_bytes, sm.config.l1_ways) \
+            if self.config.l1_bytes else sm.l1
         self.counts["launches"] += 1
         return self
 
@@ -539,7 +574,7 @@ class ReglessSM(RegisterStorage):
             self.counts["preloads_osu"] += 1
             return cycle + 1
         if self.config.compressor:
-            cycle += 1
+            cycle = self._compressor_slot(shard, cycle) + 1
             if key in self.packed:
                 self._allocate(key, shard.index, bank, self.packed[key].copy(), cycle)
                 arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
@@ -608,15 +643,25 @@ class ReglessSM(RegisterStorage):
         if self.config.lossy:
             return
         slot = self.warps[key[0]].warp.slot
+        if self.config.compressor:
+            cycle = self._compressor_slot(shard, cycle) + 1
         if self.config.compressor and compressible(values):
             self.packed[key] = values.copy()
             self.l1.pop(key, None)
-            self._compressed_line(shard, slot, key[1], cycle + 1, dirty=True)
+            self._compressed_line(shard, slot, key[1], cycle, dirty=True)
             self.counts["evictions_compressed"] += 1
             return
         self.packed.pop(key, None)
         self.l1[key] = values.copy()
         self._l1_write(self._line_address(shard.index, slot, key[1]), cycle)
+
+    def _compressor_slot(self, shard: _Shard, cycle: int) -> int:
+        """The cycle the shard's compressor takes a request made in ``cycle`` (Table 1:
+        "one read or write per cycle")."""
+        taken = max(cycle, shard.compressor_free)
+        shard.compressor_free = taken + 1
+        self.counts["compressor_wait"] += taken - cycle
+        return taken
 
     def _compressed_line(self, shard, slot, reg, cycle, *, dirty=False) -> tuple[int, str]:
         """The compressed line of ``(slot, reg)`` in the compressor from ``cycle``: the
@@ -645,7 +690,7 @@ class ReglessSM(RegisterStorage):
         self.counts["l1_register_requests"] += 1
         served = l1.serve(cycle)
         self.counts["l1_port_wait"] += served - cycle - 1
-        hit = l1.lookup(line, True)
+        hit = self.store.lookup(line, True)
         return served + (sm.hit_after if hit else sm.miss_after), hit
 
     def _l1_write(self, line: int, cycle: int) -> None:
@@ -653,11 +698,12 @@ class ReglessSM(RegisterStorage):
         l1 = self.sm.l1
         self.counts["l1_register_requests"] += 1
         self.counts["l1_port_wait"] += l1.serve(cycle) - cycle - 1
-        if l1.enabled:
-            entries = l1.sets[line % len(l1.sets)]
+        store = self.store
+        if self.config.l1_bytes or l1.enabled:
+            entries = store.sets[line % len(store.sets)]
             entries[line] = True
             entries.move_to_end(line)
-            if len(entries) > l1.ways:
+            if len(entries) > store.ways:
                 entries.popitem(last=False)
 
     # -- timed actions on the values ---------------------------------------------------
@@ -699,7 +745,8 @@ class ReglessSM(RegisterStorage):
         counts["preloads"] = preloads
         for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
                      "invalidations", "l1_register_requests", "unflagged_lines",
-                     "preloads_never_stored", "l1_port_wait", "boundaries",
+                     "preloads_never_stored", "l1_port_wait", "compressor_wait",
+                     "boundaries",
                      *(f"wait_{w}" for w in WAITS),
                      "metadata_instructions", "activations"):
             counts.setdefault(name, 0)
