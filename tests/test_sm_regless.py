@@ -193,3 +193,31 @@ def test_breakdown_module(capsys):
     assert main(["nosuchkernel"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 2
+
+
+# -- Table 1: the L1 and the compressor -------------------------------------------------
+def test_register_lines_are_lru_sets():
+    from gpurf.sim.sm.regless import _RegisterLines
+
+    store = _RegisterLines(128 * 2 * 2, 2)          # 2 sets of 2 ways
+    assert [store.lookup(line, True) for line in (0, 2, 0, 4, 0, 2)] == \
+        [False, False, True, False, True, False]   # 4 evicts 2 (least recent), not 0
+    assert not store.lookup(1, False) and not store.lookup(1, False)
+
+
+def test_compressor_takes_one_request_per_cycle():
+    from gpurf.sim.sm.regless import ReglessSM, _Shard
+    from gpurf.sim.sm.run import load_workload
+
+    regless = ReglessSM(load_workload("saxpy")[1])
+    shard = _Shard(0, 16)
+    assert [regless._compressor_slot(shard, c) for c in (5, 5, 5, 9)] == [5, 6, 7, 9]
+    assert regless.counts["compressor_wait"] == 3
+
+
+def test_registers_sharing_the_data_l1_stay_correct():
+    assert ReglessConfig.parse("256+sharedl1") == ReglessConfig(capacity=256, l1_bytes=0)
+    with pytest.raises(ValueError):
+        ReglessConfig(l1_bytes=1000)
+    out = _check("srad", ReglessConfig(capacity=256, l1_bytes=0))
+    assert out["preloads_l1"] + out["preloads_l2"] > 0
