@@ -19,8 +19,10 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   counters; if every bank fits, it subtracts them and starts the region's preloads and
   invalidations (one per bank per cycle, in descriptor order); otherwise it waits (strict
   stack order). The warp may issue once every preload has arrived. When the region's last
-  instruction has issued and every write of the region has landed, the region's lines are
-  released (counters restored) and the warp goes back on the stack.
+  instruction has read its operands, its lines and counters go back except those of writes
+  still in flight (5.1: "any other registers that were allocated to that region can be
+  freed for other warps, but the pending register must stay allocated"); when every write
+  has landed (the draining state), the rest go back and the warp goes on the stack.
 - **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
   preloads / invalidations), one more per further 3 entries, and one last-use flag
   instruction per 9 instructions of the region; a region of at most 4 instructions and 2
@@ -40,7 +42,8 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   cached compressed lines of 15 registers (FIFO; a dirty line replaced is written back to
   L1), 2 more cycles for a compressed register, its line fetched from L1 when missing. A
   dirty line evicted from the OSU is stored compressed when one of the 5 patterns matches,
-  else written to L1 as a full line. ``compressor=False`` sends everything to L1.
+  else written to L1 as a full line. The compressor takes one request per cycle (Table 1:
+  a preload's bit-vector match, an eviction). ``compressor=False`` sends everything to L1.
 - **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
   FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
   allocates the line without going to L2); a register read that misses in L1 pays the L2
@@ -49,8 +52,14 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   the L1's sets, and one per compressed line. **Interpretation:** an invalidation reaches
   L1 (one port cycle) only for a register with an L1 copy; the golden shard sends every
   invalidation to its L1 port, which would put L1 traffic far above the paper's 0.9 %.
+  The L1's capacity is the paper's (Table 1: 48 KB, "data accesses bypassed"): register
+  lines have 48 KB of LRU sets to themselves, while the data keep the SM's L1 (the gtx980
+  preset caches them, in the baseline too); ``l1_bytes=0`` (``sharedl1``) puts register
+  lines in the SM's L1 beside the data instead.
   The CM's decisions are made lazily (when the scheduler next asks), in cycle order per
-  shard, so a register request may queue behind a data request of a later cycle.
+  shard and never past the cycle asked (a release queued later for an earlier cycle is
+  still taken in its cycle), so a register request may queue behind a data request of a
+  later cycle.
 - **Admission**: there is no register file, so registers do not limit the warps an SM holds
   (``registers=0``); warp slots and shared memory still do.
 
