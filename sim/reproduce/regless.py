@@ -37,15 +37,17 @@ and 512-line OSUs that take ABC the longest; ``paper`` is all six of Fig. 11."""
 _RATIOS = ("total transistors", "logic transistors", "memory bits")
 DESIGN = 512
 _WHY_RUNTIME = (
-    "gpurf's suite is 14 register-bound kernels at small sizes (test: a few blocks, so few "
-    "warps per scheduler hide a region's drain, preload and metadata cycles); the capacity "
-    "manager drains a region (every write landed) before the warp's next region may "
-    "preload, as the spec has it; the paper ran Rodinia at full size in GPGPU-sim")
+    "the breakdown table says where: a region drains its global loads before the warp's next "
+    "region may start (paper 5.1), waits the next instruction often would not have made "
+    "(gaussian); the metadata instructions take issue cycles (the 'no metadata cost' "
+    "column); srad, imgvf and kmeans spill registers past the OSU (stack and preload "
+    "waits). gpurf's suite is 14 register-bound kernels at small sizes (test: few warps per "
+    "scheduler to hide these); the paper ran Rodinia at full size in GPGPU-sim")
 _WHY_PRELOADS = (
-    "gpurf's kernels and sizes differ from the paper's Rodinia runs; its L1 (64 KB, 4-way "
-    "LRU, shared with the data) evicts register lines in the kernels with the largest data "
-    "footprint (srad, imgvf: most of the L2 preloads), and the OSU per shard is 128 lines "
-    "for up to 16 warps of 27-36 registers (kmeans, srad, imgvf spill to L1 most)")
+    "gpurf's kernels and sizes differ from the paper's Rodinia runs: the OSU per shard is 128 "
+    "lines for up to 16 warps of 27-36 registers (kmeans, srad, imgvf), whose spilled "
+    "registers overflow the 48 KB of L1 (Table 1) the register lines have: srad and imgvf "
+    "make most of the L2 preloads")
 
 
 def _grows(rows: list[dict], figure: str) -> bool:
