@@ -5,7 +5,8 @@ runs each kernel (default: the suite) on the register file and on RegLess
 (:func:`gpurf.sim.sm.regless.run_regless`, values checked) and prints, per region
 boundary, the mean cycles of each wait of :data:`gpurf.sim.sm.regless.WAITS`: from the last
 issue of a warp's region to the first issue of its next one, a warp drains (its writes
-land), may wait at a barrier, waits on the warp stack, then for its preloads. ``metadata``
+land), may wait at a barrier, waits on the warp stack, then for its preloads. Every
+operand read is checked; a kernel whose outputs differ from numpy stops it (exit 1). ``metadata``
 is the metadata instructions per boundary (each an issue cycle of the scheduler), and
 ``L1 wait`` the cycles a register request queued for the L1 port, per request. The same
 rows are the ``breakdown`` table of ``gpurf reproduce regless``.
@@ -67,9 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         except UnknownKernelError as error:
             print(f"regless_breakdown: {error}", file=sys.stderr)
             return 2
+        if not out["passed"]:
+            print(f"regless_breakdown: {kernel}: outputs differ from numpy", file=sys.stderr)
+            return 1
         print(_markdown_row(breakdown_row(kernel, out)), flush=True)
         print(f"# {kernel}: {out['cycles']:,} cycles (register file {out['baseline_cycles']:,})"
-              f", {time.process_time() - started:.1f} s CPU", file=sys.stderr, flush=True)
+              f", {time.process_time() - started:.1f} s CPU, outputs equal numpy",
+              file=sys.stderr, flush=True)
     return 0
 
 
