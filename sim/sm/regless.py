@@ -600,8 +600,16 @@ class ReglessSM(RegisterStorage):
         return arrival
 
     def _invalidate(self, shard, state, reg, cycle) -> None:
+        """``reg`` is dead: its compressed and L1 copies go, and its OSU line, unless the
+        region holds it (an invalidating preload), goes to the free list (5.2.2:
+        "Registers marked for invalidation are added to the free list to be recycled")."""
         key = (state.key, reg)
         self.counts["invalidations"] += 1
+        line = self.lines.get(key)
+        if line is not None and not line.held:
+            del shard.cached[line.bank][key]
+            del self.lines[key]
+            self.counts["invalidations_osu"] += 1
         self.packed.pop(key, None)
         if self.l1.pop(key, None) is not None:
             self.sm.l1.serve(cycle)
