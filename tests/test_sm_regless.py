@@ -147,8 +147,12 @@ def test_a_drained_warp_goes_on_the_stack_the_next_cycle():
     """saxpy has no barrier, so no warp waits between its region's drain and the stack.
     (The lazy CM once decided cycles past the one asked; a release queued meanwhile for an
     earlier cycle was then taken late: 36 cycles per boundary on saxpy.)"""
+    from gpurf.sim.sm.regless import WAITS
+
     out = _check("saxpy", ReglessConfig())
     assert out["boundaries"] > 0 and out["wait_barrier"] == 0
+    assert all(out[f"wait_{name}"] >= 0 for name in WAITS)
+    assert out["wait_drain_needed"] <= out["wait_drain_alu"] + out["wait_drain_memory"]
 
 
 def _draining(usage, landed, drained_at, now):
