@@ -5,8 +5,10 @@ register file (``gpurf cost regless``).
 The run-time part runs the register-bound suite (:data:`gpurf.sim.sm.suite.SUITE`) on the
 gtx980 preset with the register file (values checked) and on RegLess
 (:func:`gpurf.sim.sm.regless.run_regless`, every operand read checked, outputs equal numpy):
-512 entries per SM with and without the compressor, and the capacity sweep of
-:data:`gpurf.sim.sm.regless.CAPACITIES`. Energy (Figs. 14-15) is not reproduced yet.
+512 entries per SM with and without the compressor and without the metadata cost, and the
+capacity sweep of :data:`gpurf.sim.sm.regless.CAPACITIES`; the ``breakdown`` table says where
+the time goes at region boundaries (:mod:`gpurf.sim.sm.regless_breakdown`). Energy (Figs.
+14-15) is not reproduced yet.
 
 Fig. 11 is given as a plot without numbers; its text says logic and storage grow with
 capacity, which is checked here on gpurf's rows. Its synthesis results are cached
