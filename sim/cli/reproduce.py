@@ -33,7 +33,8 @@ def cost(mechanism, as_json):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results folder [default: gpurf-results/reproduce/MECHANISM].")
 @click.option("--kernels", default=None, metavar="K[,K...]",
-              help="Only these kernels (greener, wir, compression) [default: the whole suite].")
+              help="Only these kernels (greener, wir, compression, regless) [default: the "
+                   "whole suite].")
 def reproduce(mechanism, size, as_json, out, kernels):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
