@@ -140,3 +140,111 @@ def test_capacity_manager_stuck_is_an_error(monkeypatch):
     monkeypatch.setattr(regless.ReglessSM, "_usage", lambda self, state: [17] * 8)
     with pytest.raises(ReglessError, match="capacity manager stuck"):
         run_regless("saxpy", "test", ReglessConfig(), baseline=False)
+
+
+# -- the capacity manager's timing ------------------------------------------------------
+def test_a_drained_warp_goes_on_the_stack_the_next_cycle():
+    """saxpy has no barrier, so no warp waits between its region's drain and the stack.
+    (The lazy CM once decided cycles past the one asked; a release queued meanwhile for an
+    earlier cycle was then taken late: 36 cycles per boundary on saxpy.)"""
+    from gpurf.sim.sm.regless import WAITS
+
+    out = _check("saxpy", ReglessConfig())
+    assert out["boundaries"] > 0 and out["wait_barrier"] == 0
+    assert all(out[f"wait_{name}"] >= 0 for name in WAITS)
+    assert out["wait_drain_needed"] <= out["wait_drain_alu"] + out["wait_drain_memory"]
+
+
+def _draining(usage, landed, drained_at, now):
+    from types import SimpleNamespace
+
+    from gpurf.sim.sm.regless import ReglessSM, _Shard, _WarpState
+    from gpurf.sim.sm.run import load_workload
+
+    regless = ReglessSM(load_workload("saxpy")[1])
+    regless.shards, regless.actions, regless.sequence = [_Shard(0, 16)], [], iter(range(9))
+    warp = SimpleNamespace(slot=3, sub=SimpleNamespace(index=0), block=SimpleNamespace(id=0),
+                           index=0)
+    state = _WarpState(warp)
+    state.usage, state.landed, state.drained_at = usage, landed, drained_at
+    regless._drain(state, now)
+    return [(entry[0], *entry[3:]) for entry in sorted(regless.shards[0].releases)]
+
+
+def test_a_draining_region_keeps_only_its_in_flight_lines():
+    """Paper 5.1: while a region drains, "any other registers that were allocated to that
+    region can be freed for other warps, but the pending register must stay allocated".
+    Warp slot 3: R5 is in bank 0, R6 in bank 1, R7 in bank 2; at cycle 100 R5 and R7 are
+    still in flight (R7's load lands at 300), R6 has landed."""
+    usage = (2, 1, 1, 0, 0, 0, 0, 1)
+    releases = _draining(usage, {5: 120, 6: 90, 7: 300}, 300, 100)
+    assert releases == [(101, (1, 1, 0, 0, 0, 0, 0, 1), False),
+                        (301, (1, 0, 1, 0, 0, 0, 0, 0), True)]
+
+
+def test_a_drained_region_releases_everything_at_once():
+    usage = (2, 1, 1, 0, 0, 0, 0, 1)
+    assert _draining(usage, {5: 90}, 101, 100) == [(102, usage, True)]
+
+
+def test_breakdown_module(capsys):
+    from gpurf.sim.sm.regless_breakdown import COLUMNS, main
+
+    assert main(["saxpy"]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()
+    assert header.split(" | ")[1:3] == list(COLUMNS)[1:3] and row.startswith("| saxpy | ")
+    assert main(["--config", "fast", "saxpy"]) == 2
+    assert main(["nosuchkernel"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2
+
+
+# -- Table 1: the L1 and the compressor -------------------------------------------------
+def test_register_lines_are_lru_sets():
+    from gpurf.sim.sm.regless import _RegisterLines
+
+    store = _RegisterLines(128 * 2 * 2, 2)          # 2 sets of 2 ways
+    assert [store.lookup(line, True) for line in (0, 2, 0, 4, 0, 2)] == \
+        [False, False, True, False, True, False]   # 4 evicts 2 (least recent), not 0
+    assert not store.lookup(1, False) and not store.lookup(1, False)
+
+
+def test_compressor_takes_one_request_per_cycle():
+    from gpurf.sim.sm.regless import ReglessSM, _Shard
+    from gpurf.sim.sm.run import load_workload
+
+    regless = ReglessSM(load_workload("saxpy")[1])
+    shard = _Shard(0, 16)
+    assert [regless._compressor_slot(shard, c) for c in (5, 5, 5, 9)] == [5, 6, 7, 9]
+    assert regless.counts["compressor_wait"] == 3
+
+
+def test_registers_sharing_the_data_l1_stay_correct():
+    assert ReglessConfig.parse("256+sharedl1") == ReglessConfig(capacity=256, l1_bytes=0)
+    with pytest.raises(ValueError):
+        ReglessConfig(l1_bytes=1000)
+    out = _check("srad", ReglessConfig(capacity=256, l1_bytes=0))
+    assert out["preloads_l1"] + out["preloads_l2"] > 0
+
+
+def test_an_invalidation_frees_the_osu_line_unless_held():
+    """5.2.2: "Registers marked for invalidation are added to the free list"; a line the
+    region holds (an invalidating preload brought it) stays."""
+    from types import SimpleNamespace
+
+    from gpurf.sim.sm.regless import ReglessSM, _Line, _Shard
+    from gpurf.sim.sm.run import load_workload
+
+    regless = ReglessSM(load_workload("saxpy")[1])
+    shard = _Shard(0, 16)
+    regless.lines, regless.packed, regless.l1 = {}, {}, {}
+    state = SimpleNamespace(key=(0, 0))
+    for reg, held in ((4, False), (5, True)):
+        line = regless.lines[(state.key, reg)] = _Line(np.zeros(32, np.uint32), reg % 8)
+        line.held = held
+        if not held:
+            shard.cached[line.bank][(state.key, reg)] = line
+    regless._invalidate(shard, state, 4, 10)
+    regless._invalidate(shard, state, 5, 10)
+    assert list(regless.lines) == [(state.key, 5)] and not shard.cached[4]
+    assert regless.counts["invalidations_osu"] == 1

@@ -33,7 +33,8 @@ def cost(mechanism, as_json):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results folder [default: gpurf-results/reproduce/MECHANISM].")
 @click.option("--kernels", default=None, metavar="K[,K...]",
-              help="Only these kernels (greener, wir, compression) [default: the whole suite].")
+              help="Only these kernels (greener, wir, compression, regless) [default: the "
+                   "whole suite].")
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="greener: where warps wake their registers [default: issue].")
 def reproduce(mechanism, size, as_json, out, kernels, wake_at):

@@ -5,8 +5,10 @@ register file (``gpurf cost regless``).
 The run-time part runs the register-bound suite (:data:`gpurf.sim.sm.suite.SUITE`) on the
 gtx980 preset with the register file (values checked) and on RegLess
 (:func:`gpurf.sim.sm.regless.run_regless`, every operand read checked, outputs equal numpy):
-512 entries per SM with and without the compressor, and the capacity sweep of
-:data:`gpurf.sim.sm.regless.CAPACITIES`. Energy (Figs. 14-15) is not reproduced yet.
+512 entries per SM with and without the compressor and without the metadata cost, and the
+capacity sweep of :data:`gpurf.sim.sm.regless.CAPACITIES`; the ``breakdown`` table says where
+the time goes at region boundaries (:mod:`gpurf.sim.sm.regless_breakdown`). Energy (Figs.
+14-15) is not reproduced yet.
 
 Fig. 11 is given as a plot without numbers; its text says logic and storage grow with
 capacity, which is checked here on gpurf's rows. Its synthesis results are cached
@@ -18,7 +20,8 @@ from itertools import pairwise
 from statistics import geometric_mean
 
 from gpurf.sim.sm.config import load_config
-from gpurf.sim.sm.regless import CAPACITIES, SOURCES, ReglessConfig, run_regless
+from gpurf.sim.sm.regless import CAPACITIES, SOURCES, WAITS, ReglessConfig, run_regless
+from gpurf.sim.sm.regless_breakdown import COLUMNS, breakdown_row
 from gpurf.sim.sm.run import run_kernel
 from gpurf.sim.sm.suite import SUITE
 from gpurf.synth.papers import paper_values
@@ -36,15 +39,17 @@ and 512-line OSUs that take ABC the longest; ``paper`` is all six of Fig. 11."""
 _RATIOS = ("total transistors", "logic transistors", "memory bits")
 DESIGN = 512
 _WHY_RUNTIME = (
-    "gpurf's suite is 14 register-bound kernels at small sizes (test: a few blocks, so few "
-    "warps per scheduler hide a region's drain, preload and metadata cycles); the capacity "
-    "manager drains a region (every write landed) before the warp's next region may "
-    "preload, as the spec has it; the paper ran Rodinia at full size in GPGPU-sim")
+    "the breakdown table says where: a region drains its global loads before the warp's next "
+    "region may start (paper 5.1), waits the next instruction often would not have made "
+    "(gaussian); the metadata instructions take issue cycles (the 'no metadata cost' "
+    "column); srad, imgvf and kmeans spill registers past the OSU (stack and preload "
+    "waits). gpurf's suite is 14 register-bound kernels at small sizes (test: few warps per "
+    "scheduler to hide these); the paper ran Rodinia at full size in GPGPU-sim")
 _WHY_PRELOADS = (
-    "gpurf's kernels and sizes differ from the paper's Rodinia runs; its L1 (64 KB, 4-way "
-    "LRU, shared with the data) evicts register lines in the kernels with the largest data "
-    "footprint (srad, imgvf: most of the L2 preloads), and the OSU per shard is 128 lines "
-    "for up to 16 warps of 27-36 registers (kmeans, srad, imgvf spill to L1 most)")
+    "gpurf's kernels and sizes differ from the paper's Rodinia runs: the OSU per shard is 128 "
+    "lines for up to 16 warps of 27-36 registers (kmeans, srad, imgvf), whose spilled "
+    "registers overflow the 48 KB of L1 (Table 1) the register lines have: srad and imgvf "
+    "make most of the L2 preloads")
 
 
 def _grows(rows: list[dict], figure: str) -> bool:
@@ -73,7 +78,7 @@ def _runs(kernels, size, say) -> dict:
     """``(kernel, config)`` -> :func:`run_regless`'s counters (``(kernel, None)``: the
     baseline's cycles)."""
     sm = load_config(preset="gtx980")
-    configs = [ReglessConfig(), ReglessConfig(compressor=False),
+    configs = [ReglessConfig(), ReglessConfig(compressor=False), ReglessConfig(metadata=False),
                *(ReglessConfig(capacity=c) for c in CAPACITIES if c != DESIGN)]
     runs = {}
     for kernel in kernels:
@@ -94,7 +99,8 @@ def _runs(kernels, size, say) -> dict:
 
 
 def _label(config: ReglessConfig) -> str:
-    return f"{config.capacity}" + ("" if config.compressor else " no compressor")
+    return f"{config.capacity}" + ("" if config.compressor else " no compressor") + \
+        ("" if config.metadata else " no metadata cost")
 
 
 def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, list, list]:
@@ -102,6 +108,7 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
     papers = paper_values("regless")
     runs = _runs(kernels, size, say)
     design, bare = ReglessConfig(), ReglessConfig(compressor=False)
+    free_meta = ReglessConfig(metadata=False)
     sweep = [ReglessConfig(capacity=c) for c in CAPACITIES]
 
     def runtime(kernel, config):
@@ -109,15 +116,17 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
 
     fig16 = Table("fig16", "Fig. 16: run time over the register file (512 entries per SM)",
                   {"kernel": "", "baseline cycles": "cycles", "RegLess cycles": "cycles",
-                   "RegLess": "x", "no compressor": "x"},
+                   "RegLess": "x", "no compressor": "x", "no metadata cost": "x"},
                   [{"kernel": k, "baseline cycles": runs[(k, None)],
                     "RegLess cycles": runs[(k, design)]["cycles"],
-                    "RegLess": runtime(k, design), "no compressor": runtime(k, bare)}
+                    "RegLess": runtime(k, design), "no compressor": runtime(k, bare),
+                    "no metadata cost": runtime(k, free_meta)}
                    for k in kernels])
     geo = {config: round(geometric_mean(runs[(k, config)]["runtime"] for k in kernels), 3)
-           for config in (bare, *sweep)}
+           for config in (bare, free_meta, *sweep)}
     fig16.rows.append({"kernel": "geomean", "baseline cycles": None, "RegLess cycles": None,
-                       "RegLess": geo[design], "no compressor": geo[bare]})
+                       "RegLess": geo[design], "no compressor": geo[bare],
+                       "no metadata cost": geo[free_meta]})
     fig13 = Table("fig13", "Fig. 13: run time over the register file per OSU capacity "
                   "(entries per SM, compressor on)",
                   {"kernel": "", **{str(c.capacity): "x" for c in sweep}},
@@ -125,6 +134,14 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
                    for k in kernels])
     fig13.rows.append({"kernel": "geomean", **{str(c.capacity): geo[c] for c in sweep}})
     where = _where(kernels, runs, design)
+    breakdown = Table("breakdown", "Where the time goes: mean cycles per region boundary "
+                      "(512 entries, compressor on)", COLUMNS,
+                      [breakdown_row(k, runs[(k, design)]) for k in kernels],
+                      notes=[f"{name.replace('_', ' ')}: {text}" for name, text in
+                             WAITS.items()] +
+                      ["metadata: metadata instructions per boundary (an issue cycle each); "
+                       "L1 wait: cycles a register request queued for the L1 port, per "
+                       "request. Command: `python -m gpurf.sim.sm.regless_breakdown`."])
     plots = [Plot("fig16", "Fig. 16: run time over the register file (512 entries)", "x",
                   [*kernels, "geomean"],
                   [Series("RegLess", "gpurf", [r["RegLess"] for r in fig16.rows]),
@@ -153,7 +170,7 @@ def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, lis
              f"Command: `gpurf reproduce regless --size {size}`; one run: `gpurf sm run "
              "KERNEL --timing --preset gtx980 --mechanism regless:512`.",
              "Energy (Figs. 14-15) is not reproduced yet."]
-    return [fig16, fig13, where], plots, comparisons, notes
+    return [fig16, fig13, where, breakdown], plots, comparisons, notes
 
 
 def _where(kernels, runs, design) -> Table:

@@ -19,8 +19,10 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   counters; if every bank fits, it subtracts them and starts the region's preloads and
   invalidations (one per bank per cycle, in descriptor order); otherwise it waits (strict
   stack order). The warp may issue once every preload has arrived. When the region's last
-  instruction has issued and every write of the region has landed, the region's lines are
-  released (counters restored) and the warp goes back on the stack.
+  instruction has read its operands, its lines and counters go back except those of writes
+  still in flight (5.1: "any other registers that were allocated to that region can be
+  freed for other warps, but the pending register must stay allocated"); when every write
+  has landed (the draining state), the rest go back and the warp goes on the stack.
 - **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
   preloads / invalidations), one more per further 3 entries, and one last-use flag
   instruction per 9 instructions of the region; a region of at most 4 instructions and 2
@@ -40,7 +42,8 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   cached compressed lines of 15 registers (FIFO; a dirty line replaced is written back to
   L1), 2 more cycles for a compressed register, its line fetched from L1 when missing. A
   dirty line evicted from the OSU is stored compressed when one of the 5 patterns matches,
-  else written to L1 as a full line. ``compressor=False`` sends everything to L1.
+  else written to L1 as a full line. The compressor takes one request per cycle (Table 1:
+  a preload's bit-vector match, an eviction). ``compressor=False`` sends everything to L1.
 - **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
   FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
   allocates the line without going to L2); a register read that misses in L1 pays the L2
@@ -49,8 +52,14 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   the L1's sets, and one per compressed line. **Interpretation:** an invalidation reaches
   L1 (one port cycle) only for a register with an L1 copy; the golden shard sends every
   invalidation to its L1 port, which would put L1 traffic far above the paper's 0.9 %.
+  The L1's capacity is the paper's (Table 1: 48 KB, "data accesses bypassed"): register
+  lines have 48 KB of LRU sets to themselves, while the data keep the SM's L1 (the gtx980
+  preset caches them, in the baseline too); ``l1_bytes=0`` (``sharedl1``) puts register
+  lines in the SM's L1 beside the data instead.
   The CM's decisions are made lazily (when the scheduler next asks), in cycle order per
-  shard, so a register request may queue behind a data request of a later cycle.
+  shard and never past the cycle asked (a release queued later for an earlier cycle is
+  still taken in its cycle), so a register request may queue behind a data request of a
+  later cycle.
 - **Admission**: there is no register file, so registers do not limit the warps an SM holds
   (``registers=0``); warp slots and shared memory still do.
 
@@ -71,6 +80,7 @@ import numpy as np
 from gpurf.hw.params import check_bool, check_int_choice
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
+from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
 
@@ -84,7 +94,21 @@ SLOTS_PER_LINE = 15
 REGISTER_BASE = 1 << 40
 """L1 line numbers of register lines (data lines are addresses / 128, far below)."""
 POISON = np.uint32(0xDEADBEEF)
+REGISTER_L1_BYTES = 48 * 1024
+"""The paper's L1 (Table 1: 48 KB, "data accesses bypassed"): register lines' own."""
 SOURCES = ("osu", "compressor", "l1", "l2")
+WAITS = {
+    "drain_alu": "a region's last issue to its last write landing, an ALU or shared-memory "
+                 "write last",
+    "drain_memory": "the same, a global-memory load last",
+    "drain_needed": "of the drains, cycles the next region's first instruction waits for a "
+                    "register of it anyway (as on the register file)",
+    "barrier": "drained, waiting at a barrier",
+    "stack": "on the warp stack (capacity, warps above it, one activation per cycle)",
+    "preload_osu": "activation to issuable, every preload from the OSU",
+    "preload_beyond_osu": "activation to issuable, a preload from the compressor or L1/L2",
+}
+"""Warp cycles of :meth:`ReglessSM.summary`'s ``wait_*`` counters (summed over warps)."""
 
 
 class ReglessError(ExecutionError):
@@ -106,15 +130,21 @@ class ReglessConfig:
         Charge the metadata instructions' fetch (Section 5.4).
     lossy : bool
         Drop dirty lines instead of writing them back (a broken model for tests).
+    l1_bytes : int
+        L1 capacity register lines have to themselves (the paper's Table 1: a 48 KB L1,
+        data accesses bypassed); ``0``: they share the SM's L1 with the data (option
+        ``sharedl1``).
     """
 
     capacity: int = 512
     compressor: bool = True
     metadata: bool = True
     lossy: bool = False
+    l1_bytes: int = REGISTER_L1_BYTES
 
     def __post_init__(self):
         check_int_choice("capacity", self.capacity, CAPACITIES)
+        check_int_choice("l1_bytes", self.l1_bytes, (0, REGISTER_L1_BYTES))
         for name in ("compressor", "metadata", "lossy"):
             check_bool(name, getattr(self, name))
 
@@ -129,10 +159,12 @@ class ReglessConfig:
             elif part in ("nocomp", "nometa"):
                 config = replace(config, **{"compressor" if part == "nocomp"
                                             else "metadata": False})
+            elif part == "sharedl1":
+                config = replace(config, l1_bytes=0)
             else:
                 raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
-                                 f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp or "
-                                 "nometa")
+                                 f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp, "
+                                 "nometa or sharedl1")
         return config
 
 
@@ -181,6 +213,16 @@ class _WarpState:
         self.drained_at = 0
         self.ready_at = 0
         """Cycle the next region's descriptor has been fetched (its metadata)."""
+        self.pushed_at = 0
+        self.activated_at = 0
+        self.last_issue = None
+        """Cycle the region's last instruction issued (``None``: no region yet)."""
+        self.drain_memory = False
+        """The region's last write to land is a memory instruction's."""
+        self.landed: dict[int, int] = {}
+        """Register -> the cycle its latest write lands."""
+        self.pending = ()
+        """Per bank, lines the draining region keeps for writes still in flight."""
 
 
 class _Shard:
@@ -207,9 +249,32 @@ class _Shard:
         """Per bank, ``key -> line`` on the clean / dirty lists, oldest first."""
         self.compressed: OrderedDict = OrderedDict()
         """Compressed lines in the compressor (line -> dirty), FIFO."""
+        self.compressor_free = 0
+        """The first cycle the compressor takes no request yet."""
 
 
 INF = float("inf")
+
+
+class _RegisterLines:
+    """The L1's register lines when data bypass it (Table 1): LRU sets of 128-byte lines,
+    ``ways`` per set; the port stays the SM's L1's, shared with the data accesses."""
+
+    def __init__(self, nbytes: int, ways: int):
+        self.ways = ways
+        self.sets = [OrderedDict() for _ in range(nbytes // 128 // ways)]
+
+    def lookup(self, line: int, allocate: bool) -> bool:
+        """Whether ``line`` is here (made most recent); allocate it if not and asked."""
+        entries = self.sets[line % len(self.sets)]
+        if line in entries:
+            entries.move_to_end(line)
+            return True
+        if allocate:
+            entries[line] = True
+            if len(entries) > self.ways:
+                entries.popitem(last=False)
+        return False
 
 
 class ReglessSM(RegisterStorage):
@@ -231,6 +296,8 @@ class ReglessSM(RegisterStorage):
         self.entries = {r.start: [(reg, kind == "preload") for reg, kind in
                                   r.descriptor()["entries"]] for r in self.regions.regions}
         self.flags = self._flags()
+        self.usage: dict[tuple, tuple] = {}
+        """``(region start, warp slot % 8)`` -> the region's bank usage for that warp."""
         self.counts: dict[str, int] = defaultdict(int)
         self.sm = None
 
@@ -262,6 +329,8 @@ class ReglessSM(RegisterStorage):
         """Register values stored compressed (the bit vector is its keys)."""
         self.actions: list = []
         self.sequence = itertools.count()
+        self.store = _RegisterLines(self.config.l1_bytes, sm.config.l1_ways) \
+            if self.config.l1_bytes else sm.l1
         self.counts["launches"] += 1
         return self
 
@@ -296,24 +365,52 @@ class ReglessSM(RegisterStorage):
             shard = self.shards[sub.index]
             shard.issue_free = now + 1 + extra
         state.left_to_issue -= 1
+        if not state.left_to_issue:
+            state.last_issue = now
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` read its operands in cycle ``now``, lands in ``done``: its
         last-use flags act then; the region drains with its last dispatch."""
         state = self.warps[(warp.block.id, warp.index)]
         sources, dests = self.flags[pc]
-        landed = done if self.sm.info.writes[pc] else now
+        writes = self.sm.info.writes[pc]
+        landed = done if writes else now
         if sources:
             self._later(now + 0.5, self._flag, state.key, sources)
         if dests:
             self._later(landed + 0.5, self._flag, state.key, dests)
-        state.drained_at = max(state.drained_at, landed)
+        for reg in writes:
+            state.landed[reg] = landed
+        if landed > state.drained_at:
+            state.drained_at = landed
+            state.drain_memory = self.sm.info.unit[pc] == MEM
         state.left_to_dispatch -= 1
         if not state.left_to_dispatch and not state.left_to_issue:
-            shard = self.shards[warp.sub.index]
-            self._later(state.drained_at + 0.75, self._release_lines, state.key)
-            heapq.heappush(shard.releases, (state.drained_at + 1, next(self.sequence), state))
+            self._drain(state, now)
         return done
+
+    def _drain(self, state: _WarpState, now: int) -> None:
+        """The region read its last operands in cycle ``now``: its lines and counters go
+        back, except (5.1) the lines of writes still in flight, which stay allocated until
+        they land ("the pending register must stay allocated"); then the warp goes back on
+        the stack."""
+        shard = self.shards[state.warp.sub.index]
+        pending = state.usage
+        if state.drained_at > now + 1:
+            in_flight = frozenset(reg for reg, at in state.landed.items() if at > now)
+            kept = [0] * BANKS
+            for reg in in_flight:
+                kept[(state.warp.slot + reg) % BANKS] += 1
+            pending = tuple(min(need, keep) for need, keep in zip(state.usage, kept,
+                                                                  strict=True))
+            early = tuple(need - keep for need, keep in zip(state.usage, pending,
+                                                            strict=True))
+            self._later(now + 0.75, self._release_lines, state.key, in_flight)
+            heapq.heappush(shard.releases, (now + 1, next(self.sequence), state, early,
+                                            False))
+        self._later(state.drained_at + 0.75, self._release_lines, state.key, frozenset())
+        heapq.heappush(shard.releases, (state.drained_at + 1, next(self.sequence), state,
+                                        pending, True))
 
     # -- RegisterStorage: the values -----------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
@@ -359,7 +456,7 @@ class ReglessSM(RegisterStorage):
         if pc not in self.region_at:
             raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
                                f"{warp.index}: pc {pc} is not the start of a region")
-        state.ready_at = cycle
+        state.ready_at = state.pushed_at = cycle
         shard.stack.append(state)
 
     def _decide(self, shard: _Shard, now: int) -> None:
@@ -373,7 +470,7 @@ class ReglessSM(RegisterStorage):
         while cycle <= now:
             releases = shard.releases
             while releases and releases[0][0] <= cycle:
-                self._released(shard, heapq.heappop(releases)[2], cycle)
+                self._released(shard, *heapq.heappop(releases)[2:], cycle)
             top = shard.stack[-1] if shard.stack else None
             if top is not None and top.ready_at <= cycle and self._fits(shard, top):
                 shard.stack.pop()
@@ -388,23 +485,33 @@ class ReglessSM(RegisterStorage):
                                    f"{cycle}: the top warp's region needs {self._usage(top)} "
                                    f"lines per bank, {shard.free} are free and no region "
                                    "can release any (capacity manager stuck)")
-            cycle = max(cycle + 1, min(waits, default=now + 1))
+            cycle = max(cycle + 1, min([*waits, now + 1]))
         shard.time = max(shard.time, cycle)
 
-    def _usage(self, state: _WarpState) -> list:
-        region = self.region_at[state.warp.pcs[state.warp.pos]]
-        return region.descriptor(state.warp.slot % BANKS)["bank_usage"]
+    def _usage(self, state: _WarpState) -> tuple:
+        """Per bank, the lines the warp's next region reserves (its descriptor's)."""
+        warp = state.warp
+        key = (warp.pcs[warp.pos], warp.slot % BANKS)
+        usage = self.usage.get(key)
+        if usage is None:
+            usage = self.usage[key] = tuple(
+                self.region_at[key[0]].descriptor(key[1])["bank_usage"])
+        return usage
 
     def _fits(self, shard: _Shard, state: _WarpState) -> bool:
         return all(need <= free for need, free in zip(self._usage(state), shard.free,
                                                       strict=True))
 
-    def _released(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
-        """A drained region's lines go back to the counters; the warp goes on the stack, or
-        waits beside it while it is at a barrier (a barrier ends a region: the pass'
+    def _released(self, shard: _Shard, state: _WarpState, lines: tuple, drained: bool,
+                  cycle: int) -> None:
+        """``lines`` (per bank) of a region go back to the counters; once it has
+        ``drained``, the warp goes on the stack, or waits beside it while it is at a
+        barrier (a barrier ends a region: the pass'
         :func:`~gpurf.sim.passes.regless.regions._barrier_spans`)."""
-        for bank, need in enumerate(state.usage):
+        for bank, need in enumerate(lines):
             shard.free[bank] += need
+        if not drained:
+            return
         shard.active -= 1
         state.region = None
         if state.warp.at_bar:
@@ -424,20 +531,46 @@ class ReglessSM(RegisterStorage):
         shard.active += 1
         length = min(region.instructions, len(warp.pcs) - warp.pos)
         state.left_to_issue = state.left_to_dispatch = state.length = length
+        self._count_boundary(state, start, cycle)
         state.drained_at = cycle
+        state.drain_memory = False
         self._apply(cycle)
         queued = [0] * BANKS
         arrived = cycle + 1
+        near = self.counts["preloads_osu"]
+        preloads = 0
         for reg, preload in self.entries[start]:
             bank = (warp.slot + reg) % BANKS
             queued[bank] += 1
             at = cycle + queued[bank]
             if preload:
+                preloads += 1
                 arrived = max(arrived, self._preload(shard, state, reg, bank, at))
             else:
                 self._invalidate(shard, state, reg, at)
         state.active_at = arrived
+        far = self.counts["preloads_osu"] - near < preloads
+        self.counts["wait_preload_beyond_osu" if far else "wait_preload_osu"] += \
+            arrived - cycle
         self.counts["activations"] += 1
+
+    def _count_boundary(self, state: _WarpState, start: int, cycle: int) -> None:
+        """Where a warp's cycles went between its last region's last issue and this
+        activation (:data:`WAITS`)."""
+        counts = self.counts
+        counts["wait_stack"] += cycle - state.pushed_at
+        last = state.last_issue
+        if last is None:
+            return
+        state.last_issue = None
+        drained = state.drained_at
+        counts["boundaries"] += 1
+        counts["wait_drain_memory" if state.drain_memory else "wait_drain_alu"] += \
+            drained - last
+        needed = max((state.landed.get(reg, 0) for reg in self.sm.info.reads[start]),
+                     default=0)
+        counts["wait_drain_needed"] += max(0, min(needed, drained + 1) - last - 1)
+        counts["wait_barrier"] += state.pushed_at - drained - 1
 
     # -- preloads, invalidations, evictions ----------------------------------------------
     def _preload(self, shard, state, reg, bank, cycle) -> int:
@@ -450,7 +583,7 @@ class ReglessSM(RegisterStorage):
             self.counts["preloads_osu"] += 1
             return cycle + 1
         if self.config.compressor:
-            cycle += 1
+            cycle = self._compressor_slot(shard, cycle) + 1
             if key in self.packed:
                 self._allocate(key, shard.index, bank, self.packed[key].copy(), cycle)
                 arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
@@ -467,8 +600,16 @@ class ReglessSM(RegisterStorage):
         return arrival
 
     def _invalidate(self, shard, state, reg, cycle) -> None:
+        """``reg`` is dead: its compressed and L1 copies go, and its OSU line, unless the
+        region holds it (an invalidating preload), goes to the free list (5.2.2:
+        "Registers marked for invalidation are added to the free list to be recycled")."""
         key = (state.key, reg)
         self.counts["invalidations"] += 1
+        line = self.lines.get(key)
+        if line is not None and not line.held:
+            del shard.cached[line.bank][key]
+            del self.lines[key]
+            self.counts["invalidations_osu"] += 1
         self.packed.pop(key, None)
         if self.l1.pop(key, None) is not None:
             self.sm.l1.serve(cycle)
@@ -519,15 +660,25 @@ class ReglessSM(RegisterStorage):
         if self.config.lossy:
             return
         slot = self.warps[key[0]].warp.slot
+        if self.config.compressor:
+            cycle = self._compressor_slot(shard, cycle) + 1
         if self.config.compressor and compressible(values):
             self.packed[key] = values.copy()
             self.l1.pop(key, None)
-            self._compressed_line(shard, slot, key[1], cycle + 1, dirty=True)
+            self._compressed_line(shard, slot, key[1], cycle, dirty=True)
             self.counts["evictions_compressed"] += 1
             return
         self.packed.pop(key, None)
         self.l1[key] = values.copy()
         self._l1_write(self._line_address(shard.index, slot, key[1]), cycle)
+
+    def _compressor_slot(self, shard: _Shard, cycle: int) -> int:
+        """The cycle the shard's compressor takes a request made in ``cycle`` (Table 1:
+        "one read or write per cycle")."""
+        taken = max(cycle, shard.compressor_free)
+        shard.compressor_free = taken + 1
+        self.counts["compressor_wait"] += taken - cycle
+        return taken
 
     def _compressed_line(self, shard, slot, reg, cycle, *, dirty=False) -> tuple[int, str]:
         """The compressed line of ``(slot, reg)`` in the compressor from ``cycle``: the
@@ -555,19 +706,21 @@ class ReglessSM(RegisterStorage):
         l1, sm = self.sm.l1, self.sm
         self.counts["l1_register_requests"] += 1
         served = l1.serve(cycle)
-        hit = l1.lookup(line, True)
+        self.counts["l1_port_wait"] += served - cycle - 1
+        hit = self.store.lookup(line, True)
         return served + (sm.hit_after if hit else sm.miss_after), hit
 
     def _l1_write(self, line: int, cycle: int) -> None:
         """Write a register line: one L1 port cycle; no fetch (the whole line is written)."""
         l1 = self.sm.l1
         self.counts["l1_register_requests"] += 1
-        l1.serve(cycle)
-        if l1.enabled:
-            entries = l1.sets[line % len(l1.sets)]
+        self.counts["l1_port_wait"] += l1.serve(cycle) - cycle - 1
+        store = self.store
+        if self.config.l1_bytes or l1.enabled:
+            entries = store.sets[line % len(store.sets)]
             entries[line] = True
             entries.move_to_end(line)
-            if len(entries) > l1.ways:
+            if len(entries) > store.ways:
                 entries.popitem(last=False)
 
     # -- timed actions on the values ---------------------------------------------------
@@ -590,11 +743,12 @@ class ReglessSM(RegisterStorage):
             if line is not None and line.held:
                 self._unhold(key, line, shard, erase=erase)
 
-    def _release_lines(self, warp_key) -> None:
-        """A drained region's lines without a last-use flag go on the lists."""
+    def _release_lines(self, warp_key, keep: frozenset) -> None:
+        """A drained region's lines without a last-use flag, but those of registers in
+        ``keep``, go on the lists."""
         state = self.warps[warp_key]
         shard = self.shards[state.warp.sub.index]
-        for reg in list(self.held[warp_key]):
+        for reg in list(self.held[warp_key] - keep):
             key = (warp_key, reg)
             self.counts["unflagged_lines"] += 1
             self._unhold(key, self.lines[key], shard, erase=False)
@@ -608,7 +762,9 @@ class ReglessSM(RegisterStorage):
         counts["preloads"] = preloads
         for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
                      "invalidations", "l1_register_requests", "unflagged_lines",
-                     "preloads_never_stored",
+                     "preloads_never_stored", "l1_port_wait", "compressor_wait",
+                     "boundaries",
+                     *(f"wait_{w}" for w in WAITS),
                      "metadata_instructions", "activations"):
             counts.setdefault(name, 0)
         return counts
