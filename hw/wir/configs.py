@@ -364,8 +364,6 @@ class RenameTableConfig(BlockConfig):
             "renamed": Out(valid_only(self.renamed_layout)),
             "retire": In(stream.Signature(self.retire_layout)),
             "exit": In(stream.Signature(self.warp_bits)),
-            "sources": Out(data.ArrayLayout(ref, SOURCES)),
-            "release": In(data.ArrayLayout(ref, SOURCES)),
             "ref_inc": Out(ref),
             "ref_dec": Out(ref),
             "ready": Out(1),
