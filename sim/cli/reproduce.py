@@ -37,10 +37,13 @@ def cost(mechanism, as_json):
                    "whole suite].")
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="greener: where warps wake their registers [default: issue].")
-def reproduce(mechanism, size, as_json, out, kernels, wake_at):
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="Measure kernels on N worker processes (compression) [default: 1]; "
+                   "each kernel's result is cached either way, so a stopped run resumes.")
+def reproduce(mechanism, size, as_json, out, kernels, wake_at, jobs):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
-    from gpurf.sim.reproduce import NoResultsError, takes_kernels
+    from gpurf.sim.reproduce import NoResultsError, takes_kernels, takes_option
 
     options = {}
     if kernels is not None:
@@ -55,6 +58,12 @@ def reproduce(mechanism, size, as_json, out, kernels, wake_at):
         if mechanism != "greener":
             raise BadInput(f"--wake-at applies to greener, not {mechanism}")
         options["wake_at"] = wake_at
+    if jobs is not None:
+        with errors_as(NoResultsError):
+            if not takes_option(mechanism, "jobs"):
+                raise BadInput(f"--jobs does not apply to {mechanism}: its reproduction runs "
+                               "in one process")
+        options["jobs"] = jobs
     reproduce_and_write(mechanism, size, as_json, out, **options)
 
 

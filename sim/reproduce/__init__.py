@@ -19,7 +19,7 @@ from .result import Result
 from .schema import problems
 
 __all__ = ["MECHANISMS", "NoResultsError", "Result", "default_out", "reproduce", "takes_kernels",
-           "write_results"]
+           "takes_option", "write_results"]
 
 MECHANISMS = ("compression", "greener", "regless", "subcore", "wir")
 """The mechanisms with results to reproduce (a module of the same name here)."""
@@ -51,9 +51,14 @@ def reproduce(mechanism: str, size: str = "test", *,
     return _module(mechanism).reproduce(size, say=say, **options)
 
 
+def takes_option(mechanism: str, option: str) -> bool:
+    """Whether ``mechanism``'s reproduction takes ``option`` (e.g. ``jobs``)."""
+    return option in inspect.signature(_module(mechanism).reproduce).parameters
+
+
 def takes_kernels(mechanism: str) -> bool:
     """Whether ``mechanism``'s reproduction can run a chosen subset of the kernels."""
-    return "kernels" in inspect.signature(_module(mechanism).reproduce).parameters
+    return takes_option(mechanism, "kernels")
 
 
 def default_out(mechanism: str) -> Path:

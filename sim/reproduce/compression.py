@@ -12,6 +12,7 @@ baseline.
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from gpurf.sim.kernels import one_per_kernel
 from gpurf.sim.sm.compression import (
@@ -30,6 +31,7 @@ from gpurf.sim.sm.run import load_workload, run_kernel
 from gpurf.synth.costs import cost_data
 from gpurf.synth.papers import paper_values
 
+from .parts import measure_kernels, to_stderr
 from .result import Comparison, Plot, Result, Series, Table
 
 __all__ = ["SWEEP", "TOLERANCE", "fermi", "kernel_shape", "occupancy", "register_bound",
@@ -83,8 +85,10 @@ def _ipc(run) -> float:
     return run.stats["timing"].ipc
 
 
-def _kernel_rows(name: str, size: str, config, say) -> dict:
-    """Everything measured for one kernel: per level the passes, runs and sweep."""
+def _kernel_rows(name: str, *, size: str, say: Callable[[str], None]) -> dict:
+    """Everything measured for one kernel (a JSON value): per level the passes, runs and
+    the write-back sweep (IPC by delay, keyed by the delay as text)."""
+    config = fermi()
     warps, shared, before = kernel_shape(name, size)
     say(f"compression: {name}: baseline")
     base = run_kernel(name, size, timing=config, values=True, mechanism=baseline)
@@ -109,8 +113,10 @@ def _kernel_rows(name: str, size: str, config, say) -> dict:
         run = run_kernel(name, size, timing=config,
                          mechanism=mechanism(cp, CompressionTiming(writeback=delay),
                                              values=False))
-        out["sweep"][delay] = _ipc(run)
-    out["sweep"][3] = out["high"]["ipc"]
+        out["sweep"][str(delay)] = _ipc(run)
+    out["sweep"]["3"] = out["high"]["ipc"]
+    for level in LEVELS:
+        del out[level]["cp"]
     return out
 
 
@@ -169,7 +175,7 @@ def _tables(measured: list[dict], size: str) -> list[Table]:
     sweep = Table("writeback", "IPC vs write-back delay, high quality (Fig. 12)",
                   {"kernel": "", **{f"delay {d}": "IPC / baseline"
                                     for d in sorted((*SWEEP, 3))}},
-                  [{"kernel": m["name"], **{f"delay {d}": round(m["sweep"][d] / m["ipc"], 3)
+                  [{"kernel": m["name"], **{f"delay {d}": round(m["sweep"][str(d)] / m["ipc"], 3)
                                             for d in sorted((*SWEEP, 3))}}
                    for m in measured])
     return [registers, occupancy, ipc, sweep]
@@ -189,7 +195,7 @@ def _plots(measured: list[dict], papers) -> list[Plot]:
                       "paper geomean, perfect": papers["ipc_gain_perfect"].value})
     sweep = Plot("fig12_writeback", "IPC / baseline vs write-back delay (Fig. 12)",
                  "IPC / baseline", names,
-                 [Series(f"delay {d}", "gpurf", [round(m["sweep"][d] / m["ipc"], 3)
+                 [Series(f"delay {d}", "gpurf", [round(m["sweep"][str(d)] / m["ipc"], 3)
                                                  for m in measured])
                   for d in sorted((*SWEEP, 3))])
     registers = Plot("registers", "Registers per thread before and after compression",
@@ -253,13 +259,16 @@ def _units(papers) -> tuple[Table, Plot, list[Comparison]]:
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
-              kernels: list[str] | None = None) -> Result:
+              kernels: list[str] | None = None, jobs: int = 1) -> Result:
     """The register-bound kernels (or ``kernels``) at launch size ``size`` with and
-    without compression, and Section 6.4's synthesis (the same at both sizes)."""
+    without compression, and Section 6.4's synthesis (the same at both sizes).
+
+    Each kernel's measurement is cached and may run on ``jobs`` processes
+    (:func:`~.parts.measure_kernels`)."""
     papers = paper_values("compression")
-    config = fermi()
-    chosen = kernels or register_bound(config, size)
-    measured = [_kernel_rows(name, size, config, say) for name in chosen]
+    chosen = kernels or register_bound(fermi(), size)
+    measure = partial(_kernel_rows, size=size, say=say if jobs == 1 else to_stderr)
+    measured = measure_kernels("compression", size, chosen, measure, jobs=jobs, say=say)
     say("compression: Section 6.4 synthesis (gpurf cost compression)")
     units_table, units_plot, unit_comparisons = _units(papers)
     notes = [f"Kernels: {', '.join(m['name'] for m in measured)} (register-bound on fermi "

@@ -1,0 +1,92 @@
+"""A reproduction's per-kernel parts, cached by content and run on several processes.
+
+A paper-size reproduction runs each kernel for many CPU minutes. :func:`measure_kernels`
+stores each kernel's measurement in the result cache (:mod:`gpurf.sim.cache`, kind
+``reproduce``) under the hash of the mechanism, size, kernel, options, the sources of the
+reproduction module and everything it imports, and the tool versions. An interrupted run
+therefore resumes where it stopped; runs of disjoint ``--kernels`` sets, in turn or at
+once, fill one cache that the whole suite's command then reads; editing any source the
+measurement may execute recomputes it. ``jobs > 1`` measures the missing kernels on a
+local Dask cluster of that many worker processes (one thread each: the SM holds the GIL).
+"""
+
+import json
+import sys
+from collections.abc import Callable
+
+from gpurf.sim.cache import cache_key, default_cache, source_digest, tool_key
+
+__all__ = ["KIND", "measure_kernels", "part_key", "to_stderr"]
+
+KIND = "reproduce"
+"""The result-cache kind of per-kernel parts."""
+
+
+def to_stderr(line: str) -> None:
+    """Progress of a measurement on a worker process, on its standard error (picklable,
+    unlike a command's own ``say``)."""
+    print(f"gpurf: {line}", file=sys.stderr, flush=True)
+
+
+def _as_json(value):
+    """``value`` as the cache gives it back (e.g. dict keys as text), so a measured and a
+    cached part read the same."""
+    return json.loads(json.dumps(value))
+
+
+def part_key(mechanism: str, size: str, kernel: str, options: dict) -> str:
+    """The cache key of one kernel's measurement."""
+    module = f"gpurf.sim.reproduce.{mechanism}"
+    return cache_key(KIND, mechanism, size, kernel, options, source_digest([module]),
+                     tool_key())
+
+
+def _on_workers(measure: Callable, kernels: list[str], jobs: int, say) -> dict:
+    """``kernel -> measure(kernel)`` for ``kernels`` on a local cluster of ``jobs``
+    processes, announced as each finishes."""
+    from distributed import as_completed
+
+    from gpurf.sim.sweep.cluster import ClusterSpec, connect
+
+    client, cluster = connect(ClusterSpec(), workers=jobs)
+    try:
+        futures = {client.submit(measure, kernel, pure=False): kernel for kernel in kernels}
+        done = {}
+        for future in as_completed(futures):
+            done[futures[future]] = _as_json(future.result())
+            say(f"{futures[future]}: measured")
+        return done
+    finally:
+        client.close()
+        cluster.close()
+
+
+def measure_kernels(mechanism: str, size: str, kernels: list[str], measure: Callable, *,
+                    options: dict | None = None, jobs: int = 1,
+                    say: Callable[[str], None] = lambda _: None) -> list:
+    """``[measure(kernel) for kernel in kernels]``, each from the cache when present.
+
+    ``measure`` takes a kernel name and returns a JSON value; with ``jobs > 1`` it must be
+    picklable (a module-level function or a :func:`functools.partial` of one). ``options``
+    are whatever else the measurement depends on (part of the key).
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    cache = default_cache()
+    keys = {kernel: part_key(mechanism, size, kernel, options or {}) for kernel in kernels}
+    found = {kernel: cache.get(KIND, key) for kernel, key in keys.items()}
+    cached = {kernel: value for kernel, value in found.items() if value is not None}
+    for kernel in cached:
+        say(f"{mechanism}: {kernel}: from the result cache")
+    missing = [kernel for kernel in kernels if kernel not in cached]
+    if jobs > 1 and len(missing) > 1:
+        measured = _on_workers(measure, missing, min(jobs, len(missing)),
+                               lambda line: say(f"{mechanism}: {line}"))
+        for kernel, value in measured.items():
+            cache.put(KIND, keys[kernel], value)
+    else:
+        measured = {}
+        for kernel in missing:
+            measured[kernel] = _as_json(measure(kernel))
+            cache.put(KIND, keys[kernel], measured[kernel])
+    return [{**cached, **measured}[kernel] for kernel in kernels]
