@@ -3,13 +3,15 @@
 their benches against the golden models (``tests/test_compression_read_path.py``,
 ``tests/test_compression_write_path.py``)."""
 
+from amaranth import Mux, Signal
+
 from gpurf.hw.compression.collector_ext import CollectorExt
 from gpurf.hw.compression.indirection_table import IndirectionTable
 from gpurf.hw.compression.read_path import ReadPath
 from gpurf.hw.compression.write_path import WritePath
 
 __all__ = ["FirstPartCollects", "FirstPartCompletes", "FloatsNotNarrowed", "HighestPortWins",
-           "SecondReadOfR0"]
+           "SecondReadOfR0", "WriteOneCycleLate"]
 
 
 class HighestPortWins(IndirectionTable):
@@ -63,4 +65,19 @@ class FloatsNotNarrowed(WritePath):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         m.d.comb += m.submodules.truncator0.is_float.eq(0)
+        return m
+
+
+
+class WriteOneCycleLate(WritePath):
+    """Port 0's register-file writes leave one cycle late (an extra stage after the
+    truncator): a three-cycle write-back. Killed by the write path's formal harness (port 0
+    writes exactly two cycles after its writeback)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        write = m.submodules.truncator0.write.as_value()
+        late = Signal(len(write), name="late_write")
+        m.d.sync += [late.eq(Mux(m.submodules.table.result_valid[0], write, 0)),
+                     self.rf_write[0].eq(late)]
         return m
