@@ -142,8 +142,9 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
 
 def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
     """Run SymbiYosys in ``folder``; its stdout, stderr and whether it ran out of time. At
-    the timeout its whole process group (yosys, smtbmc, the solver) is killed: killing
-    SymbiYosys alone can leave a solver running."""
+    the timeout every process of its session (yosys, smtbmc or ABC, the solver) is killed:
+    SymbiYosys starts each engine in a process group of its own, so killing SymbiYosys or
+    its group alone leaves the engine running."""
     with subprocess.Popen(["yowasp-sby", "-f", "proof.sby"], cwd=folder, env=sby_env(),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           start_new_session=True) as run:
@@ -151,9 +152,20 @@ def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
             stdout, stderr = run.communicate(timeout=timeout)
             return stdout, stderr, False
         except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
+            _kill_session(run.pid)
             stdout, stderr = run.communicate()
             return stdout, stderr + f"\nstopped after {timeout} s", True
+
+
+def _kill_session(session: int) -> None:
+    """SIGKILL every process whose session is ``session`` (its leader's pid)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getsid(int(entry.name)) == session:
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 _REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)
