@@ -16,7 +16,6 @@ from .common import (
     block_params,
     cli,
     echo_json,
-    errors_as,
     heartbeat,
     known_kernel,
     progress,
