@@ -81,6 +81,7 @@ class PerCycleCost:
     same cycles. The rest is the *cocotb side*: the simulator, cocotb's scheduler and the
     harness's port access and compare. ``wall`` is the rate ``gpurf bench`` reports (the
     test's wall time in cocotb's results), which on a loaded machine mostly measures the load.
+    ``cells`` is the configuration's size after synthesis (``gpurf synth``), when asked for.
     """
 
     block: str
@@ -89,6 +90,7 @@ class PerCycleCost:
     wall: float
     cosim_cpu_seconds: float
     golden_cpu_seconds: float
+    cells: int | None = None
 
     @property
     def cpu(self) -> float:
@@ -108,20 +110,23 @@ class PerCycleCost:
 
     def as_dict(self) -> dict:
         return {"block": self.block, "params": self.params, "cycles": self.cycles,
+                "cpu_seconds": self.cosim_cpu_seconds, "cells": self.cells,
                 "wall_cycles_per_second": self.wall, "cpu_cycles_per_second": self.cpu,
                 "golden_cycles_per_second": self.golden,
                 "cocotb_side_cycles_per_second": self.cocotb_side}
 
 
 def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | None = None,
-                      sim: str = "verilator", short: int = 200) -> PerCycleCost:
+                      sim: str = "verilator", short: int = 200,
+                      cells: bool = False) -> PerCycleCost:
     """:class:`PerCycleCost` of the block's first stimulus at ``params`` on ``sim``.
 
     The simulator process's CPU time is read from this process's children's resource usage
     around two runs, of ``short`` and ``short + cycles`` cycles, and their difference
     counts: start-up (imports, model construction, elaboration) cancels out, and CPU time,
     unlike wall time, does not grow with the other jobs of a shared machine. The model is
-    built before either run.
+    built before either run. With ``cells`` the configuration is synthesized (or its figures
+    taken from the synthesis cache) for :attr:`PerCycleCost.cells`.
     """
     params = block.resolve(params)
     _cocotb(block, sim, short, seed, params)
@@ -138,8 +143,15 @@ def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | No
     model, start = block.golden(params), time.process_time()
     stepped = run_golden(model, _random_stimulus(block), params, seed, short + cycles)
     golden = (time.process_time() - start) * counted / stepped
+    size = _cells(block, params) if cells else None
     return PerCycleCost(block.qualname, params, counted, long_run.cycles_per_second,
-                        (after - middle) - (middle - before), golden)
+                        (after - middle) - (middle - before), golden, size)
+
+
+def _cells(block: Block, params: dict) -> int:
+    from gpurf.synth.flow import synthesize
+
+    return synthesize(block, params).cells
 
 
 def _amaranth(block: Block, cycles: int, seed: int) -> Throughput:
@@ -250,8 +262,6 @@ def measure_replay(trace, *, cycles: int, repeat: int = 3) -> ReplayThroughput:
     others are the noise of other jobs); time the golden model alone and the cocotb bench on
     Verilator (lock-step, every cycle compared in Python) for ``cycles`` cycles of the same
     stimulus, parameters and seed; synthesize the configuration for its cell count."""
-    from gpurf.synth.flow import synthesize
-
     block, params = trace.check_block()
     results = [replay(trace, sim="verilator") for _ in range(repeat)]
     result = min(results, key=lambda r: r.seconds)
@@ -262,6 +272,6 @@ def measure_replay(trace, *, cycles: int, repeat: int = 3) -> ReplayThroughput:
     compared = run_golden(model, _random_stimulus(block), params, seed, cycles)
     golden = Throughput(block.qualname, "golden", compared, time.perf_counter() - start)
     cocotb = _cocotb(block, "verilator", cycles, seed, params)
-    cells = synthesize(block, params).cells
+    cells = _cells(block, params)
     return ReplayThroughput(block.qualname, params, str(trace.path), replayed, golden, cocotb,
                             cells, result.passed)

@@ -124,17 +124,31 @@ class _InputPort:
         self.setter(_DEPOSIT, value if self.format is None else format(value, self.format))
 
 
-def _output_readers(dut, names) -> list[tuple[str, Callable[[], str]]]:
-    """``(name, read)`` per output: ``read()`` is the port's binary string from the simulator
-    (``0``/``1``, or ``x``/``z`` bits), bypassing cocotb's ``LogicArray``."""
-    return [(name, getattr(dut, name)._handle.get_signal_val_binstr) for name in names]
+def _output_readers(dut, names, *, two_state: bool = False) -> list[tuple]:
+    """``(name, read, mask)`` per output. ``read()`` is the port's binary string from the
+    simulator (``0``/``1``, or ``x``/``z`` bits), bypassing cocotb's ``LogicArray``; with
+    ``two_state`` (Verilator, which has no X or Z), a port of up to 32 bits is read as an
+    integer instead (the simulator's signed 32-bit value; ``mask`` makes it unsigned),
+    which skips building and parsing a string (``mask`` is ``None`` for a string read)."""
+    readers = []
+    for name in names:
+        handle = getattr(dut, name)
+        raw, width = handle._handle, len(handle)
+        if two_state and width <= 32:
+            readers.append((name, raw.get_signal_val_long, (1 << width) - 1))
+        else:
+            readers.append((name, raw.get_signal_val_binstr, None))
+    return readers
 
 
 def _sample_all(readers, cycle: int) -> dict[str, int]:
     """Every output as an unsigned int; an X or Z bit raises ``ValueError`` naming the
     port and the cycle."""
     got = {}
-    for name, read in readers:
+    for name, read, mask in readers:
+        if mask is not None:
+            got[name] = read() & mask
+            continue
         bits = read()
         try:
             got[name] = int(bits, 2)
@@ -201,8 +215,9 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
         next_cycle = Timer(CLOCK_PERIOD_NS, unit="ns")
     model.reset()
     inputs_ = [_InputPort(name, getattr(dut, name)) for name in input_names]
-    input_order, readers = dict.fromkeys(input_names), _output_readers(dut, outputs)
     write_phase, read_only = _write_phase(), ReadOnly()
+    input_order = dict.fromkeys(input_names)
+    readers = _output_readers(dut, outputs, two_state=write_phase is None)
     generator = stimulus(config.params, rng, config.cycles)
     got, cycle = None, 0
     try:

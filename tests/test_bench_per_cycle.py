@@ -23,6 +23,7 @@ def stand_ins(monkeypatch):
 
     clock = itertools.chain([10.0, 13.0, 18.0])
     monkeypatch.setattr(bench, "_cocotb", cocotb)
+    monkeypatch.setattr(bench, "_cells", lambda block, params: 360)
     monkeypatch.setattr(bench, "_children_cpu_seconds", lambda: next(clock))
     return runs
 
@@ -62,8 +63,8 @@ def test_cli_per_cycle_table(stand_ins, capsys):
         main(["bench", "--per-cycle", "subcore.subcore_assigner", "--cycles", "2000"])
     out = capsys.readouterr().out
     assert done.value.code in (0, None)
-    assert re.search(r"^\| subcore\.subcore_assigner \| 2,000 \| 1,000 \| 1,000 \| [\d,]+ \| "
-                     r"[\d,]+ \|$", out, re.MULTILINE), out
+    assert re.search(r"^\| subcore\.subcore_assigner \| 2,000 \| 2\.00 \| 1,000 \| 1,000 \| "
+                     r"[\d,]+ \| [\d,]+ \| 360 \|$", out, re.MULTILINE), out
 
 
 def test_cli_per_cycle_refuses_a_stimulus_that_ends_on_its_own(monkeypatch, capsys):
@@ -77,3 +78,21 @@ def test_cli_per_cycle_refuses_a_stimulus_that_ends_on_its_own(monkeypatch, caps
     err = capsys.readouterr().err
     assert done.value.code == 2
     assert err.startswith("gpurf: regless.shard: its first stimulus ran 1220 cycles")
+
+
+def test_cli_per_cycle_measures_the_others_past_a_stimulus_that_ends_on_its_own(
+        monkeypatch, capsys):
+    from gpurf.sim.cli import main
+
+    def measure(block, *, cycles, seed, cells):
+        if block.qualname == "regless.shard":
+            raise ValueError("regless.shard: its first stimulus ran 1220 cycles")
+        return bench.PerCycleCost(block.qualname, {}, cycles, 1000.0, 0.5, 0.25, 360)
+
+    monkeypatch.setattr(bench, "measure_per_cycle", measure)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--per-cycle", "regless.shard", "subcore.subcore_assigner"])
+    out, err = capsys.readouterr()
+    assert done.value.code in (0, None)
+    assert "| subcore.subcore_assigner | 20,000 | 0.50 |" in out and "regless.shard |" not in out
+    assert err.strip() == "gpurf: not measured: regless.shard: its first stimulus ran 1220 cycles"

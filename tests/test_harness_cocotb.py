@@ -23,7 +23,13 @@ from gpurf.sim.replay import record
 from gpurf.sim.runner import CosimResult, build_model
 from gpurf.sim.toolchain import activate, missing_simulator
 from gpurf.sim.verilog import verilog_text
-from gpurf.tb.harness import BenchConfig, _full_inputs, _InputPort, _sample_all
+from gpurf.tb.harness import (
+    BenchConfig,
+    _full_inputs,
+    _InputPort,
+    _output_readers,
+    _sample_all,
+)
 
 from .test_replay import flip_first_comparison
 
@@ -79,14 +85,36 @@ def test_an_input_too_wide_for_its_port_is_an_error(value):
 
 
 def test_outputs_are_read_as_unsigned_ints():
-    readers = [("grant", lambda: "0101"), ("wide", lambda: "1" + "0" * 70)]
-    assert _sample_all(readers, 3) == {"grant": 5, "wide": 1 << 70}
+    readers = [("grant", lambda: "0101", None), ("wide", lambda: "1" + "0" * 70, None),
+               ("word", lambda: -1, 0xFFFFFFFF), ("flag", lambda: 1, 1)]
+    assert _sample_all(readers, 3) == {"grant": 5, "wide": 1 << 70, "word": 0xFFFFFFFF,
+                                       "flag": 1}
+
+
+class _Dut:
+    """Output handles of 4, 32 and 33 bits with both of the simulator's reads."""
+
+    def __init__(self):
+        for name, width in (("narrow", 4), ("word", 32), ("wide", 33)):
+            handle = _Handle(width)
+            handle._handle.get_signal_val_long = lambda: -1
+            handle._handle.get_signal_val_binstr = lambda width=width: "1" * width
+            setattr(self, name, handle)
+
+
+@pytest.mark.parametrize("two_state", [False, True])
+def test_a_two_state_simulator_reads_ports_of_up_to_32_bits_as_integers(two_state):
+    readers = _output_readers(_Dut(), ["narrow", "word", "wide"], two_state=two_state)
+    integer = [name for name, read, mask in readers if mask is not None]
+    assert integer == (["narrow", "word"] if two_state else [])
+    assert _sample_all(readers, 0) == {"narrow": 15, "word": (1 << 32) - 1,
+                                       "wide": (1 << 33) - 1}
 
 
 @pytest.mark.parametrize("bits", ["01x1", "z000", "X"])
 def test_an_x_or_z_output_names_its_port_and_cycle(bits):
     with pytest.raises(ValueError, match=rf"^cycle 7: output grant is {bits} \(X or Z bits\)$"):
-        _sample_all([("grant", lambda: bits)], 7)
+        _sample_all([("grant", lambda: bits, None)], 7)
 
 
 def test_inputs_left_out_read_0_and_unknown_inputs_are_an_error():

@@ -2,12 +2,13 @@
 --mechanism wir|compression --record DIR``).
 
 ``vecadd`` at the test size (it has 64-bit address registers, so the compression read
-path sees both halves of two-entry and one-entry values). Checked: the folder holds the
-sub-core blocks' traces and the mechanism's (compression: the read path; WIR: the VSB
-and ``wir.pipeline``); recording leaves the run as it is; every trace steps clean through
-its golden model; the VSB's trace replays clean on Icarus in the default tier; every
-trace replays clean on Verilator in the ``soak`` tier, and every one but the 32-lane read
-path's on Icarus (too slow there); the command line.
+and write paths see both halves of two-entry and one-entry values). Checked: the folder
+holds the sub-core blocks' traces and the mechanism's (compression: the read and write
+paths; WIR: the VSB and ``wir.pipeline``); recording leaves the run as it is; every trace
+steps clean through its golden model; a write-path recording that sends a wrong word is
+caught by its check against the SM's file; the VSB's trace replays clean on Icarus in the
+default tier; every trace replays clean on Verilator in the ``soak`` tier, and every one
+but the 32-lane read and write paths' on Icarus (too slow there); the command line.
 """
 
 import json
@@ -17,11 +18,13 @@ import pytest
 from gpurf.golden.trace import Trace
 from gpurf.sim.cli import main
 from gpurf.sim.replay import replay
+from gpurf.sim.sm import compression_write_trace
 from gpurf.sim.sm.compression import run_compressed
 from gpurf.sim.sm.record_mechanisms import (
     READ_PATH,
     VSB,
     WIR_PIPELINE,
+    WRITE_PATH,
     compression_config,
     record_compression,
     record_wir,
@@ -68,12 +71,44 @@ def test_compression_records_its_read_path_beside_the_sub_core_blocks(compressio
     run, _, reads, paths = compression
     assert run.passed and run.stats["quality"]
     blocks = sorted({Trace(p).block for p in paths})
-    assert blocks == sorted(["compression.read_path", *SUB_CORE_BLOCKS])
+    assert blocks == sorted(["compression.read_path", "compression.write_path",
+                             *SUB_CORE_BLOCKS])
     read_path = next(p for p in paths if p.stem == READ_PATH)
     assert Trace(read_path).header["source"]["mechanism"] == "compression:perfect"
     assert Trace(read_path).header["sm"]["max_blocks"] == 8
     assert reads.reads == run.stats["timing"].values["reads"]
     assert 0 < reads.wide < reads.reads
+
+
+def test_compression_records_every_write_through_the_write_path(compression):
+    run, _, reads, paths = compression
+    writes = reads.writes
+    assert writes.writes == run.stats["timing"].values["writes"]
+    assert 0 < writes.wide < writes.writes
+    assert writes.path.stem == WRITE_PATH and writes.path in paths
+    header = Trace(writes.path).header
+    assert header["source"]["mechanism"] == "compression:perfect"
+    assert Trace(writes.path).cycles == writes.cycles >= writes.writes
+
+
+class _HighWordOfOneEntry(compression_write_trace.WritePathRecorder):
+    """Sends the high half of a one-entry 64-bit value as its own data, not the low word
+    the entry holds."""
+
+    def write(self, key, phys, vreg, half, values, lanes):
+        if half == 1 and len(self.cp.allocation.entries[vreg]) == 1:
+            self.queue.append((key, {"reg": self.arch[vreg, 0], "float": 0,
+                                     "data": [int(v) for v in values]}))
+            self.recorded += 1
+            return
+        super().write(key, phys, vreg, half, values, lanes)
+
+
+def test_a_wrong_writeback_fails_the_check_against_the_sm_file(monkeypatch, tmp_path):
+    monkeypatch.setattr(compression_write_trace, "WritePathRecorder", _HighWordOfOneEntry)
+    with pytest.raises(AssertionError, match=r"^write path: warp \(\d+, \d+\) register "
+                                             r"\d+ lane \d+: the path wrote 0x"):
+        record_compression(tmp_path / "t", KERNEL, "test")
 
 
 def test_recording_leaves_the_compressed_run_as_it_is(compression):
@@ -121,10 +156,10 @@ def test_wir_vsb_trace_replays_clean_on_icarus(wir):
 @pytest.mark.soak
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
 def test_mechanism_traces_replay_clean(compression, wir, sim):
-    """Every trace; on Icarus all but the 32-lane read path's (it did not finish vecadd's
-    3,133 cycles in 18 minutes on the loaded machine)."""
+    """Every trace; on Icarus all but the 32-lane read and write paths' (the read path did
+    not finish vecadd's 3,133 cycles in 18 minutes on the loaded machine)."""
     for path in [*compression[3], *wir[1]]:
-        if sim == "verilator" or path.stem != READ_PATH:
+        if sim == "verilator" or path.stem not in (READ_PATH, WRITE_PATH):
             _replay(path, sim)
 
 
@@ -135,7 +170,7 @@ def run_cli(capsys, *argv):
     return done.value.code, out, err
 
 
-@pytest.mark.parametrize(("mechanism", "traces"), [("compression", 6), ("wir:R", 7)])
+@pytest.mark.parametrize(("mechanism", "traces"), [("compression", 7), ("wir:R", 7)])
 def test_cli_records_a_mechanism(capsys, tmp_path, mechanism, traces):
     code, out, err = run_cli(capsys, "sm", "run", KERNEL, "--mechanism", mechanism,
                              "--record", tmp_path / "t", "--json")

@@ -16,7 +16,6 @@ from .common import (
     block_params,
     cli,
     echo_json,
-    errors_as,
     heartbeat,
     known_kernel,
     progress,
@@ -327,17 +326,24 @@ def _bench_per_cycle(names, cycles, seed, as_json):
     blocks = [block_named(name) for name in names] or all_blocks()
     if missing_simulator("verilator"):
         raise BadInput(missing_simulator("verilator"))
-    with errors_as(ValueError):
-        costs = [measure_per_cycle(b, cycles=cycles, seed=seed)
-                 for b in progress(blocks, "bench")]
+    costs, unmeasured = [], []
+    for block in progress(blocks, "bench"):
+        try:
+            costs.append(measure_per_cycle(block, cycles=cycles, seed=seed, cells=True))
+        except ValueError as error:
+            unmeasured.append(str(error))
+    if len(unmeasured) == len(blocks):
+        raise BadInput("; ".join(unmeasured))
+    for reason in unmeasured:
+        click.echo(f"gpurf: not measured: {reason}", err=True)
     if as_json:
         echo_json([with_provenance(c.as_dict()) for c in costs])
         return
-    click.echo("| block | cycles | wall cycles/s | cycles per CPU s | golden + stimulus per CPU s "
-               "| cocotb side per CPU s |\n|---|---|---|---|---|---|")
+    click.echo("| block | cycles | CPU s | wall cycles/s | cycles per CPU s | golden + stimulus "
+               "per CPU s | cocotb side per CPU s | cells |\n|---|---|---|---|---|---|---|---|")
     for c in costs:
-        click.echo(f"| {c.block} | {c.cycles:,} | {c.wall:,.0f} | {c.cpu:,.0f} | "
-                   f"{c.golden:,.0f} | {c.cocotb_side:,.0f} |")
+        click.echo(f"| {c.block} | {c.cycles:,} | {c.cosim_cpu_seconds:.2f} | {c.wall:,.0f} | "
+                   f"{c.cpu:,.0f} | {c.golden:,.0f} | {c.cocotb_side:,.0f} | {c.cells:,} |")
 
 
 def _bench_replay(path, names, cycles, as_json):

@@ -39,7 +39,8 @@ from gpurf.hw.registry import get_block
 from .compression import CompressedStorage, compile_kernel, mechanism
 from .config import SMConfig
 
-__all__ = ["ReadPathRecording", "RecordedReads", "record_read_path", "trace_file"]
+__all__ = ["PathsRecording", "ReadPathRecording", "RecordedReads", "record_read_path",
+           "trace_file"]
 
 BLOCK = "compression.read_path"
 
@@ -74,6 +75,9 @@ class RecordedReads:
     skipped: dict = field(default_factory=dict)
     wide: int = 0
     """Of ``reads``, the halves of 64-bit registers."""
+    writes: object = None
+    """The write path's recording (:class:`~.compression_write_trace.RecordedWrites`) when
+    the storage also recorded it (:class:`PathsRecording`)."""
 
 
 def trace_file(path, source: dict):
@@ -221,6 +225,35 @@ class ReadPathRecording(CompressedStorage):
         recorded = self.finish()
         self.writer.close()
         return recorded
+
+
+class PathsRecording(ReadPathRecording):
+    """:class:`ReadPathRecording` that also records every write through the write-back
+    path (:class:`~.compression_write_trace.WritePathRecorder`), each checked against the
+    file the SM wrote."""
+
+    def __init__(self, program, cp, wrap):
+        from .compression_write_trace import WritePathRecorder
+
+        super().__init__(program, cp, wrap)
+        self.writes = WritePathRecorder(cp, self.plans, self.numbers, self.arch, wrap)
+
+    def write(self, warp, reg, values, lanes, cycle, pc):
+        super().write(warp, reg, values, lanes, cycle, pc)
+        vreg, half = self.dests[pc][reg]
+        key = (warp.block, warp.warp)
+        self.writes.write(key, self.files[key][0], vreg, half, values, lanes)
+
+    def free(self, warp):
+        key = (warp.block, warp.warp)
+        if key in self.files:
+            self.writes.retire(key, self.files[key][0])
+        super().free(warp)
+
+    def finish(self) -> RecordedReads:
+        reads = super().finish()
+        reads.writes = self.writes.finish(self.files)
+        return reads
 
 
 def record_read_path(name: str, size: str, path, *, floats=None,

@@ -9,6 +9,9 @@ the SM runs (:class:`~gpurf.sim.sm.record.RecordingBlocks`, the ``blocks=`` seam
   every operand read of the compressed file, 64-bit halves included, through the golden
   ``compression.read_path``, joined through :meth:`~gpurf.sim.sm.record.TraceFolder.wrap`;
   each collected operand equals the compressed file's read (else ``AssertionError``);
+  ``compression-write_path`` (:mod:`gpurf.sim.sm.compression_write_trace`): every write
+  through the golden ``compression.write_path``, whose register-file writes must rebuild
+  the file the SM wrote;
 - **wir**: ``launch000-value_signature_buffer`` (the VSB's ports during the first launch,
   :meth:`~gpurf.sim.sm.wir.WirStorage.record_vsb`) and ``wir-pipeline`` (the run's register
   traffic through ``wir.pipeline`` at its small tap configuration,
@@ -21,13 +24,15 @@ the SM runs (:class:`~gpurf.sim.sm.record.RecordingBlocks`, the ``blocks=`` seam
 from pathlib import Path
 
 from .compression import compile_kernel, mechanism, tune_formats, within_quality
-from .compression_trace import ReadPathRecording
+from .compression_trace import PathsRecording
 from .config import SMConfig, load_config
 from .record import record_run
 
-__all__ = ["READ_PATH", "VSB", "WIR_PIPELINE", "record_compression", "record_wir"]
+__all__ = ["READ_PATH", "VSB", "WIR_PIPELINE", "WRITE_PATH", "record_compression",
+           "record_wir"]
 
 READ_PATH = "compression-read_path"
+WRITE_PATH = "compression-write_path"
 VSB = "launch000-value_signature_buffer"
 WIR_PIPELINE = "wir-pipeline"
 
@@ -43,8 +48,9 @@ def record_compression(folder, kernel: str, size: str, quality: str = "perfect",
     """Run ``kernel`` with the compressed register file as
     :func:`~gpurf.sim.sm.compression.run_compressed` does (floats tuned per value for
     ``quality``, no launch knowledge, value check on), recording the sub-core blocks and
-    the read path into ``folder``. Returns ``(run, pass, reads, paths)``: ``reads`` the
-    :class:`~gpurf.sim.sm.compression_trace.RecordedReads`, ``paths`` the traces.
+    the read and write paths into ``folder``. Returns ``(run, pass, reads, paths)``:
+    ``reads`` the :class:`~gpurf.sim.sm.compression_trace.RecordedReads` (its ``writes``
+    the write path's), ``paths`` the traces.
 
     Raises ``FileExistsError`` when ``folder`` holds traces (see
     :func:`~gpurf.sim.sm.record.record_run`).
@@ -60,9 +66,9 @@ def record_compression(folder, kernel: str, size: str, quality: str = "perfect",
 
     def prepare(program):
         narrowed, options = mechanism(cp)(program)
-        storage = ReadPathRecording(
-            narrowed, cp, lambda qualname, params, model: traces.wrap(qualname, params, model,
-                                                                      READ_PATH))
+        storage = PathsRecording(
+            narrowed, cp, lambda qualname, params, model: traces.wrap(
+                qualname, params, model, f"compression-{qualname.split('.')[1]}"))
         storages.append(storage)
         return narrowed, {**options, **blocks, "values": storage}
 
