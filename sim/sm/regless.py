@@ -248,8 +248,8 @@ class _Shard:
         self.drained: list = []
         """``(cycle, slot)``: slots whose region has drained from ``cycle`` on, waiting to be
         pushed (one per cycle, the lowest slot first)."""
-        self.issue_port = 0
-        """The first cycle the capacity manager's ``issue`` port is free."""
+        self.issue_port: set[int] = set()
+        """Cycles the capacity manager's ``issue`` port is taken (recent ones)."""
         self.header_free = 0
         """The first cycle the region port takes a header (the descriptor's entries stream
         one per cycle after it)."""
@@ -412,14 +412,17 @@ class ReglessSM(RegisterStorage):
 
     def _issue_port(self, index: int, cycle: int) -> int:
         """The cycle an instruction dispatched reaches the capacity manager's ``issue``
-        port, from ``cycle`` on: one instruction per cycle per shard, in dispatch order (the
-        golden shard's scheduler port, :mod:`gpurf.sim.sm.regless_exact`). A write is
-        reported on ``written`` (one outstanding write fewer) two cycles after its issue
-        at the earliest."""
-        shard = self.shards[index]
-        taken = max(cycle, shard.issue_port)
-        shard.issue_port = taken + 1
-        return taken
+        port, from ``cycle`` on: one instruction per cycle per shard, the first free cycle
+        (the golden shard's scheduler port, :mod:`gpurf.sim.sm.regless_exact`: an issue
+        waiting for its releases lets a later one by). A write is reported on ``written``
+        (one outstanding write fewer) two cycles after its issue at the earliest."""
+        taken = self.shards[index].issue_port
+        while cycle in taken:
+            cycle += 1
+        taken.add(cycle)
+        if len(taken) > 64:
+            taken.difference_update([c for c in taken if c < cycle - 32])
+        return cycle
 
     def _drain(self, state: _WarpState, now: int, last: int) -> None:
         """The region read its last operands in cycle ``now``; ``last`` is the cycle its
