@@ -215,6 +215,10 @@ class _WarpState:
         """Cycle the next region's descriptor has been fetched (its metadata)."""
         self.pushed_at = 0
         self.activated_at = 0
+        self.entries = ()
+        """``(cycle, bank)`` of the region's preload hits and invalidations not yet settled
+        (:meth:`ReglessSM._stage`)."""
+        self.far = False
         self.last_issue = None
         """Cycle the region's last instruction issued (``None``: no region yet)."""
         self.drain_memory = False
@@ -250,6 +254,10 @@ class _Shard:
         pushed (one per cycle, the lowest slot first)."""
         self.issue_port: set[int] = set()
         """Cycles the capacity manager's ``issue`` port is taken (recent ones)."""
+        self.busy: dict[int, set] = {}
+        """Cycle -> banks whose tag port a read or reserve takes then (recent cycles)."""
+        self.reads: dict[int, set] = {}
+        """Cycle -> banks a read takes then (recent cycles)."""
         self.header_free = 0
         """The first cycle the region port takes a header (the descriptor's entries stream
         one per cycle after it)."""
@@ -366,6 +374,8 @@ class ReglessSM(RegisterStorage):
         for slot in slots:
             warp = sub.slots[slot]
             state = self.warps[(warp.block.id, warp.index)]
+            if state.entries and state.left_to_issue and state.active_at <= now:
+                self._stage(shard, state, now)
             if state.left_to_issue and state.active_at <= now:
                 out.append(slot)
             else:
@@ -373,6 +383,54 @@ class ReglessSM(RegisterStorage):
                 wait = state.active_at if state.left_to_issue else now + 1
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
+
+    def _stage(self, shard: _Shard, state: _WarpState, now: int) -> None:
+        """Settle when the OSU took the region's preload hits and invalidations, if it did
+        before ``now``: each at its bank's queue head from its cycle on (after the bank's
+        earlier entry), in the first cycle no read or reserve takes the bank (the golden
+        OSU bank's tag port: a read, then a reserve, go before a preload,
+        :meth:`gpurf.golden.regless.osu_bank.OsuBank._tag_port`). The warp is ACTIVE the
+        cycle after the last; until that is settled :attr:`_WarpState.active_at` is a lower
+        bound."""
+        busy = shard.busy
+        last: dict[int, int] = {}
+        end = state.active_at
+        for nominal, bank in state.entries:
+            taken = max(nominal, last.get(bank, -1) + 1)
+            while bank in busy.get(taken, ()):
+                taken += 1
+            if taken >= now:
+                state.active_at = max(end, now + 1)
+                return
+            last[bank] = taken
+            end = max(end, taken + 1)
+        state.entries = ()
+        state.active_at = end
+        self._staged(state, end)
+
+    def _staged(self, state: _WarpState, cycle: int) -> None:
+        """The warp's region is staged from ``cycle`` (a hook for the decision log)."""
+        self.counts["wait_preload_beyond_osu" if state.far else "wait_preload_osu"] += \
+            cycle - state.activated_at
+
+    def _bank_busy(self, shard: _Shard, cycle: int, bank: int, *, read: bool = False) -> None:
+        """A read or reserve takes ``bank``'s tag port in ``cycle``."""
+        for busy in (shard.busy, shard.reads) if read else (shard.busy,):
+            busy.setdefault(cycle, set()).add(bank)
+            if len(busy) > 256:
+                for old in [c for c in busy if c < cycle - 128]:
+                    del busy[old]
+
+    def _tag_port(self, shard: _Shard, cycle: int, bank: int, reserve: bool) -> int:
+        """The cycle a release or ``reserve`` of ``bank`` made in ``cycle`` is taken: the
+        first no read takes the bank (a read goes first in the golden OSU bank; a reserve
+        then goes before a preload, a release after it)."""
+        reads = shard.reads
+        while bank in reads.get(cycle, ()):
+            cycle += 1
+        if reserve:
+            self._bank_busy(shard, cycle, bank)
+        return cycle
 
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc``: one fewer instruction of its region to issue."""
@@ -397,9 +455,15 @@ class ReglessSM(RegisterStorage):
             self._later(now + 0.5, self._flag, state.key, sources)
         if dests:
             self._later(landed + 0.5, self._flag, state.key, dests)
+        shard = self.shards[sub.index]
+        after = now
+        for reg, reserve in (*((reg, False) for reg, _ in sources),
+                             *((reg, True) for reg in writes)):
+            taken = self._tag_port(shard, now, (warp.slot + reg) % BANKS, reserve)
+            after = max(after, taken + 1)
         for reg in writes:
             state.landed[reg] = landed
-        issue = self._issue_port(sub.index, now + 1 if sources or writes else now)
+        issue = self._issue_port(sub.index, after)
         if writes:
             state.writes.append((max(landed, issue + 2), (warp.slot + writes[0]) % BANKS))
         if landed > state.drained_at:
@@ -468,6 +532,8 @@ class ReglessSM(RegisterStorage):
 
     def read(self, warp, reg, cycle, lanes):
         self._apply(cycle + 0.25)
+        self._bank_busy(self.shards[warp.subcore], cycle, (warp.slot + reg) % BANKS,
+                        read=True)
         line = self.lines.get(((warp.block, warp.warp), reg))
         if line is None or not line.held:
             where = "is not in the OSU" if line is None else "is not held by its region"
@@ -629,18 +695,25 @@ class ReglessSM(RegisterStorage):
         arrived = cycle + 2 + len(entries)
         near = self.counts["preloads_osu"]
         preloads = 0
+        hits = []
         for k, (reg, preload) in enumerate(entries, start=1):
             bank = (warp.slot + reg) % BANKS
             at = cycle + k + 1
             if preload:
                 preloads += 1
+                served = self.counts["preloads_osu"]
                 arrived = max(arrived, self._preload(shard, state, reg, bank, at))
+                if self.counts["preloads_osu"] > served:
+                    hits.append((at, bank))
             else:
                 self._invalidate(shard, state, reg, at)
+                hits.append((at, bank))
         state.active_at = arrived
-        far = self.counts["preloads_osu"] - near < preloads
-        self.counts["wait_preload_beyond_osu" if far else "wait_preload_osu"] += \
-            arrived - cycle
+        state.activated_at = cycle
+        state.far = self.counts["preloads_osu"] - near < preloads
+        state.entries = tuple(hits)
+        if not hits:
+            self._staged(state, arrived)
         self.counts["activations"] += 1
 
     def _count_boundary(self, state: _WarpState, start: int, cycle: int) -> None:
