@@ -13,16 +13,27 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   regless_pass`, ``lines_per_bank`` = the OSU's lines per bank, ``max_live_registers`` a
   quarter of a shard's lines as the pass' default does for 128 lines). A warp's dynamic
   instruction stream enters a region each time it reaches the region's first pc.
-- **Capacity manager** (5.1): a warp that has drained its region goes on its shard's warp
-  stack (top = most recently drained; new warps are pushed as they are placed). Each cycle
-  the CM compares the top warp's next region's per-bank line usage with the per-bank free
-  counters; if every bank fits, it subtracts them and starts the region's preloads and
-  invalidations (one per bank per cycle, in descriptor order); otherwise it waits (strict
-  stack order). The warp may issue once every preload has arrived. When the region's last
-  instruction has read its operands, its lines and counters go back except those of writes
-  still in flight (5.1: "any other registers that were allocated to that region can be
-  freed for other warps, but the pending register must stay allocated"); when every write
-  has landed (the draining state), the rest go back and the warp goes on the stack.
+- **Capacity manager** (5.1), with the golden capacity manager's decisions
+  (:class:`gpurf.golden.regless.capacity_manager.CapacityManager`, the hardware truth; the
+  paper leaves these details open): the warp stack holds warp slots, every slot from the
+  launch with slot 0 on top; a slot drained goes on top (one per cycle, the lowest first,
+  the cycle after its region has drained). Each cycle the CM compares the top slot's next
+  region's per-bank line usage with the per-bank free counters; if every bank fits, it
+  subtracts them (the descriptor's header) and the entries follow one per cycle on the
+  region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
+  without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
+  when a warp is placed there. Each entry reaches its bank's queue the cycle after it was
+  taken and is taken by the OSU in the first cycle no read or reserve takes the bank (a
+  preload hit or an invalidation is acknowledged then, a miss when its line is filled); the
+  warp may issue from the cycle after the last acknowledgement, and never before two cycles
+  after the header (PRELOADING for a cycle). Each instruction reaches the CM's ``issue``
+  port (one per cycle) at dispatch, or a cycle after its releases and reserves were taken
+  (a read of the bank goes first); at the region's last one its lines and counters go back
+  except one per write still outstanding (5.1: "any other registers that were allocated to
+  that region can be freed for other warps, but the pending register must stay
+  allocated"), which goes back the cycle after the write lands; then the slot goes on the
+  stack. The golden CM knows nothing of barriers: a warp waiting at one may take its next
+  region.
 - **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
   preloads / invalidations), one more per further 3 entries, and one last-use flag
   instruction per 9 instructions of the region; a region of at most 4 instructions and 2
@@ -49,9 +60,8 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   allocates the line without going to L2); a register read that misses in L1 pays the L2
   latency. Register lines have their own addresses (above the data's), one 128-byte line
   per (register, sub-core, warp slot), register-major so a register's lines spread over
-  the L1's sets, and one per compressed line. **Interpretation:** an invalidation reaches
-  L1 (one port cycle) only for a register with an L1 copy; the golden shard sends every
-  invalidation to its L1 port, which would put L1 traffic far above the paper's 0.9 %.
+  the L1's sets, and one per compressed line. An invalidation reaches L1 (one port cycle)
+  only for a register with an L1 copy (paper 6.5; the golden shard's ``l1_copy`` bit).
   The L1's capacity is the paper's (Table 1: 48 KB, "data accesses bypassed"): register
   lines have 48 KB of LRU sets to themselves, while the data keep the SM's L1 (the gtx980
   preset caches them, in the baseline too); ``l1_bytes=0`` (``sharedl1``) puts register
@@ -103,7 +113,8 @@ WAITS = {
     "drain_memory": "the same, a global-memory load last",
     "drain_needed": "of the drains, cycles the next region's first instruction waits for a "
                     "register of it anyway (as on the register file)",
-    "barrier": "drained, waiting at a barrier",
+    "barrier": "drained, until on the stack (one slot per cycle, the lowest first; a "
+               "barrier no longer holds a warp back: the golden CM ignores barriers)",
     "stack": "on the warp stack (capacity, warps above it, one activation per cycle)",
     "preload_osu": "activation to issuable, every preload from the OSU",
     "preload_beyond_osu": "activation to issuable, a preload from the compressor or L1/L2",
