@@ -143,19 +143,34 @@ def test_capacity_manager_stuck_is_an_error(monkeypatch):
 
 
 # -- the capacity manager's timing ------------------------------------------------------
-def test_a_drained_warp_goes_on_the_stack_the_next_cycle():
-    """saxpy has no barrier, so no warp waits between its region's drain and the stack.
-    (The lazy CM once decided cycles past the one asked; a release queued meanwhile for an
-    earlier cycle was then taken late: 36 cycles per boundary on saxpy.)"""
+def test_wait_counters_add_up():
+    """(The lazy CM once decided cycles past the one asked; a release queued meanwhile for
+    an earlier cycle was then taken late: 36 cycles per boundary on saxpy.)"""
     from gpurf.sim.sm.regless import WAITS
 
     out = _check("saxpy", ReglessConfig())
-    assert out["boundaries"] > 0 and out["wait_barrier"] == 0
+    assert out["boundaries"] > 0
     assert all(out[f"wait_{name}"] >= 0 for name in WAITS)
     assert out["wait_drain_needed"] <= out["wait_drain_alu"] + out["wait_drain_memory"]
 
 
-def _draining(usage, landed, drained_at, now):
+def test_drained_slots_go_on_the_stack_one_per_cycle_lowest_first(monkeypatch):
+    """The golden capacity manager's ``_drained``: one drained slot per cycle, the lowest,
+    on the stack from the next cycle."""
+    from gpurf.sim.sm.regless import ReglessSM, _Shard
+    from gpurf.sim.sm.run import load_workload
+
+    regless = ReglessSM(load_workload("saxpy")[1])
+    shard = _Shard(0, 16)
+    shard.drained, shard.time = [(5, 7), (5, 2), (6, 1)], 5
+    pushed = []
+    monkeypatch.setattr(ReglessSM, "_push",
+                        lambda self, shard, slot, cycle: pushed.append((slot, cycle)))
+    regless._decide(shard, 9)
+    assert pushed == [(2, 6), (1, 7), (7, 8)]
+
+
+def _draining(usage, writes, last):
     from types import SimpleNamespace
 
     from gpurf.sim.sm.regless import ReglessSM, _Shard, _WarpState
@@ -166,25 +181,30 @@ def _draining(usage, landed, drained_at, now):
     warp = SimpleNamespace(slot=3, sub=SimpleNamespace(index=0), block=SimpleNamespace(id=0),
                            index=0)
     state = _WarpState(warp)
-    state.usage, state.landed, state.drained_at = usage, landed, drained_at
-    regless._drain(state, now)
+    state.usage, state.writes = usage, writes
+    state.drained_at = max(at for at, _ in writes)
+    regless._drain(state, last, last)
     return [(entry[0], *entry[3:]) for entry in sorted(regless.shards[0].releases)]
 
 
-def test_a_draining_region_keeps_only_its_in_flight_lines():
+def test_a_draining_region_keeps_only_its_outstanding_lines():
     """Paper 5.1: while a region drains, "any other registers that were allocated to that
-    region can be freed for other warps, but the pending register must stay allocated".
-    Warp slot 3: R5 is in bank 0, R6 in bank 1, R7 in bank 2; at cycle 100 R5 and R7 are
-    still in flight (R7's load lands at 300), R6 has landed."""
+    region can be freed for other warps, but the pending register must stay allocated";
+    as the golden capacity manager counts them, one line per outstanding write, in its
+    instruction's first word's bank, freed the cycle after it lands. At the last issue
+    (cycle 100) writes to banks 0 and 2 are outstanding (landing at 120 and 300), bank 1's
+    has landed."""
     usage = (2, 1, 1, 0, 0, 0, 0, 1)
-    releases = _draining(usage, {5: 120, 6: 90, 7: 300}, 300, 100)
+    releases = _draining(usage, [(120, 0), (90, 1), (300, 2)], 100)
     assert releases == [(101, (1, 1, 0, 0, 0, 0, 0, 1), False),
-                        (301, (1, 0, 1, 0, 0, 0, 0, 0), True)]
+                        (121, (1, 0, 0, 0, 0, 0, 0, 0), False),
+                        (301, (0, 0, 1, 0, 0, 0, 0, 0), False),
+                        (301, (0,) * 8, True)]
 
 
 def test_a_drained_region_releases_everything_at_once():
     usage = (2, 1, 1, 0, 0, 0, 0, 1)
-    assert _draining(usage, {5: 90}, 101, 100) == [(102, usage, True)]
+    assert _draining(usage, [(90, 0)], 100) == [(101, usage, False), (101, (0,) * 8, True)]
 
 
 def test_breakdown_module(capsys):

@@ -10,6 +10,7 @@ import pytest
 
 from gpurf.golden.regless import shard as golden_shard
 from gpurf.golden.trace import Trace
+from gpurf.sim.sm import regless
 from gpurf.sim.sm.regless import ReglessError
 from gpurf.sim.sm.regless_compare import compare, first_divergence
 from gpurf.sim.sm.regless_exact import Decision, run_regless_exact
@@ -76,39 +77,69 @@ def test_first_divergence_finds_the_earliest_difference():
     assert (missing["region"], missing["exact"]) == (1, None)
 
 
-DIVERGENCES = {
-    # kernel: (regions, fast cycles, exact cycles, first divergence (cycle, warp, fast
-    # (activated, staged), exact (activated, staged)))
-    "saxpy": (380, 1023, 1656, (0, (1, (0, 0, 0), 0), (149, 150), (0, 2))),
-    "pathfinder": (574, 4732, 5446, (0, (1, (0, 0, 0), 0), (1, 2), (0, 2))),
-    "gaussian": (1320, 8841, 10243, (0, (1, (0, 0, 0), 0), (3, 4), (0, 2))),
+AGREEMENT = {
+    # kernel: (regions, fast cycles, exact cycles, decisions the same (of regions), first
+    # divergence (cycle, warp, fast (activated, staged), exact (activated, staged)))
+    "saxpy": (380, 1091, 1100, 142, (174, (1, (6, 0, 0), 0), (175, 188), (174, 186))),
+    "pathfinder": (574, 5215, 5243, 56, (54, (1, (0, 0, 0), 0), (54, 59), (58, 63))),
 }
+"""What ``python -m gpurf.sim.sm.regless_compare`` printed for these kernels (docs/regless.md,
+"Fast model vs golden shard")."""
 
 
-@pytest.mark.parametrize("kernel", ["saxpy", "pathfinder", pytest.param("gaussian",
-                                                                      marks=SLOW)])
-def test_fast_model_and_golden_shard_differ_as_documented(kernel):
-    """Not yet the same decisions (docs/regless.md, "Fast model vs golden shard"): both
-    enter the same regions and serve every preload from the OSU on these kernels, but the
-    golden shard activates regions in another order (its warp stack starts with slot 0 on
-    top; the fast model's with the warp placed last), stages a region a cycle later
-    (PRELOADING, then ACTIVE), takes one descriptor word per cycle and sends every
-    invalidation through its one-request transfer unit to L1 (the fast model only those
-    of registers with an L1 copy)."""
-    result = compare(kernel)
-    regions, fast_cycles, exact_cycles, (cycle, warp, fast, exact) = DIVERGENCES[kernel]
+def _agrees_as_documented(result, kernel):
+    regions, fast_cycles, exact_cycles, same, (cycle, warp, fast, exact) = AGREEMENT[kernel]
     assert result["passed"] == {"fast": True, "exact": True}
     assert result["regions"] == {"fast": regions, "exact": regions}
     assert result["cycles"] == {"fast": fast_cycles, "exact": exact_cycles}
-    served = result["preloads_served"]
-    assert served["fast"] == served["exact"]
-    assert served["exact"]["compressor"] == served["exact"]["l1"] == 0
-    assert result["invalidations_to_l1"]["fast"] == 0 < result["invalidations_to_l1"]["exact"]
+    assert result["same_decisions"] == same
     divergence = result["first_divergence"]
     assert divergence["cycle"] == cycle and divergence["warp"] == warp
     assert (divergence["fast"]["activated"], divergence["fast"]["staged"]) == fast
     assert (divergence["exact"]["activated"], divergence["exact"]["staged"]) == exact
-    assert result["staging_cycles_mean"]["exact"] > result["staging_cycles_mean"]["fast"]
+
+
+@pytest.mark.parametrize("kernel", ["saxpy", "pathfinder"])
+def test_fast_model_makes_the_golden_shards_decisions_up_to_bank_conflicts(kernel):
+    """The fast model takes the golden capacity manager's rules (warp stack from slot 0,
+    a header then one descriptor entry per cycle, PRELOADING for a cycle, drain at the
+    ``issue`` port, one issue per cycle) and the golden shard sends an invalidation to L1
+    only for a register L1 holds: both enter the same regions, serve preloads alike on these
+    kernels, send no invalidation to L1, and make the same decisions (activation and
+    staging cycles) up to the first divergence, which the OSU's bank arbitration the fast
+    model approximates causes (docs/regless.md). Not yet the equivalence issue 16 asks."""
+    result = compare(kernel)
+    _agrees_as_documented(result, kernel)
+    served = result["preloads_served"]
+    assert served["fast"] == served["exact"]
+    assert result["invalidations_to_l1"] == {"fast": 0, "exact": 0}
+
+
+def _reversed_stack(monkeypatch):
+    """The session-10 launch order: the warp placed last on top."""
+    init = regless._Shard.__init__
+
+    def reverse(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.stack.reverse()
+
+    monkeypatch.setattr(regless._Shard, "__init__", reverse)
+
+
+def _no_issue_port(monkeypatch):
+    """Every instruction on the ``issue`` port the cycle it may go (no port limit)."""
+    monkeypatch.setattr(regless.ReglessSM, "_issue_port", lambda self, index, cycle: cycle)
+
+
+@pytest.mark.parametrize("broken", [_reversed_stack, _no_issue_port])
+def test_a_broken_fast_model_diverges_earlier(monkeypatch, broken):
+    """A fast model without one of the golden rules diverges from the golden shard before
+    the documented first divergence, and the agreement test above fails on it."""
+    broken(monkeypatch)
+    result = compare("saxpy")
+    assert result["first_divergence"]["cycle"] < AGREEMENT["saxpy"][4][0]
+    with pytest.raises(AssertionError):
+        _agrees_as_documented(result, "saxpy")
 
 
 def _cli(capsys, *argv):
@@ -124,7 +155,7 @@ def test_cli_runs_and_records(capsys, tmp_path):
     code, out, _ = _cli(capsys, "--mechanism", "regless:exact", "--json")
     assert code == 0
     result = json.loads(out)
-    assert result["passed"] and result["cycles"] == DIVERGENCES["saxpy"][2]
+    assert result["passed"] and result["cycles"] == AGREEMENT["saxpy"][2]
     folder = tmp_path / "traces"
     code, out, _ = _cli(capsys, "--mechanism", "regless:exact", "--record", str(folder))
     assert code == 0 and "PASS saxpy" in out

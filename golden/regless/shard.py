@@ -41,7 +41,8 @@ class Job:
 class Transfer:
     """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: three one-request
     stages, ``asking`` (offered to the compressor), ``answering`` (held by the compressor)
-    and the L1 stage ``job`` in ``phase``.
+    and the L1 stage ``job`` in ``phase``, and the registers L1 holds a copy of
+    (``l1_copies``: an invalidation of any other register skips L1).
 
     :meth:`outputs` shows the cycle's outputs from the state and the compressor's
     ``request.ready`` (``writeback`` waits for ``fetch``), :meth:`advance` takes the edge."""
@@ -52,9 +53,13 @@ class Transfer:
         self.answering: Job | None = None
         self.phase = TransferPhase.IDLE
         self.job: Job | None = None
+        self.l1_copies: set[tuple[int, int]] = set()
+        """``(warp, reg)`` of the registers whose last eviction went to L1 uncompressed and
+        that were not invalidated since (the RTL's ``l1_copy`` bit vector)."""
         self.counts = Counter()
         """Requests by how they ended: ``preload_compressed``, ``preload_l1``,
-        ``evict_compressed``, ``evict_l1``, ``invalidate`` (paper 6.5's preload sources)."""
+        ``evict_compressed``, ``evict_l1``, ``invalidate`` (paper 6.5's preload sources), and
+        ``invalidate_l1``, the invalidations among them that went to L1."""
         self._ref = codec(config.osu.ref_layout)
 
     @property
@@ -113,10 +118,31 @@ class Transfer:
                     else f"{name}_{'compressed' if compressed else 'l1'}"] += 1
         job.value = value
         self.job = job
-        if not compressed:
+        if op == _INVALIDATE:
+            self._invalidate(job)
+        elif not compressed:
             self.phase = TransferPhase.L1
         elif op == _PRELOAD:
             self.phase = TransferPhase.FILL
+        if op == _EVICT:
+            self._copy_in_l1(job, not compressed)
+
+    def _invalidate(self, job):
+        """An invalidation goes to L1 only if L1 holds a copy of the register."""
+        ref = (job.warp, job.reg)
+        if ref in self.l1_copies:
+            self.l1_copies.discard(ref)
+            self.counts["invalidate_l1"] += 1
+            self.phase = TransferPhase.L1
+
+    def _copy_in_l1(self, job, stored):
+        """An eviction written to L1 leaves a copy there; one stored compressed makes the
+        L1 copy stale, which no invalidation then needs to erase."""
+        ref = (job.warp, job.reg)
+        if stored:
+            self.l1_copies.add(ref)
+        else:
+            self.l1_copies.discard(ref)
 
     def _l1_stage(self, fill_ready, l1_request_ready, l1_response):
         phase = self.phase

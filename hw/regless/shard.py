@@ -7,7 +7,7 @@ import functools
 from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 
-from gpurf.hw.gates import equals
+from gpurf.hw.gates import bit, equals, onehot
 from gpurf.hw.params import ConfiguredComponent
 
 from .capacity_manager import CapacityManager
@@ -27,9 +27,10 @@ class Transfer(wiring.Component):
     - **ask** takes a request from the OSU (``fetch`` before ``writeback``) and offers it to
       the compressor on ``request``;
     - **answer** holds the request the compressor took until its response: a compressed
-      preload goes on to ``fill`` the OSU, a compressed eviction is done; anything else (a
-      preload the compressor does not hold, an eviction it hands back, an invalidation)
-      goes on to L1;
+      preload goes on to ``fill`` the OSU, a compressed eviction is done; a preload the
+      compressor does not hold and an eviction it hands back go on to L1, and an
+      invalidation goes on to L1 only if L1 holds a copy of the register (``l1_copy``),
+      else it is done;
     - **L1** (:class:`TransferPhase`) offers the L1 request (``L1``), waits for a
       preload's line (``L1_WAIT``) and offers the value to the OSU (``FILL``).
 
@@ -53,6 +54,17 @@ class Transfer(wiring.Component):
       eviction the compressor hands back is posted to L1 before a later preload's L1 read of
       the same register (L1 answers reads in order and applies writes in order).
 
+    **L1 copies** (paper 6.5: the benchmarks that never miss in the OSU "do not consume any
+    L1 bandwidth", so an invalidation cannot always take the L1 port; 5.2.1 routes it "to
+    the L1 cache" without saying when): one bit per register, set when the register's
+    eviction is answered uncompressed (it goes to L1 next), cleared when its eviction is
+    stored compressed (the L1 copy is stale and never read again) and when its invalidation
+    is answered (the invalidation goes to L1 if the bit was set). **Interpretation:** the
+    paper names no such bit; the compressor's "is compressed" vector is its model. The bit
+    is read and written at the answer edge; every earlier request has left the L1 stage by
+    then (``answer`` waits for it), so the bit is never behind the requests L1 has seen.
+    Registers start with no L1 copy.
+
     Parameters
     ----------
     config : ShardConfig
@@ -72,6 +84,8 @@ class Transfer(wiring.Component):
         self.phase = Signal(TransferPhase)
         """The L1 stage's phase; it holds ``job`` unless ``IDLE``."""
         self.job = Signal(job)
+        self.l1_copy = Signal(config.warps * config.regs)
+        """Bit ``{warp, reg}``: L1 holds a copy of the register."""
 
     def elaborate(self, platform):
         m = Module()
@@ -151,14 +165,25 @@ class Transfer(wiring.Component):
 
     def _answer(self, m):
         """The answered request moves to the L1 stage (the response's value is the
-        decompressed register, the eviction handed back, or 0), unless it is done."""
+        decompressed register, the eviction handed back, or 0), unless it is done; the
+        register's ``l1_copy`` bit follows an eviction or invalidation."""
         compressed = self.response.payload.compressed
-        preload = self._op_is(self.answering, CompressorOp.PRELOAD)
-        m.d.sync += [self.job.eq(self.answering),
+        answering = self.answering
+        preload = self._op_is(answering, CompressorOp.PRELOAD)
+        evict = self._op_is(answering, CompressorOp.EVICT)
+        invalidate = self._op_is(answering, CompressorOp.INVALIDATE)
+        ref = answering.ref.as_value()
+        copied = bit(m, self.l1_copy, ref, "l1_copied")
+        one = onehot(m, ref, len(self.l1_copy), "l1_copy_one")
+        to_l1 = Mux(invalidate, copied, ~compressed)
+        m.d.sync += [self.job.eq(answering),
                      self.job.value.eq(self.response.payload.value),
-                     self.phase.eq(Mux(compressed, Mux(preload, TransferPhase.FILL,
-                                                       TransferPhase.IDLE),
-                                       TransferPhase.L1))]
+                     self.phase.eq(Mux(to_l1, TransferPhase.L1,
+                                       Mux(compressed & preload, TransferPhase.FILL,
+                                           TransferPhase.IDLE))),
+                     self.l1_copy.eq(Mux(evict & ~compressed, self.l1_copy | one,
+                                         Mux(evict | invalidate, self.l1_copy & ~one,
+                                             self.l1_copy)))]
 
     def _l1_stage(self, m):
         at = self._at

@@ -13,16 +13,27 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   regless_pass`, ``lines_per_bank`` = the OSU's lines per bank, ``max_live_registers`` a
   quarter of a shard's lines as the pass' default does for 128 lines). A warp's dynamic
   instruction stream enters a region each time it reaches the region's first pc.
-- **Capacity manager** (5.1): a warp that has drained its region goes on its shard's warp
-  stack (top = most recently drained; new warps are pushed as they are placed). Each cycle
-  the CM compares the top warp's next region's per-bank line usage with the per-bank free
-  counters; if every bank fits, it subtracts them and starts the region's preloads and
-  invalidations (one per bank per cycle, in descriptor order); otherwise it waits (strict
-  stack order). The warp may issue once every preload has arrived. When the region's last
-  instruction has read its operands, its lines and counters go back except those of writes
-  still in flight (5.1: "any other registers that were allocated to that region can be
-  freed for other warps, but the pending register must stay allocated"); when every write
-  has landed (the draining state), the rest go back and the warp goes on the stack.
+- **Capacity manager** (5.1), with the golden capacity manager's decisions
+  (:class:`gpurf.golden.regless.capacity_manager.CapacityManager`, the hardware truth; the
+  paper leaves these details open): the warp stack holds warp slots, every slot from the
+  launch with slot 0 on top; a slot drained goes on top (one per cycle, the lowest first,
+  the cycle after its region has drained). Each cycle the CM compares the top slot's next
+  region's per-bank line usage with the per-bank free counters; if every bank fits, it
+  subtracts them (the descriptor's header) and the entries follow one per cycle on the
+  region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
+  without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
+  when a warp is placed there. Each entry reaches its bank's queue the cycle after it was
+  taken and is taken by the OSU in the first cycle no read or reserve takes the bank (a
+  preload hit or an invalidation is acknowledged then, a miss when its line is filled); the
+  warp may issue from the cycle after the last acknowledgement, and never before two cycles
+  after the header (PRELOADING for a cycle). Each instruction reaches the CM's ``issue``
+  port (one per cycle) at dispatch, or a cycle after its releases and reserves were taken
+  (a read of the bank goes first); at the region's last one its lines and counters go back
+  except one per write still outstanding (5.1: "any other registers that were allocated to
+  that region can be freed for other warps, but the pending register must stay
+  allocated"), which goes back the cycle after the write lands; then the slot goes on the
+  stack. The golden CM knows nothing of barriers: a warp waiting at one may take its next
+  region.
 - **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
   preloads / invalidations), one more per further 3 entries, and one last-use flag
   instruction per 9 instructions of the region; a region of at most 4 instructions and 2
@@ -49,9 +60,8 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   allocates the line without going to L2); a register read that misses in L1 pays the L2
   latency. Register lines have their own addresses (above the data's), one 128-byte line
   per (register, sub-core, warp slot), register-major so a register's lines spread over
-  the L1's sets, and one per compressed line. **Interpretation:** an invalidation reaches
-  L1 (one port cycle) only for a register with an L1 copy; the golden shard sends every
-  invalidation to its L1 port, which would put L1 traffic far above the paper's 0.9 %.
+  the L1's sets, and one per compressed line. An invalidation reaches L1 (one port cycle)
+  only for a register with an L1 copy (paper 6.5; the golden shard's ``l1_copy`` bit).
   The L1's capacity is the paper's (Table 1: 48 KB, "data accesses bypassed"): register
   lines have 48 KB of LRU sets to themselves, while the data keep the SM's L1 (the gtx980
   preset caches them, in the baseline too); ``l1_bytes=0`` (``sharedl1``) puts register
@@ -103,7 +113,8 @@ WAITS = {
     "drain_memory": "the same, a global-memory load last",
     "drain_needed": "of the drains, cycles the next region's first instruction waits for a "
                     "register of it anyway (as on the register file)",
-    "barrier": "drained, waiting at a barrier",
+    "barrier": "drained, until on the stack (one slot per cycle, the lowest first; a "
+               "barrier no longer holds a warp back: the golden CM ignores barriers)",
     "stack": "on the warp stack (capacity, warps above it, one activation per cycle)",
     "preload_osu": "activation to issuable, every preload from the OSU",
     "preload_beyond_osu": "activation to issuable, a preload from the compressor or L1/L2",
@@ -215,31 +226,56 @@ class _WarpState:
         """Cycle the next region's descriptor has been fetched (its metadata)."""
         self.pushed_at = 0
         self.activated_at = 0
+        self.entries = ()
+        """``(cycle, bank)`` of the region's preload hits and invalidations not yet settled
+        (:meth:`ReglessSM._stage`)."""
+        self.far = False
         self.last_issue = None
         """Cycle the region's last instruction issued (``None``: no region yet)."""
         self.drain_memory = False
         """The region's last write to land is a memory instruction's."""
         self.landed: dict[int, int] = {}
         """Register -> the cycle its latest write lands."""
-        self.pending = ()
-        """Per bank, lines the draining region keeps for writes still in flight."""
+        self.writes: list = []
+        """``(cycle it lands, bank of its first word)`` per instruction of the region that
+        writes (the golden capacity manager's outstanding writes)."""
 
 
 class _Shard:
-    """One sub-core's capacity manager, OSU lists and compressor cache."""
+    """One sub-core's capacity manager, OSU lists and compressor cache.
 
-    def __init__(self, index: int, lines_per_bank: int):
+    The capacity manager's state follows the golden model's
+    (:class:`gpurf.golden.regless.capacity_manager.CapacityManager`): its warp stack holds
+    warp slots, every slot from the start with slot 0 on top; a slot's next region is that of
+    the warp placed there last, or an empty region when it has none."""
+
+    def __init__(self, index: int, lines_per_bank: int, slots: int = 0):
         self.index = index
         self.lines_per_bank = lines_per_bank
         self.free = [lines_per_bank] * BANKS
         """Per bank, lines no active region has reserved (the CM's counters)."""
-        self.stack: list[_WarpState] = []
-        self.parked: list[_WarpState] = []
+        self.stack: list[int] = list(range(slots - 1, -1, -1))
+        """Warp slots, top last (reset: slot 0 on top, as the golden capacity manager's)."""
+        self.slots: dict[int, _WarpState] = {}
+        """Slot -> the warp placed there last."""
+        self.empty: dict[int, int] = {}
+        """Slots holding an empty region -> the first cycle it is ACTIVE."""
+        self.drained: list = []
+        """``(cycle, slot)``: slots whose region has drained from ``cycle`` on, waiting to be
+        pushed (one per cycle, the lowest slot first)."""
+        self.issue_port: set[int] = set()
+        """Cycles the capacity manager's ``issue`` port is taken (recent ones)."""
+        self.busy: dict[int, set] = {}
+        """Cycle -> banks whose tag port a read or reserve takes then (recent cycles)."""
+        self.reads: dict[int, set] = {}
+        """Cycle -> banks a read takes then (recent cycles)."""
+        self.header_free = 0
+        """The first cycle the region port takes a header (the descriptor's entries stream
+        one per cycle after it)."""
         self.active = 0
         """Regions reserved and not yet released."""
-        """Drained warps waiting at a barrier (they join the stack when it releases)."""
         self.releases: list = []
-        """Heap of ``(cycle, sequence, warp state)``: regions drained."""
+        """Heap of ``(cycle, sequence, warp state, lines, drained)``: lines a region frees."""
         self.time = 0
         """The first cycle the CM has not decided yet."""
         self.issue_free = 0
@@ -318,7 +354,8 @@ class ReglessSM(RegisterStorage):
         """A new launch on ``sm``: fresh shards, warps and values."""
         self.sm = sm
         self.slots = sm.config.slots
-        self.shards = [_Shard(i, self.lines_per_bank) for i in range(sm.config.subcores)]
+        self.shards = [_Shard(i, self.lines_per_bank, sm.config.slots)
+                       for i in range(sm.config.subcores)]
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
         """``(warp key, reg)`` -> its OSU line (held by a region or on a list)."""
@@ -348,6 +385,8 @@ class ReglessSM(RegisterStorage):
         for slot in slots:
             warp = sub.slots[slot]
             state = self.warps[(warp.block.id, warp.index)]
+            if state.entries and state.left_to_issue and state.active_at <= now:
+                self._stage(shard, state, now)
             if state.left_to_issue and state.active_at <= now:
                 out.append(slot)
             else:
@@ -355,6 +394,54 @@ class ReglessSM(RegisterStorage):
                 wait = state.active_at if state.left_to_issue else now + 1
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
+
+    def _stage(self, shard: _Shard, state: _WarpState, now: int) -> None:
+        """Settle when the OSU took the region's preload hits and invalidations, if it did
+        before ``now``: each at its bank's queue head from its cycle on (after the bank's
+        earlier entry), in the first cycle no read or reserve takes the bank (the golden
+        OSU bank's tag port: a read, then a reserve, go before a preload,
+        :meth:`gpurf.golden.regless.osu_bank.OsuBank._tag_port`). The warp is ACTIVE the
+        cycle after the last; until that is settled :attr:`_WarpState.active_at` is a lower
+        bound."""
+        busy = shard.busy
+        last: dict[int, int] = {}
+        end = state.active_at
+        for nominal, bank in state.entries:
+            taken = max(nominal, last.get(bank, -1) + 1)
+            while bank in busy.get(taken, ()):
+                taken += 1
+            if taken >= now:
+                state.active_at = max(end, now + 1)
+                return
+            last[bank] = taken
+            end = max(end, taken + 1)
+        state.entries = ()
+        state.active_at = end
+        self._staged(state, end)
+
+    def _staged(self, state: _WarpState, cycle: int) -> None:
+        """The warp's region is staged from ``cycle`` (a hook for the decision log)."""
+        self.counts["wait_preload_beyond_osu" if state.far else "wait_preload_osu"] += \
+            cycle - state.activated_at
+
+    def _bank_busy(self, shard: _Shard, cycle: int, bank: int, *, read: bool = False) -> None:
+        """A read or reserve takes ``bank``'s tag port in ``cycle``."""
+        for busy in (shard.busy, shard.reads) if read else (shard.busy,):
+            busy.setdefault(cycle, set()).add(bank)
+            if len(busy) > 256:
+                for old in [c for c in busy if c < cycle - 128]:
+                    del busy[old]
+
+    def _tag_port(self, shard: _Shard, cycle: int, bank: int, reserve: bool) -> int:
+        """The cycle a release or ``reserve`` of ``bank`` made in ``cycle`` is taken: the
+        first no read takes the bank (a read goes first in the golden OSU bank; a reserve
+        then goes before a preload, a release after it)."""
+        reads = shard.reads
+        while bank in reads.get(cycle, ()):
+            cycle += 1
+        if reserve:
+            self._bank_busy(shard, cycle, bank)
+        return cycle
 
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc``: one fewer instruction of its region to issue."""
@@ -379,38 +466,67 @@ class ReglessSM(RegisterStorage):
             self._later(now + 0.5, self._flag, state.key, sources)
         if dests:
             self._later(landed + 0.5, self._flag, state.key, dests)
+        shard = self.shards[sub.index]
+        after = now
+        for reg, reserve in (*((reg, False) for reg, _ in sources),
+                             *((reg, True) for reg in writes)):
+            taken = self._tag_port(shard, now, (warp.slot + reg) % BANKS, reserve)
+            after = max(after, taken + 1)
         for reg in writes:
             state.landed[reg] = landed
+        issue = self._issue_port(sub.index, after)
+        if writes:
+            state.writes.append((max(landed, issue + 2), (warp.slot + writes[0]) % BANKS))
         if landed > state.drained_at:
             state.drained_at = landed
             state.drain_memory = self.sm.info.unit[pc] == MEM
         state.left_to_dispatch -= 1
         if not state.left_to_dispatch and not state.left_to_issue:
-            self._drain(state, now)
+            self._drain(state, now, issue)
         return done
 
-    def _drain(self, state: _WarpState, now: int) -> None:
-        """The region read its last operands in cycle ``now``: its lines and counters go
-        back, except (5.1) the lines of writes still in flight, which stay allocated until
-        they land ("the pending register must stay allocated"); then the warp goes back on
-        the stack."""
+    def _issue_port(self, index: int, cycle: int) -> int:
+        """The cycle an instruction dispatched reaches the capacity manager's ``issue``
+        port, from ``cycle`` on: one instruction per cycle per shard, the first free cycle
+        (the golden shard's scheduler port, :mod:`gpurf.sim.sm.regless_exact`: an issue
+        waiting for its releases lets a later one by). A write is reported on ``written``
+        (one outstanding write fewer) two cycles after its issue at the earliest."""
+        taken = self.shards[index].issue_port
+        while cycle in taken:
+            cycle += 1
+        taken.add(cycle)
+        if len(taken) > 64:
+            taken.difference_update([c for c in taken if c < cycle - 32])
+        return cycle
+
+    def _drain(self, state: _WarpState, now: int, last: int) -> None:
+        """The region read its last operands in cycle ``now``; ``last`` is the cycle its
+        last instruction reaches the capacity manager's ``issue`` port (the golden shard's
+        scheduler drives it at dispatch, a cycle later when the instruction's releases or
+        reserves go first: :mod:`gpurf.sim.sm.regless_exact`). As the golden capacity
+        manager does (``_issue_and_writes``, ``_drained``; paper 5.1: "the pending register
+        must stay allocated"), the region's lines go back from ``last + 1`` except one per
+        write still outstanding (per instruction, in its first word's bank), which goes
+        back the cycle after the write lands; the slot waits to be pushed from the cycle
+        after the last of them (or ``last + 1``)."""
         shard = self.shards[state.warp.sub.index]
-        pending = state.usage
+        in_flight = [(at, bank) for at, bank in state.writes if at > last]
+        early = list(state.usage)
+        for at, bank in in_flight:
+            early[bank] -= 1
+            lines = [0] * BANKS
+            lines[bank] = 1
+            heapq.heappush(shard.releases, (at + 1, next(self.sequence), state,
+                                            tuple(lines), False))
+        heapq.heappush(shard.releases, (last + 1, next(self.sequence), state, tuple(early),
+                                        False))
         if state.drained_at > now + 1:
-            in_flight = frozenset(reg for reg, at in state.landed.items() if at > now)
-            kept = [0] * BANKS
-            for reg in in_flight:
-                kept[(state.warp.slot + reg) % BANKS] += 1
-            pending = tuple(min(need, keep) for need, keep in zip(state.usage, kept,
-                                                                  strict=True))
-            early = tuple(need - keep for need, keep in zip(state.usage, pending,
-                                                            strict=True))
-            self._later(now + 0.75, self._release_lines, state.key, in_flight)
-            heapq.heappush(shard.releases, (now + 1, next(self.sequence), state, early,
-                                            False))
+            in_flight_regs = frozenset(reg for reg, at in state.landed.items() if at > now)
+            self._later(now + 0.75, self._release_lines, state.key, in_flight_regs)
         self._later(state.drained_at + 0.75, self._release_lines, state.key, frozenset())
-        heapq.heappush(shard.releases, (state.drained_at + 1, next(self.sequence), state,
-                                        pending, True))
+        end = max([last, *(at for at, _ in in_flight)]) + 1
+        heapq.heappush(shard.releases, (end, next(self.sequence), state, (0,) * BANKS,
+                                        True))
 
     # -- RegisterStorage: the values -----------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
@@ -427,6 +543,8 @@ class ReglessSM(RegisterStorage):
 
     def read(self, warp, reg, cycle, lanes):
         self._apply(cycle + 0.25)
+        self._bank_busy(self.shards[warp.subcore], cycle, (warp.slot + reg) % BANKS,
+                        read=True)
         line = self.lines.get(((warp.block, warp.warp), reg))
         if line is None or not line.held:
             where = "is not in the OSU" if line is None else "is not held by its region"
@@ -443,50 +561,95 @@ class ReglessSM(RegisterStorage):
         for warp in sub.live:
             if (warp.block.id, warp.index) not in self.warps:
                 state = self.warps[(warp.block.id, warp.index)] = _WarpState(warp)
-                self._push(shard, state, now)
+                self._placed(shard, state, now)
         self._decide(shard, now)
 
-    def _push(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
-        """``state``'s warp goes on the stack, its next region's metadata fetched from
-        ``cycle`` on (finished warps leave)."""
+    def _placed(self, shard: _Shard, state: _WarpState, now: int) -> None:
+        """A warp placed in its slot. A slot holding an empty region (its last warp had
+        finished, or it had none) drains it with an issue (``last``, no destination) once
+        the empty region is ACTIVE, then goes on the stack, a cycle after the issue
+        (:mod:`gpurf.sim.sm.regless_exact`'s rule for reused slots; the golden shard is
+        stepped up to the cycle before the one the warp is met in)."""
+        slot = state.warp.slot
+        shard.slots[slot] = state
+        state.pushed_at = now
+        active = shard.empty.pop(slot, None)
+        if active is not None:
+            shard.drained.append((max(now - 1, active) + 1, slot))
+
+    def _check_start(self, state: _WarpState) -> None:
         warp = state.warp
-        if warp.pos >= len(warp.pcs):
-            return
         pc = warp.pcs[warp.pos]
         if pc not in self.region_at:
             raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
                                f"{warp.index}: pc {pc} is not the start of a region")
-        state.ready_at = state.pushed_at = cycle
-        shard.stack.append(state)
+
+    def _next(self, shard: _Shard, slot: int) -> "_WarpState | None":
+        """The warp whose next region the metadata store answers for ``slot`` (``None``:
+        an empty region: no warp, or it has finished)."""
+        state = shard.slots.get(slot)
+        if state is None:
+            return None
+        warp = state.warp
+        if warp.pos >= len(warp.pcs) or warp.sub is None or warp.sub.slots[slot] is not warp:
+            return None
+        self._check_start(state)
+        return state
 
     def _decide(self, shard: _Shard, now: int) -> None:
-        """The CM's decisions for cycles ``shard.time .. now``: releases, then at most one
-        activation per cycle (the stack's top, if its region fits)."""
+        """The CM's decisions for cycles ``shard.time .. now``, as the golden capacity
+        manager makes them (:class:`gpurf.golden.regless.capacity_manager.CapacityManager`):
+        lines freed by then count; the stack's top slot's region is taken if it fits and no
+        descriptor is streaming (its header in one cycle, then one entry per cycle:
+        ``_region_ready``); at the cycle's edge the lowest drained slot goes on the stack
+        (``_drained``, one per cycle)."""
         cycle = shard.time
-        if shard.parked:
-            for state in [s for s in shard.parked if not s.warp.at_bar]:
-                shard.parked.remove(state)
-                self._push(shard, state, max(cycle, min(now, state.warp.hold)))
+        releases, drained = shard.releases, shard.drained
         while cycle <= now:
-            releases = shard.releases
             while releases and releases[0][0] <= cycle:
                 self._released(shard, *heapq.heappop(releases)[2:], cycle)
-            top = shard.stack[-1] if shard.stack else None
-            if top is not None and top.ready_at <= cycle and self._fits(shard, top):
-                shard.stack.pop()
-                self._activate(shard, top, cycle)
+            taken = False
+            if shard.stack and shard.header_free <= cycle:
+                slot = shard.stack[-1]
+                state = self._next(shard, slot)
+                if state is None:
+                    shard.stack.pop()
+                    shard.empty[slot] = cycle + 2
+                    shard.header_free = cycle + 1
+                    taken = True
+                elif self._fits(shard, state):
+                    shard.stack.pop()
+                    self._activate(shard, state, cycle)
+                    taken = True
+            if drained:
+                due = [entry for entry in drained if entry[0] <= cycle]
+                if due:
+                    entry = min(due, key=lambda e: e[1])
+                    drained.remove(entry)
+                    self._push(shard, entry[1], cycle + 1)
+                    taken = True
+            if taken:
                 cycle += 1
                 continue
             waits = [releases[0][0]] if releases else []
-            if top is not None and top.ready_at > cycle:
-                waits.append(top.ready_at)
-            if not waits and not shard.active and top is not None:
+            waits += [entry[0] for entry in drained]
+            if shard.stack and shard.header_free > cycle:
+                waits.append(shard.header_free)
+            if not waits and not shard.active and shard.stack:
+                state = self._next(shard, shard.stack[-1])
                 raise ReglessError(f"{self.program.kernel.file}: shard {shard.index}, cycle "
-                                   f"{cycle}: the top warp's region needs {self._usage(top)} "
+                                   f"{cycle}: the top warp's region needs {self._usage(state)} "
                                    f"lines per bank, {shard.free} are free and no region "
                                    "can release any (capacity manager stuck)")
             cycle = max(cycle + 1, min([*waits, now + 1]))
         shard.time = max(shard.time, cycle)
+
+    def _push(self, shard: _Shard, slot: int, cycle: int) -> None:
+        """``slot`` goes on top of the stack, its header offered from ``cycle`` on."""
+        state = shard.slots.get(slot)
+        if state is not None:
+            state.pushed_at = cycle
+        shard.stack.append(slot)
 
     def _usage(self, state: _WarpState) -> tuple:
         """Per bank, the lines the warp's next region reserves (its descriptor's)."""
@@ -505,23 +668,25 @@ class ReglessSM(RegisterStorage):
     def _released(self, shard: _Shard, state: _WarpState, lines: tuple, drained: bool,
                   cycle: int) -> None:
         """``lines`` (per bank) of a region go back to the counters; once it has
-        ``drained``, the warp goes on the stack, or waits beside it while it is at a
-        barrier (a barrier ends a region: the pass'
-        :func:`~gpurf.sim.passes.regless.regions._barrier_spans`)."""
+        ``drained``, the warp's slot waits to go on the stack (:meth:`_decide`). A warp at a
+        barrier goes too, as in the golden capacity manager, which knows nothing of
+        barriers: its next region may be taken while it waits."""
         for bank, need in enumerate(lines):
             shard.free[bank] += need
         if not drained:
             return
         shard.active -= 1
         state.region = None
-        if state.warp.at_bar:
-            shard.parked.append(state)
-        else:
-            self._push(shard, state, cycle)
+        shard.drained.append((cycle, state.warp.slot))
 
     def _activate(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
-        """Reserve the top warp's region and run its descriptor's entries, one per bank per
-        cycle; the warp may issue once every preload has arrived."""
+        """Reserve the top warp's region (its header taken in ``cycle``) and run its
+        descriptor's entries, as the golden shard does: entry ``k`` (from 1) is taken on the
+        region port in ``cycle + k`` (no other header meanwhile) and reaches its bank's
+        queue head a cycle later, where the OSU takes it and acknowledges a hit (or an
+        invalidation) in the same cycle, a miss when its line is filled. The warp is ACTIVE
+        (may issue) from the cycle after the last acknowledgement, and not before
+        ``cycle + 2`` (PRELOADING for a cycle even without entries: ``_acknowledge``)."""
         warp = state.warp
         start = warp.pcs[warp.pos]
         region = state.region = self.region_at[start]
@@ -534,24 +699,32 @@ class ReglessSM(RegisterStorage):
         self._count_boundary(state, start, cycle)
         state.drained_at = cycle
         state.drain_memory = False
+        state.writes = []
         self._apply(cycle)
-        queued = [0] * BANKS
-        arrived = cycle + 1
+        entries = self.entries[start]
+        shard.header_free = cycle + 1 + len(entries)
+        arrived = cycle + 2 + len(entries)
         near = self.counts["preloads_osu"]
         preloads = 0
-        for reg, preload in self.entries[start]:
+        hits = []
+        for k, (reg, preload) in enumerate(entries, start=1):
             bank = (warp.slot + reg) % BANKS
-            queued[bank] += 1
-            at = cycle + queued[bank]
+            at = cycle + k + 1
             if preload:
                 preloads += 1
+                served = self.counts["preloads_osu"]
                 arrived = max(arrived, self._preload(shard, state, reg, bank, at))
+                if self.counts["preloads_osu"] > served:
+                    hits.append((at, bank))
             else:
                 self._invalidate(shard, state, reg, at)
+                hits.append((at, bank))
         state.active_at = arrived
-        far = self.counts["preloads_osu"] - near < preloads
-        self.counts["wait_preload_beyond_osu" if far else "wait_preload_osu"] += \
-            arrived - cycle
+        state.activated_at = cycle
+        state.far = self.counts["preloads_osu"] - near < preloads
+        state.entries = tuple(hits)
+        if not hits:
+            self._staged(state, arrived)
         self.counts["activations"] += 1
 
     def _count_boundary(self, state: _WarpState, start: int, cycle: int) -> None:

@@ -5,7 +5,8 @@ runs each kernel (default: the suite) on the register file and on RegLess
 (:func:`gpurf.sim.sm.regless.run_regless`, values checked) and prints, per region
 boundary, the mean cycles of each wait of :data:`gpurf.sim.sm.regless.WAITS`: from the last
 issue of a warp's region to the first issue of its next one, a warp drains (its writes
-land), may wait at a barrier, waits on the warp stack, then for its preloads. Every
+land), waits to be pushed on the warp stack (one slot per cycle), waits on the stack, then
+for its preloads. Every
 operand read is checked; a kernel whose outputs differ from numpy stops it (exit 1). ``metadata``
 is the metadata instructions per boundary (each an issue cycle of the scheduler), and
 ``L1 wait`` the cycles a register request queued for the L1 port, per request. The same

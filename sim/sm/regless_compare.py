@@ -30,9 +30,13 @@ class DecisionLog(ReglessSM):
 
     def _activate(self, shard, state, cycle):
         start = state.warp.pcs[state.warp.pos]
+        state.decision = Decision((self.counts["launches"], *state.key), start, cycle, None)
+        self.decisions.append(state.decision)
         super()._activate(shard, state, cycle)
-        self.decisions.append(Decision((self.counts["launches"], *state.key), start, cycle,
-                                       int(state.active_at)))
+
+    def _staged(self, state, cycle):
+        super()._staged(state, cycle)
+        state.decision.staged = int(cycle)
 
 
 def run_fast(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT,
