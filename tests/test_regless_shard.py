@@ -293,3 +293,13 @@ def test_invalidation_goes_to_l1_only_for_an_l1_copy():
               if outputs[3] is not None]
     assert offered == [(3, (L1Op.WRITE, 0, 1)), (4, (L1Op.WRITE, 0, 1)),
                       (6, (L1Op.INVALIDATE, 0, 1))]
+
+
+def test_workload_invalidates_in_l1_only_registers_it_holds():
+    """Seed 7 of the small shard's workload: of its 9 invalidations, the 2 of registers
+    whose last eviction was written to L1 go to L1 and the others skip it, and every read
+    still equals the last write (a register invalidated without reaching L1 is dead: the
+    workload never reads it before writing it again)."""
+    stats, transfers = _run(SMALL, 7, warps=4, regions=6)
+    assert stats["reads"] > 0
+    assert (transfers["invalidate"], transfers["invalidate_l1"]) == (9, 2)
