@@ -13,7 +13,7 @@ from gpurf.hw.regless.layouts import L1Op
 from gpurf.hw.regless.shard import Shard, Transfer
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
-from gpurf.tb.regless.formal_shard import ShardFormal
+from gpurf.tb.regless.formal_shard import TINY, ShardFormal
 from gpurf.tb.regless.mutants import AnswerOvertakes, CopyForgotten, InvalidatesAll, WritebacksFirst
 from gpurf.tb.regless.test_shard import all_warps
 from gpurf.tb.regless.workload import run_regions
@@ -118,6 +118,17 @@ def test_formal_composition_bmc_14():
     depth 20 passed steps 0-14 in under 14 minutes at load average 22-27, and was stopped
     in step 15 after 19 more minutes; each step more costs more)."""
     result = prove(ShardFormal(), name="shard_bmc14", depth=14, mode="bmc", timeout=3600)
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.slow_formal
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_formal_composition_bmc_20_tiny():
+    """The same rules, BMC depth 20 on ``formal_shard.TINY`` (1 line per bank, 2 registers
+    per warp, one instruction; every cover is reached there too): passed in 421 s wall at
+    load average 25-32 (SMALL stalls in step 15, even with one instruction)."""
+    result = prove(ShardFormal(**TINY), name="shard_bmc20_tiny", depth=20, mode="bmc",
+                   timeout=7200)
     assert result.passed, result.log_tail
 
 

@@ -46,13 +46,20 @@ from gpurf.hw.regless.compressor import Phase
 from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 from gpurf.hw.regless.shard import Shard
 
-__all__ = ["SMALL", "ShardFormal"]
+__all__ = ["SMALL", "TINY", "ShardFormal"]
 
 SMALL = {"lines": 4, "banks": 2, "warps": 2, "regs": 4, "lanes": 4, "data_width": 4,
          "compressor_lines": 2, "max_entries": 2, "instructions": 2}
 """The proof configuration: 2 banks x 2 lines, 2 warps x 4 registers (4 per bank: lines are
 evicted), 4 lanes of 4 bits, 2 compressed lines, regions of at most 2 entries, two
 instructions per cycle."""
+
+TINY = {**SMALL, "lines": 2, "regs": 2, "instructions": 1}
+"""The BMC-20 configuration (issue 21's depth): 2 banks x 1 line, 2 warps x 2 registers (2
+per bank: lines are still evicted), one instruction per cycle (the second instruction's
+ports are the OSU's, proved by ``formal_osu``), 4 compressed-line addresses over 2 stored
+lines (the compressor still refills and writes back). Every cover of the harness is reached
+here too, at the same steps as in SMALL."""
 
 _INPUTS = ("region", "read", "reserve", "write", "release")
 
