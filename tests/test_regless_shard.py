@@ -13,8 +13,8 @@ from gpurf.hw.regless.layouts import L1Op
 from gpurf.hw.regless.shard import Shard, Transfer
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
-from gpurf.tb.regless.formal_shard import ShardFormal
-from gpurf.tb.regless.mutants import AnswerOvertakes, WritebacksFirst
+from gpurf.tb.regless.formal_shard import TINY, ShardFormal
+from gpurf.tb.regless.mutants import AnswerOvertakes, CopyForgotten, InvalidatesAll, WritebacksFirst
 from gpurf.tb.regless.test_shard import all_warps
 from gpurf.tb.regless.workload import run_regions
 
@@ -103,9 +103,10 @@ def test_redefined_register_survives_its_invalidation():
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_composition_bmc():
     """BMC, depth 8, on ``formal_shard.SMALL``, every input free: one L1 port (never both
-    units at once), the L1 stream rule, L1 requests in compressor-answer order, fetches
-    before writebacks and no preload miss taken past the eviction of its register, the
-    transfer unit's stages. Depth 14 is :func:`test_formal_composition_bmc_14` (slow)."""
+    units at once), the L1 stream rule, L1 requests in compressor-answer order, an
+    invalidation to L1 exactly when L1 holds a copy, fetches before writebacks and no
+    preload miss taken past the eviction of its register, the transfer unit's stages.
+    Depth 14 is :func:`test_formal_composition_bmc_14` (slow)."""
     result = prove(ShardFormal(), name="shard_bmc", depth=8, mode="bmc")
     assert result.passed, result.log_tail
 
@@ -120,14 +121,31 @@ def test_formal_composition_bmc_14():
     assert result.passed, result.log_tail
 
 
+@pytest.mark.slow_formal
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
-@pytest.mark.parametrize(("mutant", "depth"), [(WritebacksFirst, 8), (AnswerOvertakes, 10)],
-                         ids=["WritebacksFirst", "AnswerOvertakes"])
+def test_formal_composition_bmc_20_tiny():
+    """The same rules, BMC depth 20 on ``formal_shard.TINY`` (1 line per bank, 2 registers
+    per warp, one instruction; every cover is reached there too): passed in 421 s wall at
+    load average 25-32 (SMALL stalls in step 15, even with one instruction)."""
+    result = prove(ShardFormal(**TINY), name="shard_bmc20_tiny", depth=20, mode="bmc",
+                   timeout=7200)
+    assert result.passed, result.log_tail
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+@pytest.mark.parametrize(("mutant", "depth"), [(WritebacksFirst, 8), (AnswerOvertakes, 10),
+                                               (InvalidatesAll, 8), (CopyForgotten, 11)],
+                         ids=["WritebacksFirst", "AnswerOvertakes", "InvalidatesAll",
+                              "CopyForgotten"])
 def test_formal_kills_mutant(mutant, depth):
     """BMC fails on ``mutants.WritebacksFirst`` (the transfer unit takes a writeback while
-    a fetch is offered, and prefers it; depth 8) and on ``mutants.AnswerOvertakes`` (the
+    a fetch is offered, and prefers it; depth 8), on ``mutants.AnswerOvertakes`` (the
     answer stage takes a response while the L1 stage still holds an earlier request: L1
-    requests leave out of compressor-answer order; depth 10, it fails at step 8)."""
+    requests leave out of compressor-answer order; depth 10, it fails at step 8), on
+    ``mutants.InvalidatesAll`` (every invalidation goes to L1, the shard before the
+    ``l1_copy`` bit; it fails at step 7) and on ``mutants.CopyForgotten`` (no invalidation
+    goes to L1; depth 11, it fails at step 10: an eviction written to L1, then the
+    register's invalidation)."""
     result = prove(ShardFormal(block=mutant), name=f"shard_{mutant.__name__}", depth=depth,
                    mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
@@ -136,7 +154,9 @@ def test_formal_kills_mutant(mutant, depth):
 @pytest.mark.slow_formal
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 def test_formal_covers_reached():
-    """Cover, depth 20 (slow: 84 s at load average 14): a read bank conflict, a full
+    """Cover, depth 20 (slow: 84 s at load average 14; 69 s with the L1-copy covers at load
+    average 2): an invalidation that skips L1 (step 6) and one that goes to L1 (step 9), a
+    read bank conflict, a full
     preload queue, a preload hit, a preload miss, an eviction, the overlaps (back to back
     at the compressor, two and three requests in flight, both units offering to L1), a line
     filled from L1, the compressor on L1, an eviction stored compressed (step 12), a
@@ -147,7 +167,8 @@ def test_formal_covers_reached():
 
 def _drive_transfer(cycles):
     """Run the RTL and the golden transfer unit on the same per-cycle inputs (dicts of
-    ``fetch`` ``(warp, reg)``, ``request_ready``, ``response`` (``compressed``),
+    ``fetch`` ``(warp, reg)`` or ``(warp, reg, invalidate)``, ``writeback`` ``(warp, reg)``,
+    ``request_ready``, ``response`` (``compressed``),
     ``l1_ready``, ``l1_response``, ``fill_ready``; absent = 0) and return, per cycle, the
     outputs ``(fetch_ready, request (warp, reg) or None, response_ready, l1 (op, warp,
     reg) or None, fill_valid)`` of each."""
@@ -157,9 +178,11 @@ def _drive_transfer(cycles):
     seen = []
 
     def golden_cycle(inputs):
-        fetch = inputs.get("fetch")
+        fetch, writeback = inputs.get("fetch"), inputs.get("writeback")
         offer = None if fetch is None else {"warp": fetch[0], "reg": fetch[1], "line": 0,
-                                            "invalidate": 0}
+                                            "invalidate": _invalidates(fetch)}
+        dirty = None if writeback is None else {"warp": writeback[0], "reg": writeback[1],
+                                                "line": 0, "data": lanes}
         shown = golden.outputs(int(fetch is not None), inputs.get("request_ready", 0))
         request, l1 = shown["request"], shown["l1_request"]
         out = (shown["fetch_ready"], None if request is None else (request.warp, request.reg),
@@ -167,7 +190,7 @@ def _drive_transfer(cycles):
                None if l1 is None else (l1["op"], golden.job.warp, golden.job.reg),
                int(shown["fill"] is not None))
         response = inputs.get("response")
-        golden.advance(offer, None, inputs.get("fill_ready", 0),
+        golden.advance(offer, dirty, inputs.get("fill_ready", 0),
                        inputs.get("request_ready", 0),
                        None if response is None else (response, lanes),
                        inputs.get("l1_ready", 0), lanes if inputs.get("l1_response") else None)
@@ -180,6 +203,12 @@ def _drive_transfer(cycles):
             if fetch is not None:
                 ctx.set(dut.fetch.payload.warp, fetch[0])
                 ctx.set(dut.fetch.payload.reg, fetch[1])
+                ctx.set(dut.fetch.payload.invalidate, _invalidates(fetch))
+            writeback = inputs.get("writeback")
+            ctx.set(dut.writeback.valid, int(writeback is not None))
+            if writeback is not None:
+                ctx.set(dut.writeback.payload.warp, writeback[0])
+                ctx.set(dut.writeback.payload.reg, writeback[1])
             ctx.set(dut.request.ready, inputs.get("request_ready", 0))
             ctx.set(dut.response.valid, int(inputs.get("response") is not None))
             ctx.set(dut.response.payload.compressed, inputs.get("response") or 0)
@@ -201,6 +230,10 @@ def _drive_transfer(cycles):
     sim.add_testbench(bench)
     sim.run()
     return seen
+
+
+def _invalidates(fetch) -> int:
+    return fetch[2] if len(fetch) > 2 else 0
 
 
 def test_transfer_overlaps_and_keeps_answer_order():
@@ -243,3 +276,41 @@ def test_transfer_ask_stage_waits_for_the_compressor():
         assert rtl == golden, (cycle, rtl, golden)
     assert [(outputs[0], outputs[1]) for outputs, _ in seen] == [
         (1, None), (0, (0, 1)), (0, (0, 1)), (1, (0, 1)), (0, (1, 2))]
+
+
+def test_invalidation_goes_to_l1_only_for_an_l1_copy():
+    """An eviction the compressor hands back is written to L1, so the register's
+    invalidation goes to L1 after it; a second invalidation of the register (L1 holds no
+    copy any more) is done at its answer, and so is the invalidation of a register never
+    evicted. RTL and golden agree every cycle."""
+    cycles = [
+        {"writeback": (0, 1)},                              # ask takes the eviction
+        {"request_ready": 1, "fetch": (0, 1, 1)},           # compressor takes it; ask: inval.
+        {"request_ready": 1, "response": 0},                # handed back: L1 stage, copy
+        {"response": 0},                                    # the invalidation's answer waits
+        {"response": 0, "l1_ready": 1},                     # eviction written to L1
+        {"response": 0},                                    # invalidation answered: to L1
+        {"l1_ready": 1, "fetch": (0, 1, 1)},                # L1 invalidation; ask: again
+        {"request_ready": 1},
+        {"response": 0, "fetch": (1, 3, 1)},                # no copy: done; ask: w1r3
+        {"l1_ready": 1, "request_ready": 1},
+        {"response": 0},                                    # never evicted: done
+        {"l1_ready": 1},
+    ]
+    seen = _drive_transfer(cycles)
+    for cycle, (rtl, golden) in enumerate(seen):
+        assert rtl == golden, (cycle, rtl, golden)
+    offered = [(cycle, outputs[3]) for cycle, (outputs, _) in enumerate(seen)
+              if outputs[3] is not None]
+    assert offered == [(3, (L1Op.WRITE, 0, 1)), (4, (L1Op.WRITE, 0, 1)),
+                      (6, (L1Op.INVALIDATE, 0, 1))]
+
+
+def test_workload_invalidates_in_l1_only_registers_it_holds():
+    """Seed 7 of the small shard's workload: of its 9 invalidations, the 2 of registers
+    whose last eviction was written to L1 go to L1 and the others skip it, and every read
+    still equals the last write (a register invalidated without reaching L1 is dead: the
+    workload never reads it before writing it again)."""
+    stats, transfers = _run(SMALL, 7, warps=4, regions=6)
+    assert stats["reads"] > 0
+    assert (transfers["invalidate"], transfers["invalidate_l1"]) == (9, 2)

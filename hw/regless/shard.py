@@ -175,7 +175,7 @@ class Transfer(wiring.Component):
         ref = answering.ref.as_value()
         copied = bit(m, self.l1_copy, ref, "l1_copied")
         one = onehot(m, ref, len(self.l1_copy), "l1_copy_one")
-        to_l1 = Mux(invalidate, copied, ~compressed)
+        to_l1 = Mux(invalidate, self._invalidation_to_l1(copied), ~compressed)
         m.d.sync += [self.job.eq(answering),
                      self.job.value.eq(self.response.payload.value),
                      self.phase.eq(Mux(to_l1, TransferPhase.L1,
@@ -184,6 +184,12 @@ class Transfer(wiring.Component):
                      self.l1_copy.eq(Mux(evict & ~compressed, self.l1_copy | one,
                                          Mux(evict | invalidate, self.l1_copy & ~one,
                                              self.l1_copy)))]
+
+    @staticmethod
+    def _invalidation_to_l1(copied):
+        """Whether an answered invalidation goes on to L1, given the register's ``l1_copy``
+        bit ``copied``: exactly when L1 holds a copy."""
+        return copied
 
     def _l1_stage(self, m):
         at = self._at

@@ -11,9 +11,15 @@ which belong to none of the parts:
   one cycle, and never both wait for a response; the shard's ``l1_request`` keeps an offer
   not taken, unchanged (stream rule);
 - **L1 requests in compressor-answer order**: every request the compressor answers
-  uncompressed (a preload it does not hold, an eviction it hands back, an invalidation)
-  is the next the transfer unit hands to L1, with its register and L1 op (the harness keeps
-  the answered ones in a FIFO and checks each L1 handshake against its head);
+  uncompressed (a preload it does not hold, an eviction it hands back, an invalidation of
+  a register L1 holds a copy of) is the next the transfer unit hands to L1, with its
+  register and L1 op (the harness keeps the answered ones in a FIFO and checks each L1
+  handshake against its head);
+- **invalidations skip L1 exactly when L1 holds no copy**: the harness keeps its own "L1
+  holds a copy" bit per register from the L1 port and the compressor (set by a register
+  write the transfer unit hands to L1, cleared by an invalidation handed to L1 and by an
+  eviction stored compressed, whose L1 copy is stale); an answered invalidation goes to
+  the L1 stage in the next cycle exactly when the harness's bit is set;
 - **fetches before writebacks** (the ordering that keeps an invalidation ahead of the
   eviction of the register's new value, docs/regless.md): the transfer unit never takes a
   writeback while the OSU offers a fetch, and never takes a preload miss of a register
@@ -23,12 +29,13 @@ which belong to none of the parts:
   stage is full, its answer stage is full exactly while the compressor holds a request,
   and its L1 stage offers L1 only in ``L1`` and the OSU's ``fill`` only in ``FILL``.
 
-Covers: a bank conflict on the read ports, an eviction, an eviction stored compressed, a
-preload hit in the OSU, a preload miss fetched, a compressed preload answered by the
-compressor, a line filled from L1, a full preload queue of the CM (``preload`` offered, not
-taken), the compressor on L1, and the overlaps: two requests in flight (the L1 stage holds
-one while the compressor holds another), three (the ask stage full too), the compressor
-taking a request in the cycle it answers one, and both units offering to L1 at once.
+Covers: an invalidation that skips L1, a bank conflict on the read ports, an eviction, an
+eviction stored compressed, a preload hit in the OSU, a preload miss fetched, a compressed
+preload answered by the compressor, a line filled from L1, a full preload queue of the CM
+(``preload`` offered, not taken), the compressor on L1, and the overlaps: two requests in
+flight (the L1 stage holds one while the compressor holds another), three (the ask stage
+full too), the compressor taking a request in the cycle it answers one, and both units
+offering to L1 at once.
 """
 
 from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
@@ -39,13 +46,20 @@ from gpurf.hw.regless.compressor import Phase
 from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 from gpurf.hw.regless.shard import Shard
 
-__all__ = ["SMALL", "ShardFormal"]
+__all__ = ["SMALL", "TINY", "ShardFormal"]
 
 SMALL = {"lines": 4, "banks": 2, "warps": 2, "regs": 4, "lanes": 4, "data_width": 4,
          "compressor_lines": 2, "max_entries": 2, "instructions": 2}
 """The proof configuration: 2 banks x 2 lines, 2 warps x 4 registers (4 per bank: lines are
 evicted), 4 lanes of 4 bits, 2 compressed lines, regions of at most 2 entries, two
 instructions per cycle."""
+
+TINY = {**SMALL, "lines": 2, "regs": 2, "instructions": 1}
+"""The BMC-20 configuration (issue 21's depth): 2 banks x 1 line, 2 warps x 2 registers (2
+per bank: lines are still evicted), one instruction per cycle (the second instruction's
+ports are the OSU's, proved by ``formal_osu``), 4 compressed-line addresses over 2 stored
+lines (the compressor still refills and writes back). Every cover of the harness is reached
+here too, at the same steps as in SMALL."""
 
 _INPUTS = ("region", "read", "reserve", "write", "release")
 
@@ -74,10 +88,44 @@ class ShardFormal(Elaboratable):
             self._l1(m)
             self._ordering(m)
             self._stages(m)
-        self._answer_order(m, after_reset)
+        copied = self._l1_copies(m)
+        self._answer_order(m, after_reset, copied)
+        self._invalidations(m, after_reset, copied)
         self._stream_rule(m, after_reset)
-        self._covers(m, after_reset)
+        self._covers(m, after_reset, copied)
         return m
+
+    def _l1_copies(self, m):
+        """The harness's "L1 holds a copy" bit per register, from the transfer unit's L1
+        handshakes and the compressor's answers; returns the bit of the register in the
+        answer stage."""
+        transfer = self.dut.parts["transfer"]
+        copies = Signal(len(transfer.l1_copy))
+        request, response = transfer.l1_request, transfer.response
+        sent = request.valid & request.ready
+        addr = request.payload.addr[:len(transfer.answering.ref.as_value())]
+        stale = (response.valid & response.ready & response.payload.compressed
+                 & (transfer.answering.op == CompressorOp.EVICT))
+        written = copies.bit_select(addr, 1)
+        with m.If(sent & (request.payload.op == L1Op.WRITE)):
+            m.d.sync += written.eq(1)
+        with m.If(sent & (request.payload.op == L1Op.INVALIDATE)):
+            m.d.sync += written.eq(0)
+        with m.If(stale):
+            m.d.sync += copies.bit_select(transfer.answering.ref.as_value(), 1).eq(0)
+        return copies.bit_select(transfer.answering.ref.as_value(), 1)
+
+    def _invalidations(self, m, after_reset, copied):
+        """An invalidation answered in a cycle goes to the L1 stage at its edge exactly
+        when L1 holds a copy of the register."""
+        transfer = self.dut.parts["transfer"]
+        response = transfer.response
+        invalidated, expected = Signal(), Signal()
+        m.d.sync += [invalidated.eq(response.valid & response.ready
+                                    & (transfer.answering.op == CompressorOp.INVALIDATE)),
+                     expected.eq(copied)]
+        with m.If(after_reset & invalidated):
+            m.d.comb += Assert((transfer.phase == TransferPhase.L1) == expected)
 
     def _l1(self, m):
         compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
@@ -87,13 +135,14 @@ class ShardFormal(Elaboratable):
             Assert(~(compressor.l1_response.ready & transfer.l1_response.ready)),
         ]
 
-    def _answer_order(self, m, after_reset):
+    def _answer_order(self, m, after_reset, copied):
         """A two-entry FIFO of the requests answered uncompressed (``{op, warp, reg}``); a
         transfer unit's L1 handshake must carry its head. Two entries, so that a unit that
         answered past a waiting L1 request fails here and not by overflow."""
         transfer = self.dut.parts["transfer"]
         response, job = transfer.response, transfer.answering
-        to_l1 = response.valid & response.ready & ~response.payload.compressed
+        to_l1 = (response.valid & response.ready & ~response.payload.compressed
+                 & ((job.op != CompressorOp.INVALIDATE) | copied))
         l1_op = Signal(L1Op)
         m.d.comb += l1_op.eq(Mux(job.op == CompressorOp.PRELOAD, L1Op.READ,
                                  Mux(job.op == CompressorOp.EVICT, L1Op.WRITE,
@@ -147,7 +196,7 @@ class ShardFormal(Elaboratable):
         with m.If(after_reset & waited):
             m.d.comb += [Assert(out.valid), Assert(out.payload.as_value() == before.as_value())]
 
-    def _covers(self, m, after_reset):
+    def _covers(self, m, after_reset, copied):
         dut = self.dut
         cm, osu = dut.parts["cm"], dut.parts["osu"]
         compressor, transfer = dut.parts["compressor"], dut.parts["transfer"]
@@ -169,7 +218,10 @@ class ShardFormal(Elaboratable):
                                          & ~cm.preload[b].payload.invalidate
                                          & osu.preloaded[b].valid)
             queue_full = queue_full | (cm.preload[b].valid & ~cm.preload[b].ready)
+        invalidation = answered & (op == CompressorOp.INVALIDATE.value)
         events = [
+            (invalidation & ~copied, "invalidation_skips_l1"),
+            (invalidation & copied, "invalidation_to_l1"),
             (reads[0].valid & reads[1].valid & (bank(reads[0]) == bank(reads[1])),
              "read_bank_conflict"),
             (osu.writeback.valid & osu.writeback.ready, "eviction"),

@@ -12,6 +12,10 @@ __all__ = [
     "AnswerOvertakes",
     "AnswerOvertakesTransfer",
     "ConflictIgnored",
+    "CopyForgotten",
+    "CopyForgottenTransfer",
+    "InvalidatesAll",
+    "InvalidatesAllTransfer",
     "TakesBeforeAnswer",
     "WarpsAlias",
     "WritebacksFirst",
@@ -93,3 +97,36 @@ class AnswerOvertakes(Shard):
     compressor-answer order"."""
 
     transfer_class = AnswerOvertakesTransfer
+
+
+class InvalidatesAllTransfer(Transfer):
+    """Every invalidation goes to L1, whether L1 holds a copy of the register or not (the
+    shard before the ``l1_copy`` bit)."""
+
+    @staticmethod
+    def _invalidation_to_l1(copied):
+        return 1
+
+
+class InvalidatesAll(Shard):
+    """A shard with :class:`InvalidatesAllTransfer`. Killed by "an invalidation goes to L1
+    exactly when L1 holds a copy"."""
+
+    transfer_class = InvalidatesAllTransfer
+
+
+class CopyForgottenTransfer(Transfer):
+    """No invalidation goes to L1, not even of a register L1 holds a copy of (a dead
+    register's line stays in L1)."""
+
+    @staticmethod
+    def _invalidation_to_l1(copied):
+        return 0
+
+
+class CopyForgotten(Shard):
+    """A shard with :class:`CopyForgottenTransfer`. Killed by "an invalidation goes to L1
+    exactly when L1 holds a copy" (it needs an eviction written to L1, then the register's
+    invalidation: deeper than the suite's BMC)."""
+
+    transfer_class = CopyForgottenTransfer

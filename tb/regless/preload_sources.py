@@ -5,8 +5,9 @@
 regions of 6-12 registers plus the check regions, the shard at its defaults) on the golden
 shard, once with the paper's two instructions per cycle and once with one, and prints per
 seed (default 1 and 2) the cycles, the reads checked, the preload entries, their hits in the
-OSU, the preloads answered by the compressor and by L1, and the evictions (compressed or
-not). The workload is random, not a kernel.
+OSU, the preloads answered by the compressor and by L1, the evictions (compressed or
+not) and the invalidations (all, and those sent to L1 because L1 held a copy). The workload
+is random, not a kernel.
 """
 
 import sys
@@ -36,7 +37,8 @@ def measure(seed: int, **params) -> dict:
             "osu_hits": stats["preload"] - served,
             "from_compressor": counts["preload_compressed"], "from_l1": counts["preload_l1"],
             "evictions": counts["evict_compressed"] + counts["evict_l1"],
-            "evictions_compressed": counts["evict_compressed"]}
+            "evictions_compressed": counts["evict_compressed"],
+            "invalidations": counts["invalidate"], "invalidations_l1": counts["invalidate_l1"]}
 
 
 def main(argv: list[str]) -> None:
