@@ -14,8 +14,9 @@ from tests.test_timing_fast import _first_difference, _state
 CASES = [
     ("fma_subcore", "greener", {}),
     ("reduction", "sleep_reg", {}),
-    ("bfs", "greener", {}),
-    ("backprop_forward", "oracle", {}),
+    ("saxpy", "oracle", {}),
+    pytest.param("bfs", "greener", {}, marks=pytest.mark.soak),
+    pytest.param("backprop_forward", "oracle", {}, marks=pytest.mark.soak),
     ("gaussian", "runtime", {}),
     ("hotspot", "compiler", {}),
     ("reduction", "greener", {"scheduler": "rba"}),
