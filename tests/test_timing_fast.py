@@ -34,8 +34,8 @@ def _state(sub, now: int, acted: bool) -> tuple:
 
 
 def _recorded(monkeypatch, name, config, *, fast):
-    """Every sub-core's state after each of its cycles, running the fast path (``True``),
-    session 9's (``"session9"``) or the generic one (``False``)."""
+    """Every sub-core's state after each of its cycles, running the fast path (``True``)
+    or the generic one (``False``)."""
     states = []
 
     def recording(method):
@@ -46,7 +46,7 @@ def _recorded(monkeypatch, name, config, *, fast):
         return cycle
 
     with monkeypatch.context() as patch:
-        for method in ("cycle", "fast_cycle", "session9_cycle"):
+        for method in ("cycle", "fast_cycle"):
             patch.setattr(timing_module._SubCore, method,
                           recording(getattr(timing_module._SubCore, method)))
         run = run_kernel(name, "test", timing=load_config(**config),
@@ -82,14 +82,6 @@ def test_a_fast_path_ignoring_the_greedy_warp_is_caught(monkeypatch):
     monkeypatch.setattr(timing_module._SubCore, "_gto_pick", oldest_first)
     fast, _ = _recorded(monkeypatch, "reduction", {"scheduler": "gto"}, fast=True)
     assert _first_difference(fast, generic) is not None
-
-
-@pytest.mark.parametrize(("name", "config"), [CASES[0], CASES[3]])
-def test_session9_fast_cycle_still_equals_the_golden_blocks(monkeypatch, name, config):
-    """The session-9 path ``throughput`` measures beside today's makes the same decisions."""
-    old, _ = _recorded(monkeypatch, name, config, fast="session9")
-    generic, _ = _recorded(monkeypatch, name, config, fast=False)
-    assert _first_difference(old, generic) is None
 
 
 @pytest.mark.parametrize(("method", "scheduler"), [("_gto_pick", "gto"),

@@ -1,8 +1,7 @@
 """Throughput of the timing model per scheduler: ``python -m gpurf.sim.sm.throughput``.
 
 Runs each workload at a size on the timing model under each scheduler (V100 preset) and
-each sub-core path (``--path``: ``fast``, today's ``_SubCore.fast_cycle``; ``session9``,
-session 9's, kept selectable to be measured beside it in one run; ``generic``, the golden
+each sub-core path (``--path``: ``fast``, ``_SubCore.fast_cycle``; ``generic``, the golden
 blocks' methods called one by one) and prints, per run, the warp instructions, wall and
 process CPU seconds of the whole run (functional cohorts included, as ``gpurf sm bench``
 counts them), the seconds of the timing loop alone (``TimingStats.seconds``), warp
@@ -18,7 +17,7 @@ from gpurf.sim.sm.config import load_config
 __all__ = ["measure"]
 
 
-PATHS = {"fast": True, "session9": "session9", "generic": False}
+PATHS = {"fast": True, "generic": False}
 """``--path`` -> :class:`~gpurf.sim.sm.timing.TimingSM`'s ``fast``."""
 
 

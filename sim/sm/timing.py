@@ -308,11 +308,11 @@ class _SubCore:
         self.gto = config.scheduler == "gto"
         self.allocations = [None] * (len(sm.program.code) * config.slots)
         """Per ``pc * slots + slot``: the collector's operands and queue posts of the
-        instruction (:meth:`_fast_allocate`; the operands shared: no data is carried)."""
-        if (sm.fast and self.picks and type(blocks) is GoldenBlocks
-                and self.pick_warp is pick_warp and type(self.oc) is OperandCollector
-                and type(self.scorer) in (type(None), RbaScorer)):
-            self.cycle = self.session9_cycle if sm.fast == "session9" else self.fast_cycle
+        instruction (:meth:`fast_cycle`; the operands shared: no data is carried)."""
+        if (sm.fast and type(blocks) is GoldenBlocks and type(self.oc) is OperandCollector
+                and (self.policy == "lrr" or (self.picks and self.pick_warp is pick_warp
+                     and type(self.scorer) in (type(None), RbaScorer)))):
+            self.cycle = self.fast_cycle
         self.lag = 0
         """Cycles the scorer has not seen (idle collector, constant inputs)."""
         self.soonest = 0
@@ -480,14 +480,19 @@ class _SubCore:
         """:meth:`cycle` for the golden blocks without mechanism hooks: the same decisions
         and state updates (the collector's :meth:`~OperandCollector.grants`,
         :meth:`~OperandCollector.offer`, :meth:`~OperandCollector.accepts` and
-        :meth:`~OperandCollector.advance`, the golden :func:`pick_warp`, the SM's
-        :meth:`TimingSM.dispatch` of an ALU instruction and :meth:`_issued`) computed inline,
-        with the GTO warp found without listing every ready warp (:meth:`_gto_pick`).
-        ``tests/test_timing_fast.py`` checks it against :meth:`cycle` cycle by cycle."""
+        :meth:`~OperandCollector.advance`, the golden :func:`pick_warp` or LRR's
+        :meth:`_select`, the SM's :meth:`TimingSM.dispatch` of an ALU instruction and
+        :meth:`_issued`) computed inline, with the GTO warp found without listing every ready
+        warp (:meth:`_gto_pick`). Under LRR or RBA, register power states
+        (:class:`gpurf.sim.sm.power.RegisterPower`) filter the ready warps and are told of
+        every issue and dispatch where :meth:`cycle` does so. ``tests/test_timing_fast.py``
+        and ``tests/test_greener_sm_fast.py`` check it against :meth:`cycle` cycle by
+        cycle."""
         oc = self.oc
         order = oc.order
         buffer = oc.buffer
         gto = self.gto
+        power = self.sm.power
         if not order and buffer is None:
             if gto:
                 chosen = self._gto_pick(now)
@@ -509,9 +514,9 @@ class _SubCore:
                 if not unit.waiting and unit.ready_at <= cycle:
                     offer = c
                     break
-        if not gto:
+        if self.scorer is not None:
             basis = self._score_basis([len(q) for q in oc.queues])
-        if oc.queued:  # :meth:`_fast_grants`, inline
+        if oc.queued:  # :meth:`OperandCollector._grant` and :meth:`_read`, inline
             due = cycle + self.read_latency
             granted = 0
             for bank, queue in enumerate(oc.queues):
@@ -542,7 +547,11 @@ class _SubCore:
         if not accepts:
             chosen = None
         elif not gto:
-            chosen = self._fast_pick(self._fast_ready(now), basis)
+            ready = self._fast_ready(now)
+            if ready and power is not None:
+                ready = power.ready(self, ready, now)
+            chosen = (self._fast_pick(ready, basis) if self.scorer is not None
+                      else self._lrr_pick(ready))
         elif chosen is False:
             chosen = self._gto_pick(now)
         if dispatched is not None:
@@ -551,7 +560,7 @@ class _SubCore:
             oc.held = None
         else:
             oc.held = offer
-        if buffer is not None and None in units:  # :meth:`_fast_allocate`, inline
+        if buffer is not None and None in units:  # :meth:`OperandCollector._allocate`, inline
             cu = units.index(None)
             slot, _, tag = buffer
             key = tag[1] * self.slot_count + slot
@@ -574,6 +583,8 @@ class _SubCore:
             self._fast_dispatch(dispatched, now)
         if chosen is not None:
             self._fast_issued(chosen, pc)
+            if power is not None:
+                power.issued(self, chosen, pc, now)
         else:
             # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
             ready = not accepts and (self._gto_pick(now) is not None if gto
@@ -585,11 +596,11 @@ class _SubCore:
     def _fast_dispatch(self, dispatched, now: int) -> None:
         """:meth:`TimingSM.dispatch` (and the reads beyond the collector's operands), with the
         completion, scoreboard, writeback and wake-up of an instruction that is not a branch,
-        barrier or exit inline."""
+        barrier or exit inline (without register power states: they hook the dispatch)."""
         warp, pc = dispatched[0], dispatched[1]
         sm = self.sm
         unit = self.unit_of[pc]
-        if self.kinds[pc] != ALU:
+        if self.kinds[pc] != ALU or sm.power is not None:
             sm.dispatch(self, warp, pc, dispatched[2], now)
         else:
             self.unit_free[unit] = now + self.interval[unit]
@@ -656,76 +667,6 @@ class _SubCore:
             if t < self.soonest:
                 self.soonest = t
 
-    def session9_cycle(self, now: int) -> bool:
-        """Session 9's :meth:`fast_cycle`, kept selectable (``TimingSM(fast="session9")``) so
-        ``python -m gpurf.sim.sm.throughput`` measures both in one run: the same decisions
-        and state updates (the collector's :meth:`~OperandCollector.grants`,
-        :meth:`~OperandCollector.offer`, :meth:`~OperandCollector.accepts` and
-        :meth:`~OperandCollector.advance`, the golden :func:`pick_warp` under GTO) computed
-        inline, with the GTO warp found without listing every ready warp
-        (:meth:`_gto_pick`). ``tests/test_timing_fast.py`` checks it against
-        :meth:`cycle` cycle by cycle."""
-        oc = self.oc
-        order = oc.order
-        if not order and oc.buffer is None:
-            chosen = self._session9_gto_pick(now) if self.gto else None
-            if chosen is None and (self.gto or not self._ready(now)):
-                return self._stall(now)
-        if self.lag:
-            self.catch_up()
-        units = oc.units
-        writes = self.writes.pop(now, 0) if self.writes else 0
-        offer = oc.held
-        if offer is None:
-            cycle = oc.cycle
-            for c in order:
-                unit = units[c]
-                if not unit.waiting and unit.ready_at <= cycle:
-                    offer = c
-                    break
-        if not self.gto:
-            queue_len = [len(q) for q in oc.queues]
-        if oc.queued:
-            self._fast_grants(oc, units, writes)
-        dispatched = None
-        if offer is not None:
-            dispatched = units[offer].tag
-            if self.unit_free[self.unit_of[dispatched[1]]] > now:
-                dispatched = None
-                self.dispatch_stalls += 1
-        scores = None if self.gto else self._score_basis(queue_len)
-        buffer = oc.buffer
-        accepts = buffer is None or dispatched is not None or None in units
-        chosen = None if not accepts else (
-            self._session9_gto_pick(now) if self.gto else self._fast_pick(self._ready(now), scores))
-        if dispatched is not None:
-            units[offer] = None
-            order.remove(offer)
-            oc.held = None
-        else:
-            oc.held = offer
-        if buffer is not None and None in units:
-            self._fast_allocate(oc, units, units.index(None), buffer)
-            oc.buffer = None
-        if chosen is not None:
-            pc = chosen.pcs[chosen.pos]
-            oc.buffer = (chosen.slot, self.issue_regs[pc], (chosen, pc, chosen.rpos, chosen.pos))
-        oc.cycle += 1
-        if dispatched is not None:
-            sm = self.sm
-            sm.dispatch(self, *dispatched[:3], now)
-            if sm.uncollected[dispatched[1]]:
-                _unread(dispatched[0], sm.uncollected[dispatched[1]])
-        if chosen is not None:
-            self._issued(chosen, pc)
-        else:
-            # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
-            ready = not accepts and (self._session9_gto_pick(now) is not None if self.gto
-                                     else bool(self._ready(now)))
-            self.reason = reason = "collector_full" if ready else self._stall_reason()
-            self.stalls[reason] += 1
-        return True
-
     def _score_basis(self, queue_len):
         """:meth:`RbaScorer.advance` without :class:`LazyScores`: the scorer's clock edge,
         returning the slot operands and queue lengths this cycle's scores are of."""
@@ -748,6 +689,17 @@ class _SubCore:
             return self.slots[self.greedy]
         return self.slots[self._rba_pick(ready, *basis)]
 
+    def _lrr_pick(self, ready: list[int]) -> _Warp | None:
+        """:meth:`_select` under LRR: the first ready slot after the last to issue, wrapping
+        round (``ready`` is in ascending slot order, as :attr:`live`)."""
+        if not ready:
+            return None
+        last = self.last
+        for slot in ready:
+            if slot > last:
+                return self.slots[slot]
+        return self.slots[ready[0]]
+
     def _rba_pick(self, ready, slot_ops, queue_len) -> int:
         """:func:`pick_warp` under RBA: the ready slot with the lowest score
         (:func:`~gpurf.golden.subcore.rba_scorer.rba_score`), ties to the oldest."""
@@ -763,46 +715,6 @@ class _SubCore:
             if best_key is None or key < best_key:
                 best, best_key = slot, key
         return best
-
-    def _fast_allocate(self, oc, units, cu: int, buffer) -> None:
-        """:meth:`OperandCollector._allocate` of the issue register's instruction, its
-        operands and queue posts looked up per instruction and warp slot."""
-        slot, regs, tag = buffer
-        key = tag[1] * len(self.slots) + slot
-        entry = self.allocations[key]
-        if entry is None:
-            entry = self.allocations[key] = oc._operands(slot, regs)
-        operands, posts = entry
-        queues = oc.queues
-        for bank, index in posts:
-            queues[bank].append((cu, index))
-        units[cu] = Unit(slot, operands, len(posts), 0, tag)
-        oc.queued += len(posts)
-        oc.order.append(cu)
-
-    def _fast_grants(self, oc, units, writes: int) -> None:
-        """The collector's grants of this cycle (:meth:`OperandCollector._grant`) and the
-        reads they make (:meth:`_read`)."""
-        due = oc.cycle + oc.config.read_latency
-        granted = 0
-        for bank, queue in enumerate(oc.queues):
-            if queue and not writes >> bank & 1:
-                cu, index = queue.popleft()
-                unit = units[cu]
-                unit.waiting -= 1
-                unit.ready_at = due
-                granted += 1
-                reading = unit.tag[0].reading
-                reg = unit.operands[index].reg
-                left = reading[reg] - 1
-                if left:
-                    reading[reg] = left
-                else:
-                    del reading[reg]
-        if granted:  # as :meth:`cycle`: conflicts are counted in cycles with a grant
-            oc.queued -= granted
-            self.reads += granted
-            self.conflicts += oc.queued
 
     def _gto_pick(self, now: int) -> _Warp | None:
         """The warp :func:`pick_warp` chooses under GTO in cycle ``now``: the greedy slot's
@@ -842,21 +754,6 @@ class _SubCore:
                 soonest = min(soonest, w.wake)
             self.soonest = soonest
         return ready
-
-    def _session9_gto_pick(self, now: int) -> _Warp | None:
-        """Session 9's :meth:`_gto_pick` (no :attr:`soonest`), for :meth:`session9_cycle`."""
-        slots, writes = self.slots, self.sm.overwrites
-        if self.greedy is not None:
-            w = slots[self.greedy]
-            if w is not None and w.wake <= now and not (
-                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
-                return w
-        for slot in self.order:
-            w = slots[slot]
-            if w.wake <= now and not (
-                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
-                return w
-        return None
 
     def _ready(self, now: int) -> list[int]:
         """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
@@ -1015,11 +912,11 @@ class TimingSM:
     blocks : GoldenBlocks, optional
         Factory of the sub-core blocks the SM consults (:mod:`gpurf.sim.sm.blocks`;
         default: the golden models).
-    fast : bool or str
+    fast : bool
         Run the sub-cores' inlined cycle (:meth:`_SubCore.fast_cycle`) when the blocks are
-        the golden ones and no mechanism hooks in (``False``: always :meth:`_SubCore.cycle`,
-        the blocks' methods called one by one; ``"session9"``: session 9's inlined cycle,
-        :meth:`_SubCore.session9_cycle`, for throughput comparisons).
+        the golden ones, the scheduler is GTO, RBA or LRR, and no mechanism hooks in but
+        register power states under LRR or RBA (``False``: always :meth:`_SubCore.cycle`,
+        the blocks' methods called one by one).
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
@@ -1047,10 +944,12 @@ class TimingSM:
         self.reuser = getattr(values, "issue", None)
         """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
         self.make_block = make_block
-        hooked = self.values is not None or power is not None or self.reuser is not None
+        hooked = (self.values is not None or self.reuser is not None
+                  or (power is not None and config.scheduler == "gto"))
         self.fast = False if hooked else fast
-        """Sub-cores run :meth:`_SubCore.fast_cycle` (or ``"session9"``: session 9's,
-        :meth:`_SubCore.session9_cycle`) where it applies."""
+        """Sub-cores run :meth:`_SubCore.fast_cycle` where it applies (its inlined GTO pick
+        does not consult register power states: GTO with them takes
+        :meth:`_SubCore.cycle`)."""
         self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
         self.assigner = blocks.assigner(config)
