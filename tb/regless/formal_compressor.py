@@ -21,12 +21,14 @@ a preload so taken at the answer of a compressed eviction of the same register
 (``preload_after_eviction``: its check must see the eviction's bit).
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
-from amaranth.asserts import AnyConst, AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal, Value
+from amaranth.asserts import AnyConst, Initial
+from amaranth.hdl import Assert
 
 from gpurf.hw.regless.compressor import Compressor, PatternMatch, Phase
 from gpurf.hw.regless.layouts import CompressorOp
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "CompressorFormal"]
 
@@ -35,21 +37,18 @@ SMALL = {"lanes": 4, "data_width": 4, "warps": 2, "regs": 2, "lines": 2}
 (4 compressed lines), 2 lines of internal store."""
 
 
-class CompressorFormal(Elaboratable):
+class CompressorFormal(FormalHarness):
     """The compressor with free inputs, an L1 memory and the invariants above
     (``params`` override SMALL; ``block`` a mutant class)."""
 
-    def __init__(self, *, block=Compressor, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = Compressor
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.request.payload, dut.request.valid, dut.response.ready,
-                     dut.l1_request.ready, dut.l1_response.valid):
-            m.d.comb += port.eq(AnySeq(len(Value.cast(port))))
+        self.free_streams(m, dut.request)
+        self.free_ready(m, dut.response, dut.l1_request)
+        self.free(m, dut.l1_response.valid)
         memory = self._l1(m)
         known = Signal(config.registers)
         values = [Signal(config.value_layout, name=f"value_{g}")
@@ -57,7 +56,6 @@ class CompressorFormal(Elaboratable):
         self._knowledge(m, known, values)
         self._store(m, memory, known, values)
         self._one_at_a_time(m)
-        return m
 
     def _one_at_a_time(self, m):
         """At most one request outstanding; the next is taken only as its answer is."""
@@ -75,8 +73,8 @@ class CompressorFormal(Elaboratable):
         same = ((dut.request.payload.warp == last.warp)
                 & (dut.request.payload.reg == last.reg)
                 & (dut.request.payload.op == CompressorOp.PRELOAD))
-        m.d.comb += [Cover(taken & answered, "back_to_back"),
-                     Cover(taken & answered & evicted & same, "preload_after_eviction")]
+        self.covers(m, [(taken & answered, "back_to_back"),
+                        (taken & answered & evicted & same, "preload_after_eviction")])
 
     def _l1(self, m):
         """The L1 copy of every compressed line; a fetch is answered with its line."""
