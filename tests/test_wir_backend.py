@@ -16,7 +16,7 @@ from gpurf.hw.wir.layouts import Outcome
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
 from gpurf.tb.wir import mutants
-from gpurf.tb.wir.formal_backend import BackendFormal, NarrowedBackendFormal
+from gpurf.tb.wir.formal_backend import BackendFormal
 from gpurf.tb.wir.test_backend import directed_reuse_hit, random_stream
 
 SMALL = get_block("wir.backend").test_params[0]
@@ -142,11 +142,11 @@ def test_formal_covers_reached():
 @pytest.mark.slow_formal
 def test_formal_kills_hit_sources_kept():
     """``HitSourcesKept`` (a reuse hit keeps its in-flight source references) fails the
-    no-leak proof: BMC 12 with ABC's ``bmc3`` on the narrowed environment (its
-    counterexample is one of the full harness too; time in docs/wir.md). A hit with mapped
-    register sources needs about 9 steps: allocate, issue and reserve, execute and fill,
-    issue again and hit."""
-    result = prove(NarrowedBackendFormal(block=mutants.HitSourcesKept),
+    no-leak proof: BMC 12 with ABC's ``bmc3``. A hit with mapped register sources needs
+    about 9 steps (allocate, issue and reserve, execute and fill, issue again and hit).
+    Not yet seen to finish: frames 0-7 passed in 190 s of ABC time (load 30), frame 8
+    was still running after 8 minutes (docs/wir.md)."""
+    result = prove(BackendFormal(block=mutants.HitSourcesKept),
                    name="wir_backend_hit_sources_kept", depth=12, mode="bmc",
                    engine="abc bmc3", timeout=7200)
     assert result.status == "FAIL", result.log_tail

@@ -33,9 +33,9 @@ from amaranth.hdl import Assert, Assume, Cover
 
 from gpurf.hw.wir.backend import Backend
 from gpurf.hw.wir.configs import SOURCES
-from gpurf.hw.wir.layouts import LoadKind, Outcome
+from gpurf.hw.wir.layouts import Outcome
 
-__all__ = ["SMALL", "BackendFormal", "NarrowedBackendFormal"]
+__all__ = ["SMALL", "BackendFormal"]
 
 SMALL = {"warps": 1, "regs": 2, "pregs": 4, "lanes": 1, "data_width": 2, "hash_width": 1,
          "entries": 2, "reuse_entries": 2, "imm_bits": 2, "blocks": 1, "barrier_bits": 1,
@@ -250,21 +250,3 @@ class BackendFormal(Elaboratable):
         ]
         m.d.comb += [Cover(running & test, name) for test, name in covers]
 
-
-class NarrowedBackendFormal(BackendFormal):
-    """:class:`BackendFormal` with a narrowed environment, for finding a mutant's
-    counterexample sooner: no ``hold``, ``drop``, ``exit``, ``barrier`` or ``launch``, and
-    every issue convergent, not a bypass, not a store and not a load. The extra
-    assumptions only remove behaviours, so a counterexample found here is one of
-    :class:`BackendFormal` too (a kill here is a kill there); a pass proves nothing more
-    than the narrowed environment."""
-
-    def _drive(self, m):
-        super()._drive(m)
-        dut = self.dut
-        issue = dut.issue.payload
-        m.d.comb += [Assume(~port.valid) for port in (dut.hold, dut.drop, dut.exit,
-                                                       dut.barrier, dut.launch)]
-        m.d.comb += [Assume(~issue.divergent), Assume(~issue.bypass),
-                     Assume(~issue.store_shared), Assume(~issue.store_global),
-                     Assume(issue.kind == LoadKind.OTHER)]
