@@ -128,7 +128,8 @@ def test_wir_records_the_vsb_and_pipeline_beside_the_sub_core_blocks(wir):
     names = {p.stem for p in paths}
     assert {VSB, WIR_PIPELINE} <= names
     blocks = sorted({Trace(p).block for p in paths})
-    assert blocks == sorted(["wir.pipeline", "wir.value_signature_buffer", *SUB_CORE_BLOCKS])
+    assert blocks == sorted(["wir.backend", "wir.pipeline", "wir.value_signature_buffer",
+                             *SUB_CORE_BLOCKS])
     for path in paths:
         assert Trace(path).header["source"]["kernel"] == KERNEL
         assert Trace(path).cycles > 0
@@ -170,7 +171,7 @@ def run_cli(capsys, *argv):
     return done.value.code, out, err
 
 
-@pytest.mark.parametrize(("mechanism", "traces"), [("compression", 7), ("wir:R", 7)])
+@pytest.mark.parametrize(("mechanism", "traces"), [("compression", 7), ("wir:R", 8)])
 def test_cli_records_a_mechanism(capsys, tmp_path, mechanism, traces):
     code, out, err = run_cli(capsys, "sm", "run", KERNEL, "--mechanism", mechanism,
                              "--record", tmp_path / "t", "--json")

@@ -15,6 +15,7 @@ from gpurf.hw.wir.configs import BACKEND_HEADROOM, BackendConfig
 from gpurf.hw.wir.layouts import Outcome
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
+from gpurf.tb.wir import mutants
 from gpurf.tb.wir.formal_backend import BackendFormal
 from gpurf.tb.wir.test_backend import directed_reuse_hit, random_stream
 
@@ -135,3 +136,18 @@ def test_formal_covers_reached():
     result = prove(BackendFormal(), name="wir_backend_cover", depth=12, mode="cover",
                    timeout=7200)
     assert result.passed and set(result.reached) == set(result.covers), result.log_tail
+
+
+@needs_solver
+@pytest.mark.slow_formal
+def test_formal_kills_hit_sources_kept():
+    """``HitSourcesKept`` (a reuse hit keeps its in-flight source references) fails the
+    no-leak proof: BMC 12 with ABC's ``bmc3``. A hit with mapped register sources needs
+    about 9 steps (allocate, issue and reserve, execute and fill, issue again and hit).
+    Not yet seen to finish: frames 0-7 passed in 190 s of ABC time (load 30), frame 8
+    was still running after 8 minutes (docs/wir.md)."""
+    result = prove(BackendFormal(block=mutants.HitSourcesKept),
+                   name="wir_backend_hit_sources_kept", depth=12, mode="bmc",
+                   engine="abc bmc3", timeout=7200)
+    assert result.status == "FAIL", result.log_tail
+    print(result.failed_step, f"{result.seconds:.0f} s")

@@ -23,7 +23,7 @@ _WHY_BITS = "gpurf's entry layout differs from the paper's for this structure"
 _WHY_DEPTH = ("gpurf's hash is a balanced XOR2 tree per output bit (its depth: the widest "
               "bit's inputs, log2); the paper counts 13 XOR2 in its critical path without "
               "saying how its gates are arranged")
-_WHY_REUSE = ("gpurf runs its own 10-kernel suite (PTX from nvcc, not the paper's 48 "
+_WHY_REUSE = ("gpurf runs its own kernel suite (PTX from nvcc, not the paper's 48 "
               "PTXplus benchmarks); 64-bit results, guarded instructions and predicate or "
               "special-register sources bypass the buffer (see docs/wir.md)")
 _WHY_ENERGY = ("gpurf's energy covers the backend it models (register file, functional units, "

@@ -15,7 +15,9 @@ the SM runs (:class:`~gpurf.sim.sm.record.RecordingBlocks`, the ``blocks=`` seam
 - **wir**: ``launch000-value_signature_buffer`` (the VSB's ports during the first launch,
   :meth:`~gpurf.sim.sm.wir.WirStorage.record_vsb`) and ``wir-pipeline`` (the run's register
   traffic through ``wir.pipeline`` at its small tap configuration,
-  :mod:`gpurf.sim.sm.wir_trace`). These two files are written by the WIR storage itself
+  :mod:`gpurf.sim.sm.wir_trace`) and ``wir-backend`` (the run's instruction stream through
+  the composed ``wir.backend``, :class:`~gpurf.sim.sm.wir_trace.BackendTap`). These three
+  files are written by the WIR storage itself
   (their headers carry no SM configuration); the folder lists them with the others.
 
 ``gpurf replay DIR`` replays them all.
@@ -28,13 +30,14 @@ from .compression_trace import PathsRecording
 from .config import SMConfig, load_config
 from .record import record_run
 
-__all__ = ["READ_PATH", "VSB", "WIR_PIPELINE", "WRITE_PATH", "record_compression",
+__all__ = ["READ_PATH", "VSB", "WIR_BACKEND", "WIR_PIPELINE", "WRITE_PATH", "record_compression",
            "record_wir"]
 
 READ_PATH = "compression-read_path"
 WRITE_PATH = "compression-write_path"
 VSB = "launch000-value_signature_buffer"
 WIR_PIPELINE = "wir-pipeline"
+WIR_BACKEND = "wir-backend"
 
 
 def compression_config() -> SMConfig:
@@ -85,7 +88,8 @@ def record_compression(folder, kernel: str, size: str, quality: str = "perfect",
 def record_wir(folder, kernel: str, size: str, config: str = "RLPV", *,
                sm: SMConfig | None = None) -> tuple[dict, list[Path]]:
     """:func:`~gpurf.sim.sm.wir.run_wir` of ``kernel`` with WIR configuration ``config``,
-    recording the sub-core blocks, the VSB (first launch) and ``wir.pipeline`` into
+    recording the sub-core blocks, the VSB (first launch), ``wir.pipeline`` and
+    ``wir.backend`` into
     ``folder``. Returns ``(result, paths)`` (``result`` as ``run_wir``'s, baseline
     included).
 
@@ -101,13 +105,15 @@ def record_wir(folder, kernel: str, size: str, config: str = "RLPV", *,
     traces, sub_cores = record_run(folder, kernel, size, wir_sm_config(sm, CONFIGS[config]))
     traces.source["mechanism"] = f"wir:{config}"
     vsb, pipeline = folder / f"{VSB}.trace", folder / f"{WIR_PIPELINE}.trace"
+    backend = folder / f"{WIR_BACKEND}.trace"
     try:
         result = run_wir(kernel, config, size, sm=sm, record_vsb=vsb, record_pipeline=pipeline,
-                         mechanism=sub_cores)
+                         record_backend=backend, mechanism=sub_cores)
     except BaseException:
         traces.abandon()
         raise
     paths = traces.close()
     paths += [path for path, cycles in ((vsb, result["vsb_cycles"]),
-                                        (pipeline, result["pipeline_cycles"])) if cycles]
+                                        (pipeline, result["pipeline_cycles"]),
+                                        (backend, result["backend_cycles"])) if cycles]
     return result, paths

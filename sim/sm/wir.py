@@ -65,7 +65,8 @@ from gpurf.sim.ptx.ir import Addr, Imm, Reg, Sym
 
 from .config import SMConfig
 from .program import Program
-from .values import LANES, RegisterStorage, ValueMismatchError, word_layout
+from .values import LANES, RegisterStorage, ValueMismatchError, lane_mask, word_layout
+from .wir_trace import Issued
 
 __all__ = ["CONFIGS", "WirConfig", "WirStorage", "eligibility", "wir_sm_config"]
 
@@ -314,6 +315,9 @@ class WirStorage(RegisterStorage):
         self.tap = None
         """A :class:`~gpurf.sim.sm.wir_trace.PipelineTap` recording the kernel's register
         traffic through ``wir.pipeline`` (:meth:`record_pipeline`), or ``None``."""
+        self.backend_tap = None
+        """A :class:`~gpurf.sim.sm.wir_trace.BackendTap` recording the kernel's instruction
+        stream through ``wir.backend`` (:meth:`record_backend`), or ``None``."""
         self._reset()
         self.stats = dict.fromkeys((
             "issued", "eligible", "lookups", "hits", "pending_hits", "retry_hits",
@@ -331,6 +335,8 @@ class WirStorage(RegisterStorage):
         pregs = config.pregs
         if self.tap is not None:
             self.tap.drop_all()
+        if self.backend_tap is not None:
+            self.backend_tap.new_launch()
         self.values = np.zeros((pregs, LANES), np.uint32)
         self.pool = RegisterPool(pregs=pregs, count_width=config.count_width)
         self.vsb = ValueSignatureBuffer(entries=config.vsb_entries, pregs=pregs)
@@ -459,6 +465,8 @@ class WirStorage(RegisterStorage):
         stats["rename_reads"] += 1
         self._memory_events(key, pc)
         rule = self.eligible[pc]
+        if self.backend_tap is not None:
+            self.backend_tap.issue(self._issued(warp, key, pc, rule))
         plan = None
         if isinstance(rule, Eligible):
             stats["eligible"] += 1
@@ -471,6 +479,28 @@ class WirStorage(RegisterStorage):
                 return True
         self._hold_sources(key, pc)
         return False
+
+    def _issued(self, warp, key, pc: int, rule) -> Issued:
+        """Instruction ``pc`` of timing warp ``warp`` as :class:`~gpurf.sim.sm.wir_trace.
+        BackendTap` takes it (no side effect on the SM's WIR state)."""
+        sources, dests = self.layout.sources[pc], self.layout.dests[pc]
+        values = warp.values
+        mask = int(values.masks[warp.pos])
+        lanes = lane_mask(mask) if mask else np.ones(LANES, bool)
+        dst = value = None
+        if dests and dests[0].reg is not None and mask:
+            dst = dests[0].reg
+            value = values.words[values.offsets[warp.pos] + len(sources)]
+        eligible = isinstance(rule, Eligible) and (
+            self.config.loads or rule.kind == LoadKind.OTHER.value)
+        if eligible:
+            fields = [sources[v].reg if kind == "word" else v for kind, v in rule.fields]
+            opcode, regs, kind = rule.opcode.op, rule.opcode.regs, rule.kind
+        else:
+            fields = [w.reg for w in sources if w.reg is not None][:3]
+            opcode, regs, kind = 0, (1 << len(fields)) - 1, LoadKind.OTHER.value
+        return Issued(key, warp.block.id, opcode, regs, fields + [0] * (3 - len(fields)),
+                      dst, value, lanes, kind, self.stores[pc], self.bars[pc], not eligible)
 
     def _count_energy(self, pc: int, reused: bool) -> None:
         """Backend energy of instruction ``pc`` in the baseline (always executed) and with
@@ -770,6 +800,21 @@ class WirStorage(RegisterStorage):
 
         self.tap = PipelineTap(path, source, self.config.seed)
 
+    def record_backend(self, path, source: dict) -> None:
+        """Record the run's instruction stream through ``wir.backend`` to the trace ``path``
+        (:class:`~gpurf.sim.sm.wir_trace.BackendTap`) until :meth:`close_backend`."""
+        from .wir_trace import BackendTap
+
+        self.backend_tap = BackendTap(path, source, self.config.seed)
+
+    def close_backend(self) -> tuple[int, dict, dict]:
+        """Close the backend trace; its cycle count (0: none recorded), retirements per
+        outcome and ``out`` answers per kind."""
+        tap, self.backend_tap = self.backend_tap, None
+        if tap is None:
+            return 0, {}, {}
+        return tap.close(), dict(tap.outcomes), dict(tap.responses)
+
     def close_pipeline(self) -> tuple[int, dict]:
         """Close the pipeline trace; its cycle count (0: none recorded) and retirements
         per outcome."""
@@ -849,6 +894,8 @@ class WirStorage(RegisterStorage):
         key = (warp.block, warp.warp)
         if self.tap is not None:
             self.tap.unmap(key, self.rename.get(key, {}))
+        if self.backend_tap is not None:
+            self.backend_tap.exit(key)
         for preg, _ in self.rename.pop(key, {}).values():
             self.dec(preg)
         held = self.inflight.pop(key, {})
@@ -1026,7 +1073,7 @@ def energy(summary: dict, config: WirConfig) -> dict:
 def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int = 0,
             sm: SMConfig | None = None, baseline: bool = True, check_every: int = 0,
             record_vsb: str | None = None, record_pipeline: str | None = None,
-            mechanism=None) -> dict:
+            record_backend: str | None = None, mechanism=None) -> dict:
     """Run workload ``kernel`` with WIR configuration ``config`` (a name of
     :data:`CONFIGS`) on the fermi preset (or ``sm``) with every register access checked;
     what ``gpurf sm run KERNEL --mechanism wir:CONFIG`` prints.
@@ -1036,7 +1083,9 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     (outputs equal numpy). ``check_every``: recount the references during the run too;
     ``record_vsb``: a trace file for the VSB's ports (the first launch; ``vsb_cycles``);
     ``record_pipeline``: a trace file of the run's register traffic through ``wir.pipeline``
-    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``); ``mechanism``: more
+    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``); ``record_backend``: a trace
+    file of the run's instruction stream through ``wir.backend`` (every launch;
+    ``backend_cycles``, ``backend_outcomes``, ``backend_responses``); ``mechanism``: more
     options for the WIR run's timing model (:func:`~gpurf.sim.sm.run.run_kernel`'s
     ``mechanism``; :func:`gpurf.sim.sm.record_mechanisms.record_wir` records its blocks).
     Raises :class:`~gpurf.sim.sm.values.ValueMismatchError` on a
@@ -1058,15 +1107,20 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     if record_pipeline is not None:
         storage.record_pipeline(record_pipeline, {"kind": "kernel", "kernel": kernel,
                                                   "size": size, "configuration": config})
+    if record_backend is not None:
+        storage.record_backend(record_backend, {"kind": "kernel", "kernel": kernel,
+                                                "size": size, "configuration": config})
     run = run_kernel(kernel, size, timing=wir_sm_config(sm, wir), values=storage,
                      mechanism=mechanism)
+    backend_cycles, backend_outcomes, backend_responses = storage.close_backend()
     vsb_cycles = storage.close_trace()
     pipeline_cycles, pipeline_outcomes = storage.close_pipeline()
     storage.check_references()
     out = storage.summary()
     out.update(kernel=kernel, config=config, size=size, seed=seed, passed=run.passed,
                vsb_cycles=vsb_cycles, pipeline_cycles=pipeline_cycles,
-               pipeline_outcomes=pipeline_outcomes,
+               pipeline_outcomes=pipeline_outcomes, backend_cycles=backend_cycles,
+               backend_outcomes=backend_outcomes, backend_responses=backend_responses,
                cycles=run.stats["timing"].cycles, energy=energy(out, wir),
                warp_instructions=run.stats["warp_instructions"])
     if baseline:

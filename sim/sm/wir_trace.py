@@ -15,12 +15,14 @@ value stream through the RTL, not a mirror of the SM model's WIR state.
 """
 
 from collections import Counter, deque
+from typing import NamedTuple
 
 import numpy as np
 
+from gpurf.hw.wir.configs import SOURCES
 from gpurf.hw.wir.layouts import Outcome
 
-__all__ = ["TAP_PARAMS", "PipelineTap"]
+__all__ = ["BACKEND_PARAMS", "TAP_PARAMS", "BackendTap", "Issued", "PipelineTap", "fold_value"]
 
 TAP_PARAMS = {"warps": 8, "regs": 4, "lanes": 4, "data_width": 8, "hash_width": 8,
               "entries": 16, "pregs": 64, "count_width": 8, "low_water": 2}
@@ -72,17 +74,7 @@ class PipelineTap:
     def result(self, key, reg, values, lanes) -> None:
         """A register writeback of ``values`` (32 lanes) with active ``lanes``."""
         config = self.config
-        groups = np.asarray(values, np.uint32).reshape(config.lanes, -1)
-        active = np.asarray(lanes, bool).reshape(config.lanes, -1).all(axis=1)
-        folded = []
-        for group in groups:
-            word = int(np.bitwise_xor.reduce(group))
-            lane = 0
-            while word:
-                lane ^= word & ((1 << config.data_width) - 1)
-                word >>= config.data_width
-            folded.append(lane)
-        mask = sum(1 << i for i, on in enumerate(active) if on)
+        folded, mask = fold_value(values, lanes, groups=config.lanes, width=config.data_width)
         payload = {**self._reg(key, reg), "value": folded, "mask": mask}
         self._play("result", self.model.ports["result__payload"].pack(payload))
 
@@ -152,3 +144,240 @@ class PipelineTap:
             retired = self.model.ports["retired__payload"].unpack(outputs["retired__payload"])
             self.outcomes[Outcome(retired.outcome).name] += 1
         return outputs
+
+
+BACKEND_PARAMS = {"warps": 8, "regs": 8, "pregs": 64, "lanes": 4, "data_width": 8,
+                  "hash_width": 8, "entries": 16, "reuse_entries": 16, "opcode_bits": 8,
+                  "imm_bits": 8, "blocks": 4, "barrier_bits": 2, "retry_depth": 4,
+                  "count_width": 8, "low_water": 4}
+"""The ``wir.backend`` configuration a kernel is recorded at: 64 mappings, 16 VSB entries
+and 16 reuse-buffer entries (up to four references each) can hold more than the 64
+registers, so low-register mode and its evictions are exercised."""
+
+
+def fold_value(values, lanes, *, groups: int, width: int) -> tuple[list, int]:
+    """32 lanes of ``values`` XOR-folded into ``groups`` lanes of ``width`` bits (equal
+    values stay equal), and the mask of the groups whose lanes are all active."""
+    words = np.asarray(values, np.uint32).reshape(groups, -1)
+    active = np.asarray(lanes, bool).reshape(groups, -1).all(axis=1)
+    folded = []
+    for group in words:
+        word = int(np.bitwise_xor.reduce(group))
+        lane = 0
+        while word:
+            lane ^= word & ((1 << width) - 1)
+            word >>= width
+        folded.append(lane)
+    return folded, sum(1 << i for i, on in enumerate(active) if on)
+
+
+class Issued(NamedTuple):
+    """A warp instruction as the SM issues it, in the SM's terms."""
+
+    key: tuple
+    """The SM warp ``(block, index)``."""
+    block: object
+    """Its thread block's id."""
+    opcode: int
+    regs: int
+    """Bit ``k``: operand ``k`` is a register."""
+    operand: list
+    """Logical registers (where ``regs``) and immediates."""
+    dst: int | None
+    """The first destination register (``None``: no register result)."""
+    value: object
+    """The result's 32 lanes (``None``: no register result)."""
+    lanes: object
+    """The executing lanes (32 booleans)."""
+    kind: int
+    store: str | None
+    barrier: bool
+    bypass: bool
+
+
+class BackendTap:
+    """Plays a kernel's instruction stream into the golden ``wir.backend`` behind a trace
+    recorder (:data:`BACKEND_PARAMS`).
+
+    The tap is the SM around the composed backend, one instruction at a time: each issued
+    warp instruction is offered on ``issue`` until taken; its ``out`` is followed (a reuse
+    hit retires by itself; a pending hit waits for its re-check, ``retried``); an executed
+    one gets its functional result (the value the functional run computed, folded as
+    :func:`fold_value`) on ``result`` with the reservation fields of its ``out``, and the
+    source references handed on ``sources`` end on ``release`` in the next cycle (the
+    operand read). The tap then steps until nothing is in flight. SM warps and thread
+    blocks fold onto the backend's warps and block slots in order of first appearance,
+    logical registers modulo ``regs``, immediates to ``imm_bits``, opcode codes modulo the
+    ``op`` field. A warp's first instruction sends ``launch`` for its slot (with its warp),
+    a ``bar`` sends ``barrier``, an exiting SM warp ``exit``. Instructions the SM's reuse
+    buffer would not look up go with ``bypass``; those without a register destination get
+    no result. The backend decides reuse with its own state, so the trace is the kernel's
+    stream through the RTL, not a mirror of the SM model's WIR decisions.
+
+    Parameters
+    ----------
+    path : str or Path
+    source : dict
+        What the trace records, for its header.
+    seed : int
+        The trace header's seed.
+    """
+
+    def __init__(self, path, source: dict, seed: int = 0):
+        from gpurf.golden.trace import Recorder, TraceWriter, layout_of
+        from gpurf.hw.ports import codec
+        from gpurf.hw.registry import get_block
+
+        block = get_block("wir.backend")
+        params = block.resolve({**BACKEND_PARAMS, "seed": seed})
+        self.model = block.golden(params)
+        self.config = config = self.model.config
+        header = {"block": block.qualname, "params": params, "seed": seed, "sm": None,
+                  "unmodeled": [], "source": source}
+        self.writer = TraceWriter(path, layout_of(block.build(params)), header)
+        self.recorder = Recorder(self.model, self.writer)
+        self.codecs = config.codecs
+        self.tags = codec(config.front.reuse.tag_layout)
+        self.idle = {f"{port}__{part}": 0 for port in ("issue", "barrier", "launch", "result",
+                                                       "hold", "drop", "exit")
+                     for part in ("valid", "payload")}
+        self.idle["release"] = self.codecs["release"].pack([])
+        self.warps: dict = {}
+        self.blocks: dict = {}
+        self.expected: deque = deque()
+        """Per issued instruction whose ``out`` has not left, its result fields (``None``:
+        no register result)."""
+        self.pending: list = []
+        """Result fields of pending hits waiting for their re-check."""
+        self.results: deque = deque()
+        self.handed: list = []
+        self.outcomes: Counter = Counter()
+        """Retirements per outcome name."""
+        self.responses: Counter = Counter()
+        """``out`` answers: ``hit``, ``pending``, ``executed`` (re-checks included)."""
+
+    def _waiting(self, out) -> int:
+        """The pending hit a re-check answers: the oldest of its warp and register."""
+        return next((k for k, result in enumerate(self.pending) if result is not None
+                     and (result["warp"], result["reg"]) == (out.warp, out.dst)), 0)
+
+    def issue(self, ins: Issued) -> None:
+        """Play one warp instruction through the backend until nothing is in flight."""
+        config = self.config
+        if ins.key not in self.warps:
+            self.warps[ins.key] = len(self.warps) % config.warps
+            self._offer("launch", self._block(ins))
+        warp = self.warps[ins.key]
+        if ins.barrier:
+            self._offer("barrier", self._block(ins))
+        divergent = not np.asarray(ins.lanes, bool).all()
+        payload = {
+            "warp": warp, "tb": self._slot(ins),
+            "opcode": {"op": ins.opcode % (1 << config.opcode_bits - 3), "regs": ins.regs},
+            "operand": [value % config.regs if ins.regs >> k & 1
+                        else value & (1 << config.imm_bits) - 1
+                        for k, value in enumerate(ins.operand)],
+            "dst": (ins.dst or 0) % config.regs, "divergent": int(divergent),
+            "kind": ins.kind, "store_shared": int(ins.store == "shared"),
+            "store_global": int(ins.store == "global"), "bypass": int(ins.bypass)}
+        result = None
+        if ins.dst is not None:
+            value, mask = fold_value(ins.value, ins.lanes, groups=config.lanes,
+                                     width=config.data_width)
+            result = {"warp": warp, "reg": payload["dst"], "value": value, "mask": mask}
+        self.expected.append(result)
+        self._offer("issue", self.codecs["issue__payload"].pack(payload))
+        self._settle()
+
+    def _block(self, ins: Issued) -> int:
+        return self.codecs["launch__payload"].pack(
+            {"tb": self._slot(ins), "warps": 1 << self.warps[ins.key]})
+
+    def _slot(self, ins: Issued) -> int:
+        """The block slot: blocks in order of first appearance modulo ``blocks``."""
+        return self.blocks.setdefault(ins.block, len(self.blocks) % self.config.blocks)
+
+    def exit(self, key) -> None:
+        """SM warp ``key`` exits: its backend warp's mappings are swept."""
+        if key in self.warps:
+            self._offer("exit", self.warps[key])
+            self._settle()
+
+    def new_launch(self) -> None:
+        """A launch ends: every backend warp in use exits (the SM model empties its
+        structures), and the next launch's warps fold afresh."""
+        self._settle()
+        for warp in sorted(set(self.warps.values())):
+            self._offer("exit", warp)
+            self._settle()
+        self.warps.clear()
+        self.blocks.clear()
+
+    def close(self) -> int:
+        """Idle a few cycles; close the trace and return its cycle count."""
+        self._settle()
+        for _ in range(4):
+            self._cycle({})
+        self.writer.close()
+        return self.writer.cycles
+
+    def _offer(self, port, payload) -> None:
+        for _ in range(STALL_LIMIT):
+            if self._cycle({f"{port}__valid": 1, f"{port}__payload": payload}).get(
+                    f"{port}__ready", 1):
+                return
+        raise RuntimeError(f"wir.backend: {port} not taken in {STALL_LIMIT} cycles")
+
+    def _settle(self) -> None:
+        for _ in range(STALL_LIMIT):
+            if not (self.expected or self.pending or self.results or self.handed
+                    or self.model.queue):
+                return
+            self._cycle({})
+        raise RuntimeError(f"wir.backend: still busy after {STALL_LIMIT} cycles")
+
+    def _cycle(self, inputs: dict) -> dict:
+        codecs = self.codecs
+        inputs = {**self.idle, **inputs}
+        if self.handed:
+            inputs["release"] = codecs["release"].pack(
+                [{"valid": 1, "preg": preg} for preg in self.handed[:3]])
+        if self.results:
+            inputs.update(result__valid=1,
+                          result__payload=codecs["result__payload"].pack(self.results[0]))
+        outputs = self.recorder.step(inputs)
+        del self.handed[:3]
+        if inputs["result__valid"] and outputs["result__ready"]:
+            self.results.popleft()
+        self.handed += [ref.preg for ref in codecs["sources"].unpack(outputs["sources"])
+                        if ref.valid]
+        if outputs["retired__valid"]:
+            retired = codecs["retired__payload"].unpack(outputs["retired__payload"])
+            self.outcomes[Outcome(retired.outcome).name] += 1
+        if outputs["out__valid"]:
+            self._out(codecs["out__payload"].unpack(outputs["out__payload"]))
+        return outputs
+
+    def _out(self, out) -> None:
+        if out.retried:
+            result = self.pending.pop(self._waiting(out)) if self.pending else None
+        else:
+            result = self.expected.popleft()
+        if out.response.hit:
+            self.responses["hit"] += 1
+            return
+        if out.response.pending:
+            self.responses["pending"] += 1
+            self.pending.append(result)
+            return
+        self.responses["executed"] += 1
+        if result is None:
+            return
+        reservation = {"reserved": 0, "index": 0, "tag": 0}
+        if out.response.reserved:
+            mask = (1 << self.config.preg_bits) - 1
+            reservation = {"reserved": 1, "index": out.response.index, "tag": self.tags.pack({
+                "opcode": out.lookup.opcode,
+                "operand": [out.lookup.operand[k] & mask for k in range(SOURCES)],
+                "tbid": out.lookup.tbid, "barrier": out.lookup.barrier})}
+        self.results.append({**result, **reservation})

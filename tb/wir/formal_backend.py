@@ -249,3 +249,4 @@ class BackendFormal(Elaboratable):
             (front.out.valid & front.out.payload.response.pending, "pending_queued"),
         ]
         m.d.comb += [Cover(running & test, name) for test, name in covers]
+
