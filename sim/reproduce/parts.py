@@ -44,11 +44,12 @@ def part_key(mechanism: str, size: str, kernel: str, options: dict) -> str:
 def _on_workers(measure: Callable, kernels: list[str], jobs: int, say) -> dict:
     """``kernel -> measure(kernel)`` for ``kernels`` on a local cluster of ``jobs``
     processes, announced as each finishes."""
-    from distributed import as_completed
+    from distributed import Client, LocalCluster, as_completed
 
-    from gpurf.sim.sweep.cluster import ClusterSpec, connect
-
-    client, cluster = connect(ClusterSpec(), workers=jobs)
+    # One thread per process: the SM holds the GIL. ":0": a free port for the dashboard.
+    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                           dashboard_address=":0")
+    client = Client(cluster)
     try:
         futures = {client.submit(measure, kernel, pure=False): kernel for kernel in kernels}
         done = {}
