@@ -38,8 +38,9 @@ def cost(mechanism, as_json):
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="greener: where warps wake their registers [default: issue].")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None, metavar="N",
-              help="Measure kernels on N worker processes (compression) [default: 1]; "
-                   "each kernel's result is cached either way, so a stopped run resumes.")
+              help="Measure kernels on N worker processes (compression, greener) "
+                   "[default: 1; greener 2]; each kernel's result is cached either way, so "
+                   "a stopped run resumes.")
 def reproduce(mechanism, size, as_json, out, kernels, wake_at, jobs):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""

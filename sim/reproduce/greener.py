@@ -2,10 +2,9 @@
 oracle against always-ON, every kernel run on the golden SM with the power states in the
 loop (:func:`gpurf.sim.greener.compare`), beside the paper's Figs. 6-9 and 11-12."""
 
-import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 
 from gpurf.golden.greener.energy import ENDS
 from gpurf.sim.greener import LATENCIES, compare, gmean_ratio
@@ -13,6 +12,7 @@ from gpurf.sim.kernels import one_per_kernel
 from gpurf.sim.sm.power import POLICIES
 from gpurf.synth.papers import paper_values
 
+from .parts import measure_kernels
 from .result import Comparison, Plot, Result, Series, Table
 
 __all__ = ["SIZES", "reproduce", "result_of"]
@@ -175,26 +175,14 @@ def _plots(leak, optimizations, wakeup, papers) -> list[Plot]:
 
 def _compare_all(names: list[str], launch: str, latencies: tuple, threshold: int, jobs: int,
                  say: Callable[[str], None], wake_at: str = "issue") -> list[dict]:
-    """:func:`compare` of every kernel of ``names``, on ``jobs`` worker processes (each
-    kernel's runs in one), in ``names``' order."""
-    def told(name: str) -> None:
-        say(f"greener: {name} ({launch}) done: always-ON, {', '.join(POLICIES)}; "
-            f"X = {', '.join(map(str, latencies))}")
-
-    if jobs <= 1:
-        results = []
-        for name in names:
-            results.append(compare(name, launch, latencies=latencies, threshold=threshold,
-                                   wake_at=wake_at))
-            told(name)
-        return results
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        futures = {pool.submit(compare, name, launch, latencies=latencies,
-                               threshold=threshold, wake_at=wake_at): name for name in names}
-        for future in as_completed(futures):
-            told(futures[future])
-        return [future.result() for future in futures]
+    """:func:`compare` of every kernel of ``names`` (each kernel's runs in one process, on
+    ``jobs`` worker processes, each kernel's result cached: :func:`~.parts.measure_kernels`),
+    in ``names``' order."""
+    measure = partial(compare, size=launch, latencies=latencies, threshold=threshold,
+                      wake_at=wake_at)
+    options = {"latencies": list(latencies), "threshold": threshold, "wake_at": wake_at}
+    return measure_kernels("greener", launch, names, measure, options=options, jobs=jobs,
+                           say=say)
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
