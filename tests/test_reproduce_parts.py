@@ -87,3 +87,17 @@ def test_cli_refuses_a_bad_jobs_option_in_one_line(capsys, args, message):
     err = capsys.readouterr().err
     assert stopped.value.code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_wir_reads_a_measured_kernel_from_the_cache_with_the_same_tables(cache, monkeypatch):
+    from gpurf.sim.reproduce import reproduce
+    from gpurf.sim.reproduce import wir
+
+    first = reproduce("wir", "test", kernels=["vecadd"])
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("the cached kernel was measured again")
+
+    monkeypatch.setattr(wir, "run_wir", not_again)
+    again = reproduce("wir", "test", kernels=["vecadd"])
+    assert [t.rows for t in again.tables] == [t.rows for t in first.tables]

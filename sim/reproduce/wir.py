@@ -4,6 +4,7 @@ Section VII-E's (at ``--size paper`` synthesized, ``gpurf cost wir``; at ``--siz
 blocks' entry layouts only, which need no synthesis)."""
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from statistics import fmean, geometric_mean
 
@@ -15,9 +16,10 @@ from gpurf.sim.sm.wir import CONFIGS, TABLE_III_PJ, run_wir
 from gpurf.synth.papers import paper_values
 from gpurf.synth.wir import PAPER_BITS
 
+from .parts import measure_kernels
 from .result import Comparison, Plot, Result, Series, Table
 
-__all__ = ["reproduce", "suite"]
+__all__ = ["measure", "reproduce", "suite"]
 
 _WHY_BITS = "gpurf's entry layout differs from the paper's for this structure"
 _WHY_DEPTH = ("gpurf's hash is a balanced XOR2 tree per output bit (its depth: the widest "
@@ -47,10 +49,11 @@ def suite() -> list[str]:
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
-              kernels: list[str] | None = None) -> Result:
-    """Every kernel at ``size`` under every configuration (value check on), and storage."""
+              kernels: list[str] | None = None, jobs: int = 1) -> Result:
+    """Every kernel at ``size`` under every configuration (value check on), on ``jobs``
+    worker processes, and storage."""
     papers = paper_values("wir")
-    runs, failed = _runs(kernels or suite(), size, say)
+    runs, failed = _runs(kernels or suite(), size, say, jobs)
     names = [k for k in (kernels or suite()) if k not in failed]
     tables, plots, comparisons = _sm_results(names, runs, papers)
     storage, storage_plot, storage_comparisons = _storage(size, papers, say)
@@ -66,30 +69,41 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
                   comparisons + storage_comparisons, notes)
 
 
-def _runs(names, size, say) -> tuple[dict, dict]:
-    """``(kernel, config)`` -> :func:`run_wir`'s statistics (``(kernel, None)``: the
-    baseline cycles), and the kernels whose baseline does not run -> the error. A wrong
-    output or value under WIR raises: it is WIR's failure, never left out."""
+def measure(kernel: str, size: str) -> dict:
+    """One kernel at ``size``: ``{"baseline": cycles, "runs": {config: statistics}}``
+    (:func:`run_wir`'s, with ``speedup``), or ``{"failed": error}`` when the baseline does
+    not run. A wrong output or value under WIR raises: it is WIR's failure, never left out."""
     sm = load_config(preset="fermi")
+    try:
+        base = run_kernel(kernel, size, timing=sm, values=True)
+    except Exception as error:  # the baseline's failure, reported in the notes
+        return {"failed": f"baseline: {type(error).__name__}: {error}"}
+    if not base.passed:
+        raise RuntimeError(f"wir: {kernel}: baseline outputs differ from numpy")
+    cycles = base.stats["timing"].cycles
+    runs = {}
+    for config in CONFIGS:
+        stats = run_wir(kernel, config, size, sm=sm, baseline=False)
+        if not stats["passed"]:
+            raise RuntimeError(f"wir: {kernel} {config}: outputs differ from numpy")
+        runs[config] = {**stats, "speedup": cycles / stats["cycles"]}
+    return {"baseline": cycles, "runs": runs}
+
+
+def _runs(names, size, say, jobs) -> tuple[dict, dict]:
+    """``(kernel, config)`` -> :func:`measure`'s statistics (``(kernel, None)``: the
+    baseline cycles), and the kernels whose baseline does not run -> the error; each kernel
+    on one of ``jobs`` worker processes and cached (:func:`~.parts.measure_kernels`)."""
+    parts = measure_kernels("wir", size, names, partial(measure, size=size), jobs=jobs,
+                            say=say)
     runs, failed = {}, {}
-    for kernel in names:
-        say(f"wir: {kernel} baseline")
-        try:
-            base = run_kernel(kernel, size, timing=sm, values=True)
-        except Exception as error:  # the baseline's failure, reported in the notes
-            failed[kernel] = f"baseline: {type(error).__name__}: {error}"
+    for kernel, part in zip(names, parts, strict=True):
+        if "failed" in part:
+            failed[kernel] = part["failed"]
             say(f"wir: {kernel}: {failed[kernel]}")
             continue
-        if not base.passed:
-            raise RuntimeError(f"wir: {kernel}: baseline outputs differ from numpy")
-        runs[(kernel, None)] = base.stats["timing"].cycles
-        for config in CONFIGS:
-            say(f"wir: {kernel} {config}")
-            stats = run_wir(kernel, config, size, sm=sm, baseline=False)
-            if not stats["passed"]:
-                raise RuntimeError(f"wir: {kernel} {config}: outputs differ from numpy")
-            stats["speedup"] = runs[(kernel, None)] / stats["cycles"]
-            runs[(kernel, config)] = stats
+        runs[(kernel, None)] = part["baseline"]
+        runs.update({(kernel, config): part["runs"][config] for config in CONFIGS})
     return runs, failed
 
 
