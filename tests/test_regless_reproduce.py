@@ -5,7 +5,8 @@ from gpurf.sim.reproduce.regless import runtime_results
 from gpurf.sim.sm.regless_breakdown import COLUMNS
 
 
-def test_runtime_tables_on_saxpy():
+def test_runtime_tables_on_saxpy(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPURF_CACHE", str(tmp_path))  # measured here, not read from a cache
     said = []
     tables, plots, comparisons, _ = runtime_results("test", ["saxpy"], said.append)
     by_name = {table.name: table for table in tables}

@@ -88,7 +88,6 @@ def measure_kernels(mechanism: str, size: str, kernels: list[str], measure: Call
     else:
         measured = {}
         for kernel in missing:
-            say(f"{mechanism}: {kernel}: measuring")
             measured[kernel] = _as_json(measure(kernel))
             cache.put(KIND, keys[kernel], measured[kernel])
     return [{**cached, **measured}[kernel] for kernel in kernels]

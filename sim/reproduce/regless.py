@@ -16,6 +16,7 @@ capacity, which is checked here on gpurf's rows. Its synthesis results are cache
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from itertools import pairwise
 from statistics import geometric_mean
 
@@ -27,9 +28,10 @@ from gpurf.sim.sm.suite import SUITE
 from gpurf.synth.papers import paper_values
 from gpurf.synth.regless import FIG11, PAPER_STATEMENT, fig11_report, fig11_rows
 
+from .parts import measure_kernels, to_stderr
 from .result import Comparison, Plot, Result, Series, Table
 
-__all__ = ["SETUPS", "reproduce", "runtime_results"]
+__all__ = ["CONFIGS", "SETUPS", "measure", "reproduce", "runtime_results"]
 
 SETUPS = {"test": replace(FIG11, osu_lines=(32, 64, 128)), "paper": FIG11}
 """Per ``--size``: the OSU lines per shard synthesized. ``test`` keeps the design point
@@ -59,12 +61,13 @@ def _grows(rows: list[dict], figure: str) -> bool:
 
 
 def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
-              kernels: list[str] | None = None, fig11: bool = True) -> Result:
-    """The run-time tables for ``size`` on ``kernels`` (default: the suite; ``[]``: none)
-    and Fig. 11's rows (:data:`SETUPS`, with ``fig11``), each said as it is measured."""
+              kernels: list[str] | None = None, fig11: bool = True, jobs: int = 1) -> Result:
+    """The run-time tables for ``size`` on ``kernels`` (default: the suite; ``[]``: none;
+    each kernel on one of ``jobs`` worker processes) and Fig. 11's rows (:data:`SETUPS`,
+    with ``fig11``), each said as it is measured."""
     papers = paper_values("regless")
     kernels = list(SUITE) if kernels is None else kernels
-    tables, plots, comparisons, notes = (runtime_results(size, kernels, say) if kernels
+    tables, plots, comparisons, notes = (runtime_results(size, kernels, say, jobs) if kernels
                                          else ([], [], [], []))
     if fig11:
         table, plot, fig11_notes = _fig11(size, say)
@@ -74,27 +77,44 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
     return Result("regless", size, papers, tables, plots, comparisons, notes=notes)
 
 
-def _runs(kernels, size, say) -> dict:
-    """``(kernel, config)`` -> :func:`run_regless`'s counters (``(kernel, None)``: the
-    baseline's cycles)."""
+CONFIGS = (ReglessConfig(), ReglessConfig(compressor=False), ReglessConfig(metadata=False),
+           *(ReglessConfig(capacity=c) for c in CAPACITIES if c != DESIGN))
+"""The RegLess configurations each kernel runs: the design point, without the compressor,
+without the metadata cost, and the other capacities of the sweep."""
+
+
+def measure(kernel: str, size: str, say: Callable[[str], None] = to_stderr) -> dict:
+    """One kernel at ``size``: ``{"baseline": cycles, "runs": {label: counters}}``, the
+    counters :func:`run_regless` gives with ``runtime`` (cycles over the baseline's) for
+    every configuration of :data:`CONFIGS`. Wrong outputs raise."""
     sm = load_config(preset="gtx980")
-    configs = [ReglessConfig(), ReglessConfig(compressor=False), ReglessConfig(metadata=False),
-               *(ReglessConfig(capacity=c) for c in CAPACITIES if c != DESIGN)]
+    say(f"regless: {kernel} baseline")
+    base = run_kernel(kernel, size, timing=sm, values=True)
+    if not base.passed:
+        raise RuntimeError(f"regless: {kernel}: baseline outputs differ from numpy")
+    cycles = base.stats["timing"].cycles
     runs = {}
-    for kernel in kernels:
-        say(f"regless: {kernel} baseline")
-        base = run_kernel(kernel, size, timing=sm, values=True)
-        if not base.passed:
-            raise RuntimeError(f"regless: {kernel}: baseline outputs differ from numpy")
-        runs[(kernel, None)] = base.stats["timing"].cycles
-        for config in configs:
-            say(f"regless: {kernel} {_label(config)}")
-            out = run_regless(kernel, size, config, sm=sm, baseline=False)
-            if not out["passed"]:
-                raise RuntimeError(f"regless: {kernel} {_label(config)}: outputs differ "
-                                   "from numpy")
-            out["runtime"] = out["cycles"] / runs[(kernel, None)]
-            runs[(kernel, config)] = out
+    for config in CONFIGS:
+        say(f"regless: {kernel} {_label(config)}")
+        out = run_regless(kernel, size, config, sm=sm, baseline=False)
+        if not out["passed"]:
+            raise RuntimeError(f"regless: {kernel} {_label(config)}: outputs differ "
+                               "from numpy")
+        runs[_label(config)] = {**out, "runtime": out["cycles"] / cycles}
+    return {"baseline": cycles, "runs": runs}
+
+
+def _runs(kernels, size, say, jobs) -> dict:
+    """``(kernel, config)`` -> :func:`measure`'s counters (``(kernel, None)``: the
+    baseline's cycles); each kernel on one of ``jobs`` worker processes and cached
+    (:func:`~.parts.measure_kernels`)."""
+    progress = say if jobs == 1 else to_stderr
+    parts = measure_kernels("regless", size, kernels, partial(measure, size=size, say=progress),
+                            jobs=jobs, say=say)
+    runs = {}
+    for kernel, part in zip(kernels, parts, strict=True):
+        runs[(kernel, None)] = part["baseline"]
+        runs.update({(kernel, config): part["runs"][_label(config)] for config in CONFIGS})
     return runs
 
 
@@ -103,10 +123,12 @@ def _label(config: ReglessConfig) -> str:
         ("" if config.metadata else " no metadata cost")
 
 
-def runtime_results(size: str, kernels: list[str], say) -> tuple[list, list, list, list]:
-    """Tables, plots, comparisons and notes of the run-time part."""
+def runtime_results(size: str, kernels: list[str], say, jobs: int = 1
+                    ) -> tuple[list, list, list, list]:
+    """Tables, plots, comparisons and notes of the run-time part (``jobs``: worker
+    processes)."""
     papers = paper_values("regless")
-    runs = _runs(kernels, size, say)
+    runs = _runs(kernels, size, say, jobs)
     design, bare = ReglessConfig(), ReglessConfig(compressor=False)
     free_meta = ReglessConfig(metadata=False)
     sweep = [ReglessConfig(capacity=c) for c in CAPACITIES]

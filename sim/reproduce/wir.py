@@ -16,7 +16,7 @@ from gpurf.sim.sm.wir import CONFIGS, TABLE_III_PJ, run_wir
 from gpurf.synth.papers import paper_values
 from gpurf.synth.wir import PAPER_BITS
 
-from .parts import measure_kernels
+from .parts import measure_kernels, to_stderr
 from .result import Comparison, Plot, Result, Series, Table
 
 __all__ = ["measure", "reproduce", "suite"]
@@ -69,11 +69,12 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
                   comparisons + storage_comparisons, notes)
 
 
-def measure(kernel: str, size: str) -> dict:
+def measure(kernel: str, size: str, say: Callable[[str], None] = to_stderr) -> dict:
     """One kernel at ``size``: ``{"baseline": cycles, "runs": {config: statistics}}``
     (:func:`run_wir`'s, with ``speedup``), or ``{"failed": error}`` when the baseline does
     not run. A wrong output or value under WIR raises: it is WIR's failure, never left out."""
     sm = load_config(preset="fermi")
+    say(f"wir: {kernel} baseline")
     try:
         base = run_kernel(kernel, size, timing=sm, values=True)
     except Exception as error:  # the baseline's failure, reported in the notes
@@ -83,6 +84,7 @@ def measure(kernel: str, size: str) -> dict:
     cycles = base.stats["timing"].cycles
     runs = {}
     for config in CONFIGS:
+        say(f"wir: {kernel} {config}")
         stats = run_wir(kernel, config, size, sm=sm, baseline=False)
         if not stats["passed"]:
             raise RuntimeError(f"wir: {kernel} {config}: outputs differ from numpy")
@@ -94,8 +96,9 @@ def _runs(names, size, say, jobs) -> tuple[dict, dict]:
     """``(kernel, config)`` -> :func:`measure`'s statistics (``(kernel, None)``: the
     baseline cycles), and the kernels whose baseline does not run -> the error; each kernel
     on one of ``jobs`` worker processes and cached (:func:`~.parts.measure_kernels`)."""
-    parts = measure_kernels("wir", size, names, partial(measure, size=size), jobs=jobs,
-                            say=say)
+    progress = say if jobs == 1 else to_stderr
+    parts = measure_kernels("wir", size, names, partial(measure, size=size, say=progress),
+                            jobs=jobs, say=say)
     runs, failed = {}, {}
     for kernel, part in zip(names, parts, strict=True):
         if "failed" in part:
