@@ -309,6 +309,9 @@ class _SubCore:
         self.scorer = blocks.scorer(config, index) if config.scheduler == "rba" else None
         self.pick_warp = blocks.selector(config, index) if self.picks else None
         self.gto = config.scheduler == "gto"
+        self.spares: list[Unit] = []
+        """Collector units dispatched by :meth:`fast_cycle`, reused by its allocations (no
+        one else holds them)."""
         self.allocations = [None] * (len(sm.program.code) * config.slots)
         """Per ``pc * slots + slot``: the collector's operands and queue posts of the
         instruction (:meth:`fast_cycle`; the operands shared: no data is carried)."""
@@ -571,6 +574,7 @@ class _SubCore:
         elif chosen is False:
             chosen = None if now < self.soonest else self._gto_pick(now)
         if dispatched is not None:
+            self.spares.append(units[offer])
             units[offer] = None
             order.remove(offer)
             oc.held = None
@@ -587,7 +591,13 @@ class _SubCore:
             queues = oc.queues
             for bank, index in posts:
                 queues[bank].append((cu, index))
-            units[cu] = Unit(slot, operands, len(posts), 0, tag)
+            spares = self.spares
+            if spares:
+                unit = units[cu] = spares.pop()
+                unit.warp, unit.operands, unit.waiting, unit.ready_at, unit.tag = (
+                    slot, operands, len(posts), 0, tag)
+            else:
+                units[cu] = Unit(slot, operands, len(posts), 0, tag)
             oc.queued += len(posts)
             order.append(cu)
             oc.buffer = None
