@@ -635,7 +635,12 @@ class _SubCore:
             done = (now + after if after is not None
                     else sm._memory(warp, pc, dispatched[2], now) + self.stages[pc])
             pending = warp.pending
+            # A finite wake saw no pending write of its needs; if every destination was
+            # pending until now (:meth:`_fast_issued`), none is a need: the wake holds.
+            stale = warp.wake == INF
             for d in self.dests_of[pc]:
+                if pending.get(d) != INF:
+                    stale = True
                 pending[d] = done
             mask = self.write_banks.get(pc * self.slot_count + warp.slot)
             if mask is None:
@@ -645,7 +650,9 @@ class _SubCore:
                 writes[done] = writes.get(done, 0) | mask
             if warp.done_at is not None and pending:
                 sm._retire_warp(warp)
-            if warp.pos >= len(warp.pcs):
+            if not stale:
+                pass
+            elif warp.pos >= len(warp.pcs):
                 warp.wake = INF
             else:
                 t = warp.hold
