@@ -615,7 +615,7 @@ class _SubCore:
             # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
             ready = not accepts and (
                 (now >= self.soonest and self._gto_pick(now) is not None) if gto
-                else bool(self._fast_ready(now)))
+                else self._any_ready(now))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
@@ -790,6 +790,18 @@ class _SubCore:
                 soonest = min(soonest, w.wake)
             self.soonest = soonest
         return ready
+
+    def _any_ready(self, now: int) -> bool:
+        """Whether :meth:`_ready` lists a warp in cycle ``now`` (stops at the first; leaves
+        :attr:`soonest`, a lower bound, as it is)."""
+        if now < self.soonest:
+            return False
+        writes = self.sm.overwrites
+        for w in self.live:
+            if w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return True
+        return False
 
     def _ready(self, now: int) -> list[int]:
         """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
