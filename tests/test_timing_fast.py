@@ -105,3 +105,40 @@ def test_a_scheduler_sleeping_one_cycle_too_long_is_caught(monkeypatch, method, 
         assert "stuck" in str(error)
     else:
         assert _first_difference(fast, generic) is not None
+
+
+def test_scorer_operands_changed_in_place_are_caught(monkeypatch):
+    """Mutant: the scorer's slot operands updated in place, so the basis the RBA scorer
+    kept from the previous cycle (``score_latency`` 1) silently becomes this cycle's."""
+    def in_place(sub, slot):
+        if sub.scorer is not None:
+            sub.slot_ops[slot] = sub._operands(sub.slots[slot])
+
+    config = {"scheduler": "rba"}
+    generic, _ = _recorded(monkeypatch, "bankconflict", config, fast=False)
+    monkeypatch.setattr(timing_module._SubCore, "_refresh", in_place)
+    fast, _ = _recorded(monkeypatch, "bankconflict", config, fast=True)
+    assert _first_difference(fast, generic) is not None
+
+
+def test_a_collector_unit_reused_while_allocated_is_caught(monkeypatch):
+    """Mutant: the fast cycle's spare collector units (``spares``) hand out a unit again
+    without removing it, so two collector units share one state."""
+    class Kept(list):
+        def pop(self):
+            return self[-1]
+
+    original = timing_module._SubCore.__init__
+
+    def with_kept_spares(sub, *args, **kwargs):
+        original(sub, *args, **kwargs)
+        sub.spares = Kept()
+
+    config = {"scheduler": "gto"}
+    generic, _ = _recorded(monkeypatch, "reduction", config, fast=False)
+    monkeypatch.setattr(timing_module._SubCore, "__init__", with_kept_spares)
+    try:
+        fast, _ = _recorded(monkeypatch, "reduction", config, fast=True)
+    except KeyError:  # a read made twice: its warp no longer counts it as pending
+        return
+    assert _first_difference(fast, generic) is not None

@@ -294,10 +294,13 @@ class _SubCore:
         self.picks = config.scheduler in ("gto", "rba")
         """The golden :func:`pick_warp` chooses the warp (else :meth:`_select`)."""
         self.rba_greedy = config.rba_greedy
-        self.ops_cache: dict[tuple[int, int], list] = {}
-        """``(pc, slot)`` -> the scorer's ``(valid, bank)`` operand list."""
-        self.slot_ops: list = [[(0, 0)] * config.operands] * config.slots
-        """Per slot, the ``(valid, bank)`` operands of its warp's next instruction."""
+        self.score_latency = config.score_latency
+        self.ops_table: list = [None] * (len(sm.program.code) * config.slots)
+        """Per ``pc * slots + slot``: the scorer's ``(valid, bank)`` operand list."""
+        self.no_ops = [(0, 0)] * config.operands
+        self.slot_ops: list = [self.no_ops] * config.slots
+        """Per slot, the ``(valid, bank)`` operands of its warp's next instruction (replaced,
+        never changed in place: the scorer keeps the list it saw a cycle)."""
         self.live: list[_Warp] = []
         """Warps in slots that have instructions left to issue, by slot (so the ready
         slots reach :func:`pick_warp` in ascending order)."""
@@ -306,6 +309,9 @@ class _SubCore:
         self.scorer = blocks.scorer(config, index) if config.scheduler == "rba" else None
         self.pick_warp = blocks.selector(config, index) if self.picks else None
         self.gto = config.scheduler == "gto"
+        self.spares: list[Unit] = []
+        """Collector units dispatched by :meth:`fast_cycle`, reused by its allocations (no
+        one else holds them)."""
         self.allocations = [None] * (len(sm.program.code) * config.slots)
         """Per ``pc * slots + slot``: the collector's operands and queue posts of the
         instruction (:meth:`fast_cycle`; the operands shared: no data is carried)."""
@@ -332,6 +338,13 @@ class _SubCore:
         self.unit_free = [0] * len(UNITS)
         self.interval = [-(-32 // w) for w in (config.int_width, config.fp32_width,
                                               config.sfu_width, config.lsu_width, 32)]
+        self.alu_after = [sm.latency[unit] + stage if kind == ALU and unit != MEM else None
+                          for unit, kind, stage in zip(self.unit_of, self.kinds, sm.stages,
+                                                       strict=True)]
+        """Per instruction: cycles from dispatch to completion of an ALU-kind instruction
+        that is not a memory one (:meth:`_fast_dispatch`), else ``None``."""
+        self.stages = sm.stages
+        self.uncollected = sm.uncollected
         self.greedy = None
         self.last = -1
         self.active: list[int] = []
@@ -371,24 +384,29 @@ class _SubCore:
     def _operands(self, warp: _Warp | None):
         """``(valid, bank)`` of the next instruction's register operands, as the scorer
         sees a slot."""
-        config = self.sm.config
         if warp is None or warp.pos >= len(warp.pcs):
-            return [(0, 0)] * config.operands
-        key = (warp.pcs[warp.pos], warp.slot)
-        ops = self.ops_cache.get(key)
+            return self.no_ops
+        pc = warp.pcs[warp.pos]
+        key = pc * self.slot_count + warp.slot
+        ops = self.ops_table[key]
         if ops is None:
-            ops = [(0, 0)] * config.operands
-            for k, reg in enumerate(self.sm.info.reads[key[0]][:config.operands]):
+            config = self.sm.config
+            ops = list(self.no_ops)
+            for k, reg in enumerate(self.sm.info.reads[pc][:config.operands]):
                 ops[k] = (1, bank_of(reg, warp.slot, banks=config.banks,
                                      bank_map=config.bank_map))
-            self.ops_cache[key] = ops
+            self.ops_table[key] = ops
         return ops
 
     def _refresh(self, slot: int) -> None:
         """Keep :attr:`slot_ops` (the scorer's view of ``slot``) after its warp or the
         warp's position changed."""
         if self.scorer is not None:
-            self.slot_ops[slot] = self._operands(self.slots[slot])
+            ops = self._operands(self.slots[slot])
+            if ops != self.slot_ops[slot]:
+                slot_ops = self.slot_ops.copy()
+                slot_ops[slot] = ops
+                self.slot_ops = slot_ops
 
     def _scores(self, queue_len):
         # A copy: the scorer keeps the list a cycle (score_latency) while slots change.
@@ -495,7 +513,7 @@ class _SubCore:
         power = self.sm.power
         if not order and buffer is None:
             if gto:
-                chosen = self._gto_pick(now)
+                chosen = None if now < self.soonest else self._gto_pick(now)
                 if chosen is None:
                     return self._stall(now)
             elif not self._fast_ready(now):
@@ -505,7 +523,8 @@ class _SubCore:
         if self.lag:
             self.catch_up()
         units = oc.units
-        writes = self.writes.pop(now, 0) if self.writes else 0
+        writes = self.writes
+        writes = writes.pop(now, 0) if writes else 0
         offer = oc.held
         cycle = oc.cycle
         if offer is None:
@@ -515,7 +534,7 @@ class _SubCore:
                     offer = c
                     break
         if self.scorer is not None:
-            basis = self._score_basis([len(q) for q in oc.queues])
+            basis = self._score_basis(list(map(len, oc.queues)))
         if oc.queued:  # :meth:`OperandCollector._grant` and :meth:`_read`, inline
             due = cycle + self.read_latency
             granted = 0
@@ -553,8 +572,9 @@ class _SubCore:
             chosen = (self._fast_pick(ready, basis) if self.scorer is not None
                       else self._lrr_pick(ready))
         elif chosen is False:
-            chosen = self._gto_pick(now)
+            chosen = None if now < self.soonest else self._gto_pick(now)
         if dispatched is not None:
+            self.spares.append(units[offer])
             units[offer] = None
             order.remove(offer)
             oc.held = None
@@ -571,7 +591,13 @@ class _SubCore:
             queues = oc.queues
             for bank, index in posts:
                 queues[bank].append((cu, index))
-            units[cu] = Unit(slot, operands, len(posts), 0, tag)
+            spares = self.spares
+            if spares:
+                unit = units[cu] = spares.pop()
+                unit.warp, unit.operands, unit.waiting, unit.ready_at, unit.tag = (
+                    slot, operands, len(posts), 0, tag)
+            else:
+                units[cu] = Unit(slot, operands, len(posts), 0, tag)
             oc.queued += len(posts)
             order.append(cu)
             oc.buffer = None
@@ -587,8 +613,9 @@ class _SubCore:
                 power.issued(self, chosen, pc, now)
         else:
             # As :meth:`cycle`: readiness after this cycle's dispatch unless it was checked
-            ready = not accepts and (self._gto_pick(now) is not None if gto
-                                     else bool(self._fast_ready(now)))
+            ready = not accepts and (
+                (now >= self.soonest and self._gto_pick(now) is not None) if gto
+                else self._any_ready(now))
             self.reason = reason = "collector_full" if ready else self._stall_reason()
             self.stalls[reason] += 1
         return True
@@ -599,15 +626,21 @@ class _SubCore:
         barrier or exit inline (without register power states: they hook the dispatch)."""
         warp, pc = dispatched[0], dispatched[1]
         sm = self.sm
-        unit = self.unit_of[pc]
-        if self.kinds[pc] != ALU or sm.power is not None:
+        after = self.alu_after[pc]
+        if sm.power is not None or (after is None and self.kinds[pc] != ALU):
             sm.dispatch(self, warp, pc, dispatched[2], now)
         else:
+            unit = self.unit_of[pc]
             self.unit_free[unit] = now + self.interval[unit]
-            done = (sm._memory(warp, pc, dispatched[2], now) if unit == MEM
-                    else now + sm.latency[unit]) + sm.stages[pc]
+            done = (now + after if after is not None
+                    else sm._memory(warp, pc, dispatched[2], now) + self.stages[pc])
             pending = warp.pending
+            # A finite wake saw no pending write of its needs; if every destination was
+            # pending until now (:meth:`_fast_issued`), none is a need: the wake holds.
+            stale = warp.wake == INF
             for d in self.dests_of[pc]:
+                if pending.get(d) != INF:
+                    stale = True
                 pending[d] = done
             mask = self.write_banks.get(pc * self.slot_count + warp.slot)
             if mask is None:
@@ -617,7 +650,9 @@ class _SubCore:
                 writes[done] = writes.get(done, 0) | mask
             if warp.done_at is not None and pending:
                 sm._retire_warp(warp)
-            if warp.pos >= len(warp.pcs):
+            if not stale:
+                pass
+            elif warp.pos >= len(warp.pcs):
                 warp.wake = INF
             else:
                 t = warp.hold
@@ -629,8 +664,9 @@ class _SubCore:
                 warp.wake = t
                 if t < self.soonest:
                     self.soonest = t
-        if sm.uncollected[pc]:
-            _unread(warp, sm.uncollected[pc])
+        uncollected = self.uncollected[pc]
+        if uncollected:
+            _unread(warp, uncollected)
 
     def _fast_issued(self, warp: _Warp, pc: int) -> None:
         """:meth:`_issued` under GTO or RBA (no active set to keep)."""
@@ -671,11 +707,11 @@ class _SubCore:
         """:meth:`RbaScorer.advance` without :class:`LazyScores`: the scorer's clock edge,
         returning the slot operands and queue lengths this cycle's scores are of."""
         scorer = self.scorer
-        if scorer.config.score_latency == 0:
+        if not self.score_latency:
             return self.slot_ops, queue_len
         basis = (scorer._previous, scorer._queues[0])
         scorer._queues.append(queue_len)
-        scorer._previous = list(self.slot_ops)
+        scorer._previous = self.slot_ops  # never changed in place (:meth:`_refresh`)
         return basis
 
     def _fast_pick(self, ready: list[int], basis) -> _Warp | None:
@@ -754,6 +790,18 @@ class _SubCore:
                 soonest = min(soonest, w.wake)
             self.soonest = soonest
         return ready
+
+    def _any_ready(self, now: int) -> bool:
+        """Whether :meth:`_ready` lists a warp in cycle ``now`` (stops at the first; leaves
+        :attr:`soonest`, a lower bound, as it is)."""
+        if now < self.soonest:
+            return False
+        writes = self.sm.overwrites
+        for w in self.live:
+            if w.wake <= now and not (
+                    w.reading and not w.reading.keys().isdisjoint(writes[w.pcs[w.pos]])):
+                return True
+        return False
 
     def _ready(self, now: int) -> list[int]:
         """Slots of the warps that may issue in cycle ``now``: scoreboard clear, and no
@@ -950,7 +998,6 @@ class TimingSM:
         """Sub-cores run :meth:`_SubCore.fast_cycle` where it applies (its inlined GTO pick
         does not consult register power states: GTO with them takes
         :meth:`_SubCore.cycle`)."""
-        self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.l1 = _L1(config)
         self.assigner = blocks.assigner(config)
         self.pipe = config.pipeline
@@ -962,6 +1009,7 @@ class TimingSM:
         self.hit_after = self._after(config.l1_hit_latency)
         self.miss_after = self._after(config.l1_miss_latency)
         self.loads = [ins.base == "ld" for ins in program.code]
+        self.subcores = [_SubCore(self, i) for i in range(config.subcores)]
         self.used_warps = self.used_blocks = self.used_regs = self.used_shared = 0
         self.now = 0
         self.power = power(self) if power is not None else None
@@ -1183,7 +1231,7 @@ class TimingSM:
         start = time.perf_counter()
         now = 0
         self._admit(run, now)
-        subcores = self.subcores
+        cycles = [sub.cycle for sub in self.subcores]
         with np.errstate(all="ignore"):
             while run.done < run.total:
                 events = run.events
@@ -1195,8 +1243,8 @@ class TimingSM:
                 if run.done == run.total:
                     break
                 busy = False
-                for sub in subcores:
-                    if sub.cycle(now):
+                for cycle in cycles:
+                    if cycle(now):
                         busy = True
                 if busy:
                     now += 1
