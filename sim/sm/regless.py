@@ -408,7 +408,7 @@ class ReglessSM(RegisterStorage):
         acknowledged then, a miss when its line arrives (the fast model's estimate, moved by
         the cycles the entry waited in its queue). The warp is ACTIVE the cycle after the
         last acknowledgement."""
-        state, arrival, offered = entry
+        state, arrival, offered, _ = entry
         done = cycle + 1 if arrival is None else arrival + cycle - offered
         state.bound = max(state.bound, done)
         state.entries -= 1
@@ -743,7 +743,8 @@ class ReglessSM(RegisterStorage):
                     arrival = None
             else:
                 self._invalidate(shard, state, reg, at)
-            queues[bank].append((at, (state, arrival, at)))
+            fetch = not preload or arrival is not None
+            queues[bank].append((at, (state, arrival, at, fetch)))
         state.bound = cycle + 2
         state.entries = len(entries)
         state.active_at = INF if entries else state.bound

@@ -18,7 +18,9 @@ the golden model's:
 - **Grant** (``Osu._grants``): per kind and bank the lowest port asking for the bank.
 - **Bank** (``OsuBank.advance`` and ``_tag_port``): the data port takes a write, else a
   read; the tag port a read, else a reserve, else the bank queue's preload or invalidation,
-  else a release.
+  else a release. An invalidation or a preload miss waits for the bank's fetch register,
+  which the transfer unit empties one bank per cycle, the lowest first (``Osu._grant``;
+  the transfer unit is taken as ready every cycle: its stalls are the miss path's).
 - ``written``: a taken write of an instruction's first destination word is reported from
   the next cycle, one per cycle, in order.
 
@@ -65,6 +67,9 @@ class ShardPortTiming:
         self.steps: list[Request] = []
         self.queues = [deque() for _ in range(banks)]
         """Per bank, ``[cycle offered from, entry]`` of the capacity manager's queue."""
+        self.fetch = [False] * banks
+        """Per bank, the fetch register holds an invalidation or a preload miss for the
+        transfer unit."""
         self.written: deque = deque()
         self.fake: deque = deque()
         """``(slot, first cycle ACTIVE)`` of empty regions to drain with an issue."""
@@ -72,7 +77,8 @@ class ShardPortTiming:
         """The next cycle to step."""
 
     def idle(self) -> bool:
-        return not (self.steps or self.written or self.fake or any(self.queues))
+        return not (self.steps or self.written or self.fake or any(self.queues)
+                    or any(self.fetch))
 
     # -- requests ----------------------------------------------------------------------
     def add(self, request: Request) -> Request:
@@ -150,7 +156,10 @@ class ShardPortTiming:
         taken = []
         reads, reserves, writes, releases = (grants[k] for k in ("read", "reserve", "write",
                                                                  "release"))
-        queues = self.queues
+        queues, fetch = self.queues, self.fetch
+        granted = next((b for b, held in enumerate(fetch) if held), None)
+        if granted is not None:
+            fetch[granted] = False
         for bank in set(reads) | set(reserves) | set(writes) | set(releases) | {
                 b for b, queue in enumerate(queues) if queue and queue[0][0] <= now}:
             write = writes.get(bank)
@@ -166,8 +175,14 @@ class ShardPortTiming:
                 continue
             queue = queues[bank]
             if queue and queue[0][0] <= now:
-                self.owner.entry_taken(self.shard, queue.popleft()[1], now)
-                continue
+                entry = queue[0][1]
+                if not entry[3]:
+                    self.owner.entry_taken(self.shard, queue.popleft()[1], now)
+                    continue
+                if not fetch[bank] or bank == granted:
+                    fetch[bank] = True
+                    self.owner.entry_taken(self.shard, queue.popleft()[1], now)
+                    continue
             release = releases.get(bank)
             if release is not None:
                 taken.append(release)
