@@ -23,17 +23,22 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
   without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
   when a warp is placed there. Each entry reaches its bank's queue the cycle after it was
-  taken and is taken by the OSU in the first cycle no read or reserve takes the bank (a
-  preload hit or an invalidation is acknowledged then, a miss when its line is filled); the
-  warp may issue from the cycle after the last acknowledgement, and never before two cycles
-  after the header (PRELOADING for a cycle). Each instruction reaches the CM's ``issue``
-  port (one per cycle) at dispatch, or a cycle after its releases and reserves were taken
-  (a read of the bank goes first); at the region's last one its lines and counters go back
-  except one per write still outstanding (5.1: "any other registers that were allocated to
-  that region can be freed for other warps, but the pending register must stay
-  allocated"), which goes back the cycle after the write lands; then the slot goes on the
-  stack. The golden CM knows nothing of barriers: a warp waiting at one may take its next
-  region.
+  taken; the warp may issue from the cycle after the OSU acknowledged the last one, and
+  never before two cycles after the header (PRELOADING for a cycle). At the region's last
+  ``issue`` its lines and counters go back except one per write still outstanding (5.1:
+  "any other registers that were allocated to that region can be freed for other warps, but
+  the pending register must stay allocated"), each back the cycle after its ``written``;
+  then the slot goes on the stack. The golden CM knows nothing of barriers: a warp waiting
+  at one may take its next region.
+- **OSU ports** (:mod:`gpurf.sim.sm.regless_ports`, the golden shard's, cycle by cycle):
+  the register units' requests (each operand read, at dispatch the releases of last uses,
+  a reserve and a write per destination word, then the instruction on the CM's ``issue``
+  port) are offered in order on the OSU's ports (4 read, 2 reserve, 2 write, 4 release; one
+  request per bank and kind), and each bank takes a write before a read on its data port
+  and a read, a reserve, its queue's preload or invalidation, a release in that order on
+  its tag port; an invalidation or a preload miss also waits for the bank's fetch register.
+  An instruction's ``issue`` waits for its reads, releases and reserves. The CM's ``issue``
+  and ``written`` ports and the acknowledgements are where its decisions come from.
 - **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
   preloads / invalidations), one more per further 3 entries, and one last-use flag
   instruction per 9 instructions of the region; a region of at most 4 instructions and 2
