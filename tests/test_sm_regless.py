@@ -171,19 +171,30 @@ def test_drained_slots_go_on_the_stack_one_per_cycle_lowest_first(monkeypatch):
 
 
 def _draining(usage, writes, last):
+    """The releases of a region whose instructions with a destination issued (cycles 0, 1,
+    ...) with ``writes`` ``(cycle reported written, bank)``, its last instruction issued in
+    cycle ``last``, as the capacity manager's ports report them (``port_cycle``)."""
     from types import SimpleNamespace
 
     from gpurf.sim.sm.regless import ReglessSM, _Shard, _WarpState
     from gpurf.sim.sm.run import load_workload
 
     regless = ReglessSM(load_workload("saxpy")[1])
-    regless.shards, regless.actions, regless.sequence = [_Shard(0, 16)], [], iter(range(9))
+    shard = _Shard(0, 16)
+    regless.shards, regless.actions, regless.sequence = [shard], [], iter(range(99))
     warp = SimpleNamespace(slot=3, sub=SimpleNamespace(index=0), block=SimpleNamespace(id=0),
                            index=0)
     state = _WarpState(warp)
-    state.usage, state.writes = usage, writes
-    state.drained_at = max(at for at, _ in writes)
-    regless._drain(state, last, last)
+    state.usage = usage
+
+    def issue(bank, is_last):
+        return SimpleNamespace(slot=3, info=(state, bank is not None, bank or 0, is_last))
+
+    for cycle, (_, bank) in enumerate(writes):
+        regless.port_cycle(shard, cycle, issue(bank, False), None, None)
+    for cycle, written in sorted([(at, (3, bank)) for at, bank in writes] + [(last, None)]):
+        regless.port_cycle(shard, cycle, issue(None, True) if written is None else None,
+                           written, None)
     return [(entry[0], *entry[3:]) for entry in sorted(regless.shards[0].releases)]
 
 
@@ -191,9 +202,9 @@ def test_a_draining_region_keeps_only_its_outstanding_lines():
     """Paper 5.1: while a region drains, "any other registers that were allocated to that
     region can be freed for other warps, but the pending register must stay allocated";
     as the golden capacity manager counts them, one line per outstanding write, in its
-    instruction's first word's bank, freed the cycle after it lands. At the last issue
-    (cycle 100) writes to banks 0 and 2 are outstanding (landing at 120 and 300), bank 1's
-    has landed."""
+    instruction's first word's bank, freed the cycle after its ``written``. At the last
+    issue (cycle 100) writes to banks 0 and 2 are outstanding (reported at 120 and 300),
+    bank 1's was reported."""
     usage = (2, 1, 1, 0, 0, 0, 0, 1)
     releases = _draining(usage, [(120, 0), (90, 1), (300, 2)], 100)
     assert releases == [(101, (1, 1, 0, 0, 0, 0, 0, 1), False),

@@ -176,6 +176,13 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         self.held = Signal(config.request_layout)
         """The request in flight."""
         self.phase = Signal(Phase)
+        self.compressed_next = Signal(config.registers)
+        """``compressed`` as the coming edge writes it."""
+        self.deep = Signal()
+        """The held request takes the tag match (decided when it was taken)."""
+        self.held_match = Signal(PatternState)
+        self.held_slot = Signal(config.slot_layout)
+        """The held value's pattern and bases (matched when it was taken)."""
         self.way = Signal(range(lines))
         """The line the tag match chose (the hit, else the victim)."""
 
@@ -192,7 +199,8 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         m.submodules.store = store = self.store
         m.submodules.match = match = PatternMatch(config)
         g = Signal(range(config.registers))
-        m.d.comb += [g.eq(Cat(held.warp, held.reg)), match.value.eq(held.value)]
+        m.d.comb += [g.eq(Cat(held.warp, held.reg)),
+                     match.value.eq(self.request.payload.value)]
         line, slot = _divide(m, g, config.slots, config.line_addr_bits)
         hits = Signal(config.lines)
         m.d.comb += hits.eq(Cat(self.valid[e] & (self.tag[e] == line)
@@ -216,12 +224,10 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         config, held, phase = self.config, self.held, self.phase
         evict = equals(held.op.as_value(), CompressorOp.EVICT.value)
         preload = equals(held.op.as_value(), CompressorOp.PRELOAD.value)
-        is_compressed = bit(m, self.compressed, g, "is_compressed")
         one = onehot(m, g, config.registers, "one")
-        deep, immediate, access, done = (Signal(name=n) for n in
-                                         ("deep", "immediate", "access", "done"))
+        deep = self._checked(m, match)
+        immediate, access, done = (Signal(name=n) for n in ("immediate", "access", "done"))
         m.d.comb += [
-            deep.eq(preload & is_compressed | evict & match.state.as_value().any()),
             immediate.eq(at[Phase.CHECK] & ~deep),
             access.eq(at[Phase.ACCESS]),
             done.eq(self.response.ready & (immediate | access)),
@@ -236,15 +242,17 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         self._write(m, at, match, slot, word, access & ~preload & done)
         with m.If(at[Phase.CHECK] & deep):
             m.d.sync += phase.eq(Phase.TAG)
+        m.d.sync += self.compressed.eq(self.compressed_next)
         with m.If(done):
             m.d.sync += phase.eq(Phase.IDLE)
             with m.If(immediate):
-                m.d.sync += self.compressed.eq(self.compressed & ~one)
+                m.d.comb += self.compressed_next.eq(self.compressed & ~one)
             with m.Elif(~preload):
-                m.d.sync += [self.compressed.eq(self.compressed | one),
-                             self.dirty.eq(self.dirty | _onehot(self.way, config.lines))]
+                m.d.comb += self.compressed_next.eq(self.compressed | one)
+                m.d.sync += self.dirty.eq(self.dirty | _onehot(self.way, config.lines))
         with m.If(self.request.valid & self.request.ready):
-            m.d.sync += [held.eq(self.request.payload), phase.eq(Phase.CHECK)]
+            m.d.sync += [held.eq(self.request.payload), phase.eq(Phase.CHECK),
+                         self.held_match.eq(match.state), self.held_slot.eq(match.slot)]
         with m.If(at[Phase.TAG]):
             m.d.sync += self.way.eq(chosen)
             victim_dirty = bit(m, self.valid & self.dirty, self.pointer, "victim_dirty")
@@ -258,6 +266,23 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             m.d.sync += phase.eq(Mux(at[Phase.FETCH], Phase.WAIT.value, Phase.FETCH.value))
         with m.If(self.l1_response.valid & self.l1_response.ready):
             self._install(m, line)
+
+    def _checked(self, m, match):
+        """``deep`` for the held request (a compressed preload, or an eviction matching a
+        pattern), decided at the edge that takes it: from the request's value and from the
+        "is compressed" bit as that edge writes it (``compressed_next``), so that the check
+        cycle's ``done`` and ``request.ready`` do not wait for the pattern match."""
+        request = self.request.payload
+        g_in = Signal(range(self.config.registers))
+        m.d.comb += [g_in.eq(Cat(request.warp, request.reg)),
+                     self.compressed_next.eq(self.compressed)]
+        incoming = bit(m, self.compressed_next, g_in, "is_compressed")
+        op = request.op.as_value()
+        deep_in = Mux(equals(op, CompressorOp.PRELOAD.value), incoming,
+                      equals(op, CompressorOp.EVICT.value) & match.state.as_value().any())
+        with m.If(self.request.valid & self.request.ready):
+            m.d.sync += self.deep.eq(deep_in)
+        return self.deep
 
     def _takes_next(self, idle, done):
         """``request.ready``: idle, or the held request's response is taken this cycle."""
@@ -289,8 +314,9 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         m.d.comb += placed.eq(word)
         for s in range(config.slots):
             here = equals(slot, s)
-            m.d.comb += [placed.state[s].eq(Mux(here, match.state.as_value(), word.state[s])),
-                         placed.base[s].eq(Mux(here, match.slot.as_value(),
+            m.d.comb += [placed.state[s].eq(Mux(here, self.held_match.as_value(),
+                                                word.state[s])),
+                         placed.base[s].eq(Mux(here, self.held_slot.as_value(),
                                                word.base[s].as_value()))]
         m.d.comb += [write.en.eq(place | install),
                      write.addr.eq(Mux(install, self.pointer, self.way)),

@@ -23,17 +23,22 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
   without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
   when a warp is placed there. Each entry reaches its bank's queue the cycle after it was
-  taken and is taken by the OSU in the first cycle no read or reserve takes the bank (a
-  preload hit or an invalidation is acknowledged then, a miss when its line is filled); the
-  warp may issue from the cycle after the last acknowledgement, and never before two cycles
-  after the header (PRELOADING for a cycle). Each instruction reaches the CM's ``issue``
-  port (one per cycle) at dispatch, or a cycle after its releases and reserves were taken
-  (a read of the bank goes first); at the region's last one its lines and counters go back
-  except one per write still outstanding (5.1: "any other registers that were allocated to
-  that region can be freed for other warps, but the pending register must stay
-  allocated"), which goes back the cycle after the write lands; then the slot goes on the
-  stack. The golden CM knows nothing of barriers: a warp waiting at one may take its next
-  region.
+  taken; the warp may issue from the cycle after the OSU acknowledged the last one, and
+  never before two cycles after the header (PRELOADING for a cycle). At the region's last
+  ``issue`` its lines and counters go back except one per write still outstanding (5.1:
+  "any other registers that were allocated to that region can be freed for other warps, but
+  the pending register must stay allocated"), each back the cycle after its ``written``;
+  then the slot goes on the stack. The golden CM knows nothing of barriers: a warp waiting
+  at one may take its next region.
+- **OSU ports** (:mod:`gpurf.sim.sm.regless_ports`, the golden shard's, cycle by cycle):
+  the register units' requests (each operand read, at dispatch the releases of last uses,
+  a reserve and a write per destination word, then the instruction on the CM's ``issue``
+  port) are offered in order on the OSU's ports (4 read, 2 reserve, 2 write, 4 release; one
+  request per bank and kind), and each bank takes a write before a read on its data port
+  and a read, a reserve, its queue's preload or invalidation, a release in that order on
+  its tag port; an invalidation or a preload miss also waits for the bank's fetch register.
+  An instruction's ``issue`` waits for its reads, releases and reserves. The CM's ``issue``
+  and ``written`` ports and the acknowledgements are where its decisions come from.
 - **Metadata** (5.4): a region carries one header instruction (the bank usage and up to 3
   preloads / invalidations), one more per further 3 entries, and one last-use flag
   instruction per 9 instructions of the region; a region of at most 4 instructions and 2
@@ -90,6 +95,7 @@ import numpy as np
 from gpurf.hw.params import check_bool, check_int_choice
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
+from .regless_ports import Request, ShardPortTiming
 from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
@@ -226,9 +232,11 @@ class _WarpState:
         """Cycle the next region's descriptor has been fetched (its metadata)."""
         self.pushed_at = 0
         self.activated_at = 0
-        self.entries = ()
-        """``(cycle, bank)`` of the region's preload hits and invalidations not yet settled
-        (:meth:`ReglessSM._stage`)."""
+        self.entries = 0
+        """The region's descriptor entries the OSU has not taken yet."""
+        self.bound = 0
+        """The earliest cycle the region may be ACTIVE (PRELOADING for a cycle; a miss's
+        fill)."""
         self.far = False
         self.last_issue = None
         """Cycle the region's last instruction issued (``None``: no region yet)."""
@@ -236,9 +244,14 @@ class _WarpState:
         """The region's last write to land is a memory instruction's."""
         self.landed: dict[int, int] = {}
         """Register -> the cycle its latest write lands."""
-        self.writes: list = []
-        """``(cycle it lands, bank of its first word)`` per instruction of the region that
-        writes (the golden capacity manager's outstanding writes)."""
+        self.outstanding = [0] * BANKS
+        """Per bank, writes issued and not yet reported ``written`` (the golden capacity
+        manager's counters)."""
+        self.draining = False
+        self.touched: set[int] = set()
+        """Registers the region read or wrote without a last-use flag."""
+        self.write_done: dict[int, int] = {}
+        """Register -> the cycle its latest write completes in the SM."""
 
 
 class _Shard:
@@ -263,12 +276,10 @@ class _Shard:
         self.drained: list = []
         """``(cycle, slot)``: slots whose region has drained from ``cycle`` on, waiting to be
         pushed (one per cycle, the lowest slot first)."""
-        self.issue_port: set[int] = set()
-        """Cycles the capacity manager's ``issue`` port is taken (recent ones)."""
-        self.busy: dict[int, set] = {}
-        """Cycle -> banks whose tag port a read or reserve takes then (recent cycles)."""
-        self.reads: dict[int, set] = {}
-        """Cycle -> banks a read takes then (recent cycles)."""
+        self.ports: ShardPortTiming | None = None
+        """The register units' requests on the golden shard's ports (set per launch)."""
+        self.issuer: dict[int, _WarpState] = {}
+        """Slot -> the warp whose instruction the ``issue`` port took last."""
         self.header_free = 0
         """The first cycle the region port takes a header (the descriptor's entries stream
         one per cycle after it)."""
@@ -356,6 +367,8 @@ class ReglessSM(RegisterStorage):
         self.slots = sm.config.slots
         self.shards = [_Shard(i, self.lines_per_bank, sm.config.slots)
                        for i in range(sm.config.subcores)]
+        for shard in self.shards:
+            shard.ports = ShardPortTiming(self, shard, BANKS)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
         """``(warp key, reg)`` -> its OSU line (held by a region or on a list)."""
@@ -385,63 +398,33 @@ class ReglessSM(RegisterStorage):
         for slot in slots:
             warp = sub.slots[slot]
             state = self.warps[(warp.block.id, warp.index)]
-            if state.entries and state.left_to_issue and state.active_at <= now:
-                self._stage(shard, state, now)
             if state.left_to_issue and state.active_at <= now:
                 out.append(slot)
             else:
                 self.counts["region_stall_checks"] += 1
-                wait = state.active_at if state.left_to_issue else now + 1
+                wait = state.active_at if state.left_to_issue and not state.entries \
+                    else now + 1
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
 
-    def _stage(self, shard: _Shard, state: _WarpState, now: int) -> None:
-        """Settle when the OSU took the region's preload hits and invalidations, if it did
-        before ``now``: each at its bank's queue head from its cycle on (after the bank's
-        earlier entry), in the first cycle no read or reserve takes the bank (the golden
-        OSU bank's tag port: a read, then a reserve, go before a preload,
-        :meth:`gpurf.golden.regless.osu_bank.OsuBank._tag_port`). The warp is ACTIVE the
-        cycle after the last; until that is settled :attr:`_WarpState.active_at` is a lower
-        bound."""
-        busy = shard.busy
-        last: dict[int, int] = {}
-        end = state.active_at
-        for nominal, bank in state.entries:
-            taken = max(nominal, last.get(bank, -1) + 1)
-            while bank in busy.get(taken, ()):
-                taken += 1
-            if taken >= now:
-                state.active_at = max(end, now + 1)
-                return
-            last[bank] = taken
-            end = max(end, taken + 1)
-        state.entries = ()
-        state.active_at = end
-        self._staged(state, end)
+    def entry_taken(self, shard: _Shard, entry: tuple, cycle: int) -> None:
+        """The OSU bank took a descriptor entry of the region in ``cycle``
+        (:class:`~gpurf.sim.sm.regless_ports.ShardPortTiming`): a hit or an invalidation is
+        acknowledged then, a miss when its line arrives (the fast model's estimate, moved by
+        the cycles the entry waited in its queue). The warp is ACTIVE the cycle after the
+        last acknowledgement."""
+        state, arrival, offered, _ = entry
+        done = cycle + 1 if arrival is None else arrival + cycle - offered
+        state.bound = max(state.bound, done)
+        state.entries -= 1
+        if not state.entries:
+            state.active_at = state.bound
+            self._staged(state, state.bound)
 
     def _staged(self, state: _WarpState, cycle: int) -> None:
         """The warp's region is staged from ``cycle`` (a hook for the decision log)."""
         self.counts["wait_preload_beyond_osu" if state.far else "wait_preload_osu"] += \
             cycle - state.activated_at
-
-    def _bank_busy(self, shard: _Shard, cycle: int, bank: int, *, read: bool = False) -> None:
-        """A read or reserve takes ``bank``'s tag port in ``cycle``."""
-        for busy in (shard.busy, shard.reads) if read else (shard.busy,):
-            busy.setdefault(cycle, set()).add(bank)
-            if len(busy) > 256:
-                for old in [c for c in busy if c < cycle - 128]:
-                    del busy[old]
-
-    def _tag_port(self, shard: _Shard, cycle: int, bank: int, reserve: bool) -> int:
-        """The cycle a release or ``reserve`` of ``bank`` made in ``cycle`` is taken: the
-        first no read takes the bank (a read goes first in the golden OSU bank; a reserve
-        then goes before a preload, a release after it)."""
-        reads = shard.reads
-        while bank in reads.get(cycle, ()):
-            cycle += 1
-        if reserve:
-            self._bank_busy(shard, cycle, bank)
-        return cycle
 
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc``: one fewer instruction of its region to issue."""
@@ -457,7 +440,10 @@ class ReglessSM(RegisterStorage):
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` read its operands in cycle ``now``, lands in ``done``: its
-        last-use flags act then; the region drains with its last dispatch."""
+        last-use flags act then; its requests go to the shard's ports as the golden shard's
+        register units make them (:meth:`_requests`); the region drains with its last
+        dispatch."""
+        self._catch_up(sub, now)
         state = self.warps[(warp.block.id, warp.index)]
         sources, dests = self.flags[pc]
         writes = self.sm.info.writes[pc]
@@ -466,67 +452,102 @@ class ReglessSM(RegisterStorage):
             self._later(now + 0.5, self._flag, state.key, sources)
         if dests:
             self._later(landed + 0.5, self._flag, state.key, dests)
-        shard = self.shards[sub.index]
-        after = now
-        for reg, reserve in (*((reg, False) for reg, _ in sources),
-                             *((reg, True) for reg in writes)):
-            taken = self._tag_port(shard, now, (warp.slot + reg) % BANKS, reserve)
-            after = max(after, taken + 1)
         for reg in writes:
             state.landed[reg] = landed
-        issue = self._issue_port(sub.index, after)
-        if writes:
-            state.writes.append((max(landed, issue + 2), (warp.slot + writes[0]) % BANKS))
         if landed > state.drained_at:
             state.drained_at = landed
             state.drain_memory = self.sm.info.unit[pc] == MEM
         state.left_to_dispatch -= 1
-        if not state.left_to_dispatch and not state.left_to_issue:
-            self._drain(state, now, issue)
+        last = not state.left_to_dispatch and not state.left_to_issue
+        self._requests(self.shards[sub.index].ports, state, pc, now, done, last)
+        if last:
+            self._drain(state, now)
         return done
 
-    def _issue_port(self, index: int, cycle: int) -> int:
-        """The cycle an instruction dispatched reaches the capacity manager's ``issue``
-        port, from ``cycle`` on: one instruction per cycle per shard, the first free cycle
-        (the golden shard's scheduler port, :mod:`gpurf.sim.sm.regless_exact`: an issue
-        waiting for its releases lets a later one by). A write is reported on ``written``
-        (one outstanding write fewer) two cycles after its issue at the earliest."""
-        taken = self.shards[index].issue_port
-        while cycle in taken:
-            cycle += 1
-        taken.add(cycle)
-        if len(taken) > 64:
-            taken.difference_update([c for c in taken if c < cycle - 32])
-        return cycle
+    def _requests(self, ports: ShardPortTiming, state: _WarpState, pc: int, now: int,
+                  done: int, last: bool) -> None:
+        """The requests a dispatch makes (:mod:`gpurf.sim.sm.regless_exact`'s
+        ``dispatched``): releases of the sources' last uses, a reserve and a write per
+        destination word (the write due the cycle before the SM's writeback completes),
+        releases of the registers the region touched without a last-use flag and has no
+        write pending for (at its last dispatch), then the ``issue``."""
+        slot = state.warp.slot
+        sources, dests = (sorted(flags) for flags in self.flags[pc])
+        touched = state.touched
+        for reg, _ in sources:
+            ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS, dispatch=now))
+            touched.discard(reg)
+        last_use = {reg for reg, _ in dests}
+        writes = self.sm.info.writes[pc]
+        new = []
+        for k, reg in enumerate(writes):
+            bank = (slot + reg) % BANKS
+            reserve = ports.add(Request("reserve", slot, reg, now, bank, dispatch=now))
+            write = ports.add(Request("write", slot, reg, max(now, done - 1), bank))
+            write.reserve, write.written = reserve, k == 0
+            new.append(write)
+            state.write_done[reg] = max(state.write_done.get(reg, 0), done)
+            (touched.discard if reg in last_use else touched.add)(reg)
+        released = {reg for reg, _ in sources}
+        touched.update(reg for reg in self.sm.info.reads[pc] if reg not in released)
+        if last:
+            for reg in sorted(touched):
+                self.counts["unflagged_releases"] += 1
+                if state.write_done.get(reg, 0) <= now:
+                    ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS,
+                                      dispatch=now))
+            touched.clear()
+        issue = ports.add(Request("issue", slot, -1, now, 0, dispatch=now))
+        issue.info = (state, bool(writes), (slot + writes[0]) % BANKS if writes else 0, last)
+        for write in new:
+            write.issue = issue
 
-    def _drain(self, state: _WarpState, now: int, last: int) -> None:
-        """The region read its last operands in cycle ``now``; ``last`` is the cycle its
-        last instruction reaches the capacity manager's ``issue`` port (the golden shard's
-        scheduler drives it at dispatch, a cycle later when the instruction's releases or
-        reserves go first: :mod:`gpurf.sim.sm.regless_exact`). As the golden capacity
-        manager does (``_issue_and_writes``, ``_drained``; paper 5.1: "the pending register
-        must stay allocated"), the region's lines go back from ``last + 1`` except one per
-        write still outstanding (per instruction, in its first word's bank), which goes
-        back the cycle after the write lands; the slot waits to be pushed from the cycle
-        after the last of them (or ``last + 1``)."""
-        shard = self.shards[state.warp.sub.index]
-        in_flight = [(at, bank) for at, bank in state.writes if at > last]
-        early = list(state.usage)
-        for at, bank in in_flight:
-            early[bank] -= 1
-            lines = [0] * BANKS
-            lines[bank] = 1
-            heapq.heappush(shard.releases, (at + 1, next(self.sequence), state,
-                                            tuple(lines), False))
-        heapq.heappush(shard.releases, (last + 1, next(self.sequence), state, tuple(early),
-                                        False))
+    def port_cycle(self, shard: _Shard, cycle: int, issue, written, fake) -> None:
+        """The capacity manager's ``issue`` and ``written`` ports in ``cycle``, as the golden
+        one takes them (``_issue_and_writes``, ``_drained``): an issued instruction with a
+        destination counts an outstanding write in its first word's bank; a ``written``
+        takes one back and, if the warp was draining, frees its line from the next cycle;
+        at the region's last issue its lines go back from the next cycle except one per
+        write outstanding; the slot goes on the stack once none is outstanding (a cycle
+        later, :meth:`_decide`). An empty region's drain (``fake``) has no write."""
+        state = None
+        if issue is not None:
+            state, has_dst, dst_bank, last = issue.info
+            shard.issuer[issue.slot] = state
+            if has_dst:
+                state.outstanding[dst_bank] += 1
+        if written is not None:
+            slot, bank = written
+            owner = shard.issuer[slot]
+            if owner.outstanding[bank] > 0:
+                owner.outstanding[bank] -= 1
+                if owner.draining:
+                    lines = [0] * BANKS
+                    lines[bank] = 1
+                    self._release(shard, cycle + 1, owner, tuple(lines))
+                    if not any(owner.outstanding):
+                        self._release(shard, cycle + 1, owner, (0,) * BANKS, drained=True)
+        if issue is not None and last:
+            state.draining = True
+            lines = tuple(u - o for u, o in zip(state.usage, state.outstanding, strict=True))
+            self._release(shard, cycle + 1, state, lines)
+            if not any(state.outstanding):
+                self._release(shard, cycle + 1, state, (0,) * BANKS, drained=True)
+        if fake is not None:
+            shard.drained.append((cycle + 1, fake))
+
+    def _release(self, shard: _Shard, cycle: int, state: _WarpState, lines: tuple, *,
+                 drained: bool = False) -> None:
+        heapq.heappush(shard.releases, (cycle, next(self.sequence), state, lines, drained))
+
+    def _drain(self, state: _WarpState, now: int) -> None:
+        """The region read its last operands in cycle ``now``: its lines without a last-use
+        flag go on the lists (the values' side; the capacity manager's drain follows the
+        ``issue`` port, :meth:`port_cycle`)."""
         if state.drained_at > now + 1:
             in_flight_regs = frozenset(reg for reg, at in state.landed.items() if at > now)
             self._later(now + 0.75, self._release_lines, state.key, in_flight_regs)
         self._later(state.drained_at + 0.75, self._release_lines, state.key, frozenset())
-        end = max([last, *(at for at, _ in in_flight)]) + 1
-        heapq.heappush(shard.releases, (end, next(self.sequence), state, (0,) * BANKS,
-                                        True))
 
     # -- RegisterStorage: the values -----------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
@@ -543,8 +564,9 @@ class ReglessSM(RegisterStorage):
 
     def read(self, warp, reg, cycle, lanes):
         self._apply(cycle + 0.25)
-        self._bank_busy(self.shards[warp.subcore], cycle, (warp.slot + reg) % BANKS,
-                        read=True)
+        shard = self.shards[warp.subcore]
+        self._run(shard, cycle)
+        shard.ports.add_read(Request("read", warp.slot, reg, cycle, (warp.slot + reg) % BANKS))
         line = self.lines.get(((warp.block, warp.warp), reg))
         if line is None or not line.held:
             where = "is not in the OSU" if line is None else "is not held by its region"
@@ -562,20 +584,28 @@ class ReglessSM(RegisterStorage):
             if (warp.block.id, warp.index) not in self.warps:
                 state = self.warps[(warp.block.id, warp.index)] = _WarpState(warp)
                 self._placed(shard, state, now)
+        self._run(shard, now)
         self._decide(shard, now)
+
+    def _run(self, shard: _Shard, end: int) -> None:
+        """The capacity manager's decisions and the ports' cycles before ``end``, a cycle
+        at a time (a cycle's decisions see the ports' previous cycle)."""
+        ports = shard.ports
+        while ports.time < end:
+            self._decide(shard, ports.time)
+            ports.step(ports.time)
 
     def _placed(self, shard: _Shard, state: _WarpState, now: int) -> None:
         """A warp placed in its slot. A slot holding an empty region (its last warp had
-        finished, or it had none) drains it with an issue (``last``, no destination) once
-        the empty region is ACTIVE, then goes on the stack, a cycle after the issue
-        (:mod:`gpurf.sim.sm.regless_exact`'s rule for reused slots; the golden shard is
-        stepped up to the cycle before the one the warp is met in)."""
+        finished, or it had none) drains it with an issue (``last``, no destination) in a
+        cycle no instruction issues, once the empty region is ACTIVE, then goes on the
+        stack (:mod:`gpurf.sim.sm.regless_exact`'s rule for reused slots)."""
         slot = state.warp.slot
         shard.slots[slot] = state
         state.pushed_at = now
         active = shard.empty.pop(slot, None)
         if active is not None:
-            shard.drained.append((max(now - 1, active) + 1, slot))
+            shard.ports.fake.append((slot, active))
 
     def _check_start(self, state: _WarpState) -> None:
         warp = state.warp
@@ -677,6 +707,7 @@ class ReglessSM(RegisterStorage):
             return
         shard.active -= 1
         state.region = None
+        state.draining = False
         shard.drained.append((cycle, state.warp.slot))
 
     def _activate(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
@@ -699,32 +730,33 @@ class ReglessSM(RegisterStorage):
         self._count_boundary(state, start, cycle)
         state.drained_at = cycle
         state.drain_memory = False
-        state.writes = []
         self._apply(cycle)
         entries = self.entries[start]
         shard.header_free = cycle + 1 + len(entries)
-        arrived = cycle + 2 + len(entries)
         near = self.counts["preloads_osu"]
         preloads = 0
-        hits = []
+        queues = shard.ports.queues
         for k, (reg, preload) in enumerate(entries, start=1):
             bank = (warp.slot + reg) % BANKS
             at = cycle + k + 1
+            arrival = None
             if preload:
                 preloads += 1
                 served = self.counts["preloads_osu"]
-                arrived = max(arrived, self._preload(shard, state, reg, bank, at))
+                arrival = self._preload(shard, state, reg, bank, at)
                 if self.counts["preloads_osu"] > served:
-                    hits.append((at, bank))
+                    arrival = None
             else:
                 self._invalidate(shard, state, reg, at)
-                hits.append((at, bank))
-        state.active_at = arrived
+            fetch = not preload or arrival is not None
+            queues[bank].append((at, (state, arrival, at, fetch)))
+        state.bound = cycle + 2
+        state.entries = len(entries)
+        state.active_at = INF if entries else state.bound
         state.activated_at = cycle
         state.far = self.counts["preloads_osu"] - near < preloads
-        state.entries = tuple(hits)
-        if not hits:
-            self._staged(state, arrived)
+        if not entries:
+            self._staged(state, state.bound)
         self.counts["activations"] += 1
 
     def _count_boundary(self, state: _WarpState, start: int, cycle: int) -> None:

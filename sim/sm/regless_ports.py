@@ -1,0 +1,189 @@
+"""The golden shard's request ports, cycle by cycle, for the fast RegLess model.
+
+:class:`ShardPortTiming` decides, per SM cycle, which of the register units' requests the
+port-exact golden shard takes (:class:`gpurf.sim.sm.regless_exact.ShardPorts` driving
+:class:`gpurf.golden.regless.shard.Shard`), without values or packing: the fast model
+(:mod:`gpurf.sim.sm.regless`) then makes the golden capacity manager's decisions from the
+same ``issue`` and ``written`` cycles and the same preload acknowledgements. The rules, each
+the golden model's:
+
+- **Offer** (``ShardPorts._present``): the waiting requests in the order they were made;
+  only the first request of each ``(slot, reg)`` is offered; a request not yet due, or a
+  write whose reserve or whose instruction's ``issue`` was not taken in an earlier cycle,
+  is not offered but still blocks its register. Ports are handed out in that order per kind
+  (4 read, 2 reserve, 2 write, 4 release: ``OsuConfig.port_count`` with two instructions).
+  The ``issue`` port takes the first instruction whose slot has no earlier request other
+  than a write still waiting; an empty region is drained by an issue in a cycle no
+  instruction issues (once it is ACTIVE).
+- **Grant** (``Osu._grants``): per kind and bank the lowest port asking for the bank.
+- **Bank** (``OsuBank.advance`` and ``_tag_port``): the data port takes a write, else a
+  read; the tag port a read, else a reserve, else the bank queue's preload or invalidation,
+  else a release. An invalidation or a preload miss waits for the bank's fetch register,
+  which the transfer unit empties one bank per cycle, the lowest first (``Osu._grant``;
+  the transfer unit is taken as ready every cycle: its stalls are the miss path's).
+- ``written``: a taken write of an instruction's first destination word is reported from
+  the next cycle, one per cycle, in order.
+
+What it leaves to the fast model's estimates (the miss path): a reserve or a preload that
+needs a line evicted first, the fill of a preload miss and the transfer unit's stages.
+"""
+
+from collections import deque
+
+from gpurf.hw.regless.configs import OsuConfig
+
+__all__ = ["PORTS", "Request", "ShardPortTiming"]
+
+PORTS = {kind: OsuConfig(instructions=2).port_count(kind)
+         for kind in ("read", "reserve", "write", "release")}
+"""Ports per request kind of the OSU serving two instructions per cycle."""
+
+
+class Request:
+    """A register unit's request: ``kind`` read / release / reserve / write / issue of
+    ``reg`` of warp slot ``slot``, offered from cycle ``due``."""
+
+    __slots__ = ("bank", "dispatch", "due", "info", "issue", "kind", "reg", "reserve", "slot",
+                 "taken", "written")
+
+    def __init__(self, kind: str, slot: int, reg: int, due: int, bank: int, *,
+                 dispatch: int | None = None):
+        self.kind, self.slot, self.reg, self.due, self.bank = kind, slot, reg, due, bank
+        self.dispatch = dispatch
+        self.taken = False
+        self.reserve = self.issue = None
+        self.written = False
+        self.info = None
+        """An issue's ``(warp state, has_dst, dst_bank, last)``."""
+
+
+class ShardPortTiming:
+    """One shard's request ports (module docstring). ``owner`` is told of each cycle's
+    taken ``issue`` and ``written`` (``port_cycle(shard, cycle, issue, written)``) and of
+    each bank queue entry the OSU takes (``entry_taken(shard, entry, cycle)``)."""
+
+    def __init__(self, owner, shard, banks: int):
+        self.owner, self.shard, self.banks = owner, shard, banks
+        self.steps: list[Request] = []
+        self.queues = [deque() for _ in range(banks)]
+        """Per bank, ``[cycle offered from, entry]`` of the capacity manager's queue."""
+        self.fetch = [False] * banks
+        """Per bank, the fetch register holds an invalidation or a preload miss for the
+        transfer unit."""
+        self.written: deque = deque()
+        self.fake: deque = deque()
+        """``(slot, first cycle ACTIVE)`` of empty regions to drain with an issue."""
+        self.time = 0
+        """The next cycle to step."""
+
+    def idle(self) -> bool:
+        return not (self.steps or self.written or self.fake or any(self.queues)
+                    or any(self.fetch))
+
+    # -- requests ----------------------------------------------------------------------
+    def add(self, request: Request) -> Request:
+        self.steps.append(request)
+        return request
+
+    def add_read(self, request: Request) -> None:
+        """A read goes before the requests its own instruction's dispatch made in the same
+        cycle (``ShardPorts.add_read``)."""
+        for index, other in enumerate(self.steps):
+            if other.slot == request.slot and other.kind != "read" \
+                    and other.dispatch == request.due:
+                self.steps.insert(index, request)
+                return
+        self.steps.append(request)
+
+    # -- one cycle -----------------------------------------------------------------------
+    def step(self, now: int) -> None:
+        """The requests offered and taken in cycle ``now``, then the clock edge."""
+        issue, presented = self._offer(now)
+        grants = {kind: {} for kind in PORTS}
+        for request in presented:
+            grants[request.kind].setdefault(request.bank, request)
+        taken = self._banks(grants, now)
+        written = None
+        if self.written:
+            written = self.written.popleft()
+        fake = None
+        if issue is None and self.fake and self.fake[0][1] <= now:
+            fake = self.fake.popleft()[0]
+        for request in taken:
+            request.taken = True
+        for request in presented:
+            if request.taken and request.kind == "write" and request.written:
+                self.written.append((request.slot, request.bank))
+        if issue is not None:
+            issue.taken = True
+            taken.append(issue)
+        if taken:
+            self.steps = [request for request in self.steps if not request.taken]
+        if issue is not None or written is not None or fake is not None:
+            self.owner.port_cycle(self.shard, now, issue, written, fake)
+        self.time = now + 1
+
+    def _offer(self, now: int):
+        """The ``issue`` taken and the requests offered in ``now``, in port order."""
+        used = dict.fromkeys(PORTS, 0)
+        blocked, waiting, presented = set(), set(), []
+        issue = None
+        for request in self.steps:
+            kind, slot = request.kind, request.slot
+            if kind == "issue":
+                if issue is None and slot not in waiting and request.due <= now:
+                    issue = request
+                waiting.add(slot)
+                continue
+            if kind != "write":
+                waiting.add(slot)
+            key = (slot, request.reg)
+            if key in blocked:
+                continue
+            blocked.add(key)
+            if request.due > now or (kind == "write" and not (
+                    request.reserve.taken and request.issue.taken)):
+                continue
+            if used[kind] == PORTS[kind]:
+                continue
+            used[kind] += 1
+            presented.append(request)
+        return issue, presented
+
+    def _banks(self, grants, now: int) -> list[Request]:
+        """Per bank: the data port (write > read) and the tag port (read > reserve >
+        queued preload or invalidation > release); the requests taken."""
+        taken = []
+        reads, reserves, writes, releases = (grants[k] for k in ("read", "reserve", "write",
+                                                                 "release"))
+        queues, fetch = self.queues, self.fetch
+        granted = next((b for b, held in enumerate(fetch) if held), None)
+        if granted is not None:
+            fetch[granted] = False
+        for bank in set(reads) | set(reserves) | set(writes) | set(releases) | {
+                b for b, queue in enumerate(queues) if queue and queue[0][0] <= now}:
+            write = writes.get(bank)
+            if write is not None:
+                taken.append(write)
+            read = reads.get(bank)
+            if read is not None and write is None:
+                taken.append(read)
+                continue
+            reserve = reserves.get(bank)
+            if reserve is not None:
+                taken.append(reserve)
+                continue
+            queue = queues[bank]
+            if queue and queue[0][0] <= now:
+                entry = queue[0][1]
+                if not entry[3]:
+                    self.owner.entry_taken(self.shard, queue.popleft()[1], now)
+                    continue
+                if not fetch[bank] or bank == granted:
+                    fetch[bank] = True
+                    self.owner.entry_taken(self.shard, queue.popleft()[1], now)
+                    continue
+            release = releases.get(bank)
+            if release is not None:
+                taken.append(release)
+        return taken

@@ -1,0 +1,120 @@
+"""Directed cases of the golden shard's port rules in the fast RegLess model
+(``gpurf.sim.sm.regless_ports``); the kernels' agreement with the golden shard itself is
+``tests/test_sm_regless_exact.py``."""
+
+from gpurf.sim.sm.regless_ports import PORTS, Request, ShardPortTiming
+
+
+class _Owner:
+    """Records what the ports report to the fast model."""
+
+    def __init__(self):
+        self.cycles, self.entries = [], []
+
+    def port_cycle(self, shard, cycle, issue, written, fake):
+        self.cycles.append((cycle, None if issue is None else issue.slot, written, fake))
+
+    def entry_taken(self, shard, entry, cycle):
+        self.entries.append((entry[0], cycle))
+
+
+def _ports():
+    owner = _Owner()
+    return ShardPortTiming(owner, None, 8), owner
+
+
+def _taken_at(ports, requests, cycles=6):
+    """The cycle each request was taken (``None``: never in ``cycles`` cycles)."""
+    at = {}
+    for cycle in range(cycles):
+        ports.step(cycle)
+        for request in requests:
+            if request.taken and id(request) not in at:
+                at[id(request)] = cycle
+    return [at.get(id(request)) for request in requests]
+
+
+def _write(ports, slot, reg, due, *, written=True):
+    reserve = ports.add(Request("reserve", slot, reg, 0, (slot + reg) % 8))
+    write = ports.add(Request("write", slot, reg, due, (slot + reg) % 8))
+    issue = ports.add(Request("issue", slot, -1, 0, 0))
+    issue.info = (None, True, (slot + reg) % 8, False)
+    write.reserve, write.issue, write.written = reserve, issue, written
+    return reserve, write, issue
+
+
+def test_port_counts_are_two_instructions_worth():
+    assert PORTS == {"read": 4, "reserve": 2, "write": 2, "release": 4}
+
+
+def test_a_write_goes_before_a_read_of_its_bank():
+    ports, _ = _ports()
+    _, write, _ = _write(ports, 0, 1, 2)
+    read = ports.add(Request("read", 1, 0, 2, 1))
+    assert _taken_at(ports, [write, read]) == [2, 3]
+
+
+def test_tag_port_order_read_reserve_queue_release():
+    ports, owner = _ports()
+    read = ports.add(Request("read", 0, 3, 0, 3))
+    release = ports.add(Request("release", 1, 2, 0, 3))
+    reserve = ports.add(Request("reserve", 2, 1, 0, 3))
+    ports.queues[3].append((0, ("entry", None, 0, False)))
+    assert _taken_at(ports, [read, reserve, release]) == [0, 1, 3]
+    assert owner.entries == [("entry", 2)]
+
+
+def test_only_the_lowest_port_of_a_bank_is_granted():
+    ports, _ = _ports()
+    reads = [ports.add(Request("read", slot, 5 - slot, 0, 5)) for slot in range(3)]
+    other = ports.add(Request("read", 0, 1, 0, 1))
+    assert _taken_at(ports, [*reads, other]) == [0, 1, 2, 0]
+
+
+def test_ports_per_kind_are_handed_out_in_order():
+    ports, _ = _ports()
+    reads = [ports.add(Request("read", 0, reg, 0, reg)) for reg in range(6)]
+    assert _taken_at(ports, reads) == [0, 0, 0, 0, 1, 1]
+
+
+def test_requests_of_one_register_keep_their_order():
+    ports, _ = _ports()
+    read = ports.add(Request("read", 0, 4, 1, 4))
+    release = ports.add(Request("release", 0, 4, 0, 4))
+    assert _taken_at(ports, [read, release]) == [1, 2]
+
+
+def test_an_issue_waits_for_its_requests_and_a_write_for_its_issue():
+    ports, owner = _ports()
+    reserve, write, issue = _write(ports, 2, 3, 0)
+    assert _taken_at(ports, [reserve, issue, write]) == [0, 1, 2]
+    assert [c for c in owner.cycles if c[1] is not None] == [(1, 2, None, None)]
+    assert (3, None, (2, 5), None) in owner.cycles
+
+
+def test_written_reports_one_per_cycle_in_offer_order():
+    ports, owner = _ports()
+    first = _write(ports, 0, 1, 3)[1]
+    second = _write(ports, 1, 1, 3)[1]
+    assert _taken_at(ports, [first, second]) == [3, 3]
+    assert [c[2] for c in owner.cycles if c[2] is not None] == [(0, 1), (1, 2)]
+    assert [c[0] for c in owner.cycles if c[2] is not None] == [4, 5]
+
+
+def test_invalidations_wait_for_the_fetch_register_lowest_bank_first():
+    ports, owner = _ports()
+    for bank in (4, 2, 4):
+        ports.queues[bank].append((0, (f"b{bank}", None, 0, True)))
+    for cycle in range(4):
+        ports.step(cycle)
+    assert owner.entries == [("b2", 0), ("b4", 0), ("b4", 2)]
+
+
+def test_an_empty_region_drains_in_a_cycle_no_instruction_issues():
+    ports, owner = _ports()
+    ports.fake.append((7, 1))
+    issue = ports.add(Request("issue", 0, -1, 1, 0))
+    issue.info = (None, False, 0, False)
+    for cycle in range(4):
+        ports.step(cycle)
+    assert [c for c in owner.cycles if c[3] is not None] == [(2, None, None, 7)]
