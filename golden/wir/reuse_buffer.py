@@ -19,6 +19,11 @@ def fold_index(tag_bits: int, tag_width: int, index_bits: int) -> int:
     return index
 
 
+def _field(offset: int, width: int) -> tuple[int, int]:
+    """``(offset, largest value)`` of a field."""
+    return offset, (1 << width) - 1
+
+
 class _TagFields:
     """The tag layout's field offsets and widths: :meth:`pack` packs plain ``int`` fields
     without the generic codec (the SM's lookups; :meth:`ReuseBuffer.tag` falls back to
@@ -26,14 +31,15 @@ class _TagFields:
 
     def __init__(self, layout):
         opcode = layout["opcode"]
-        self.op = (opcode.offset + opcode.shape["op"].offset, opcode.shape["op"].width)
-        self.regs = (opcode.offset + opcode.shape["regs"].offset, opcode.shape["regs"].width)
+        self.op = _field(opcode.offset + opcode.shape["op"].offset, opcode.shape["op"].width)
+        self.regs = _field(opcode.offset + opcode.shape["regs"].offset,
+                           opcode.shape["regs"].width)
         operand = layout["operand"]
         self.operand = [operand.offset + k * operand.shape.elem_shape
                         for k in range(operand.shape.length)]
         self.operand_mask = (1 << operand.shape.elem_shape) - 1
-        self.tbid = (layout["tbid"].offset, layout["tbid"].width)
-        self.barrier = (layout["barrier"].offset, layout["barrier"].width)
+        self.tbid = _field(layout["tbid"].offset, layout["tbid"].width)
+        self.barrier = _field(layout["barrier"].offset, layout["barrier"].width)
 
     def pack(self, opcode, operand, tbid, barrier) -> int | None:
         """The packed tag, or ``None`` unless every field is an ``int`` in its range (the
@@ -42,16 +48,15 @@ class _TagFields:
                 len(operand) != len(self.operand):
             return None
         op, regs = opcode
-        acc = 0
-        for value, (offset, width) in ((op, self.op), (regs, self.regs), (tbid, self.tbid),
-                                       (barrier, self.barrier)):
-            if type(value) is not int or not 0 <= value < 1 << width:
-                return None
-            acc |= value << offset
+        if not (type(op) is type(regs) is type(tbid) is type(barrier) is int
+                and all(type(value) is int for value in operand)
+                and 0 <= op <= self.op[1] and 0 <= regs <= self.regs[1]
+                and 0 <= tbid <= self.tbid[1] and 0 <= barrier <= self.barrier[1]):
+            return None
+        acc = (op << self.op[0] | regs << self.regs[0] | tbid << self.tbid[0]
+               | barrier << self.barrier[0])
         mask = self.operand_mask
         for value, offset in zip(operand, self.operand, strict=True):
-            if type(value) is not int:
-                return None
             acc |= (value & mask) << offset
         return acc
 

@@ -302,6 +302,9 @@ class WirStorage(RegisterStorage):
         self.layout = word_layout(program)
         self.eligible = eligibility(program)
         self.stores = [_store_space(ins) for ins in program.code]
+        self.source_regs = [[w.reg for w in words if w.reg is not None]
+                            for words in self.layout.sources]
+        """Per instruction, the registers of its source words in operand order."""
         self.bars = [ins.base == "bar" for ins in program.code]
         self.regs_per_warp = registers_per_warp
         self.unit_energy = [unit_energy(ins) for ins in program.code]
@@ -372,20 +375,23 @@ class WirStorage(RegisterStorage):
     # -- reference counts (the register pool) ------------------------------------------
     def inc(self, preg: int) -> None:
         counts = self.pool.counts
-        if counts.get(preg, 0) == 0:
+        count = counts.get(preg, 0)
+        if count == 0:
             raise ProtocolError(f"reference to p{preg}, which is free")
-        if counts[preg] == self.max_count:
+        if count == self.max_count:
             raise ProtocolError(f"count of p{preg} would overflow")
-        counts[preg] += 1
+        counts[preg] = count + 1
         self.stats["ref_events"] += 1
 
     def dec(self, preg: int) -> None:
         counts = self.pool.counts
-        if counts.get(preg, 0) == 0:
+        count = counts.get(preg, 0)
+        if count == 0:
             raise ProtocolError(f"release of p{preg}, which has no reference")
-        counts[preg] -= 1
         self.stats["ref_events"] += 1
-        if counts[preg] == 0:
+        if count > 1:
+            counts[preg] = count - 1
+        else:
             del counts[preg]
             self.pool.free.append(preg)
             self.stats["frees"] += 1
@@ -540,15 +546,18 @@ class WirStorage(RegisterStorage):
 
     def _hold_sources(self, key, pc) -> None:
         """In-flight source references of an executing instruction (dropped at read)."""
-        mapping = self.rename.get(key, {})
+        mapping = self.rename.get(key, _EMPTY)
         held = self.inflight.setdefault(key, {})
-        for word in self.layout.sources[pc]:
-            entry = mapping.get(word.reg) if word.reg is not None else None
+        for reg in self.source_regs[pc]:
+            entry = mapping.get(reg)
             if entry is not None:
                 self.inc(entry[0])
-                held.setdefault(word.reg, deque()).append(entry[0])
+                queue = held.get(reg)
+                if queue is None:
+                    queue = held[reg] = deque()
+                queue.append(entry[0])
                 if self.tap is not None:
-                    self.tap.hold(key, word.reg)
+                    self.tap.hold(key, reg)
 
     def lookup_fields(self, key, rule: Eligible, mapping, pc) -> list | None:
         """The operand fields: renamed source registers and immediates (``None``: a
@@ -677,10 +686,10 @@ class WirStorage(RegisterStorage):
     # -- the value hooks ---------------------------------------------------------------
     def read(self, warp, reg, cycle, lanes):
         key = (warp.block, warp.warp)
-        entry = self.rename.get(key, {}).get(reg)
+        entry = self.rename.get(key, _EMPTY).get(reg)
         if key != self.dispatching:
             self.stats["reads"] += 1
-            held = self.inflight.get(key, {}).get(reg)
+            held = self.inflight.get(key, _EMPTY).get(reg)
             if held:
                 self.dec(held.popleft())
                 if self.tap is not None:
@@ -752,8 +761,11 @@ class WirStorage(RegisterStorage):
         stats, vsb = self.stats, self.vsb
         signature = self.signature(values)
         stats["hashes"] += 1
-        self.vsb_cycle(lookup=signature)
-        hit, preg = self.vsb_cycle()["result"]
+        if self.recorder is None and vsb.answer is None:
+            hit, preg = vsb.search(signature)  # the two cycles below, which change nothing
+        else:
+            self.vsb_cycle(lookup=signature)
+            hit, preg = self.vsb_cycle()["result"]
         if hit:
             stats["vsb_hits"] += 1
             if self.verify(preg, values):
