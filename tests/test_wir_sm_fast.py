@@ -115,3 +115,26 @@ def test_a_broken_byte_table_is_caught(seed):
     data[5] = 0x80
     ours = int(np.bitwise_xor.reduce(tables[np.arange(128), data]))
     assert ours != h3(int.from_bytes(data.tobytes(), "little"), masks)
+
+
+def test_the_speed_window_counts_the_whole_run_when_it_finishes():
+    from gpurf.sim.sm.wir import run_wir
+    from gpurf.sim.sm.wir_speed import window
+
+    out = window("vecadd", "R", "test", 600)
+    assert out["finished"]
+    assert out["issued"] == run_wir("vecadd", "R", baseline=False)["issued"]
+
+
+def test_the_speed_window_stops_when_its_time_is_spent():
+    from gpurf.sim.sm.wir_speed import window
+
+    out = window("matmul", "R", "test", 0.05)
+    assert not out["finished"] and out["cpu"] >= 0.05
+
+
+def test_the_speed_window_refuses_bad_arguments(capsys):
+    from gpurf.sim.sm.wir_speed import main
+
+    assert main(["vecadd", "XYZ", "test", "1"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
