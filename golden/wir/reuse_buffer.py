@@ -19,6 +19,48 @@ def fold_index(tag_bits: int, tag_width: int, index_bits: int) -> int:
     return index
 
 
+def _field(offset: int, width: int) -> tuple[int, int]:
+    """``(offset, largest value)`` of a field."""
+    return offset, (1 << width) - 1
+
+
+class _TagFields:
+    """The tag layout's field offsets and widths: :meth:`pack` packs plain ``int`` fields
+    without the generic codec (the SM's lookups; :meth:`ReuseBuffer.tag` falls back to
+    the codec for anything else, and tests compare the two)."""
+
+    def __init__(self, layout):
+        opcode = layout["opcode"]
+        self.op = _field(opcode.offset + opcode.shape["op"].offset, opcode.shape["op"].width)
+        self.regs = _field(opcode.offset + opcode.shape["regs"].offset,
+                           opcode.shape["regs"].width)
+        operand = layout["operand"]
+        self.operand = [operand.offset + k * operand.shape.elem_shape
+                        for k in range(operand.shape.length)]
+        self.operand_mask = (1 << operand.shape.elem_shape) - 1
+        self.tbid = _field(layout["tbid"].offset, layout["tbid"].width)
+        self.barrier = _field(layout["barrier"].offset, layout["barrier"].width)
+
+    def pack(self, opcode, operand, tbid, barrier) -> int | None:
+        """The packed tag, or ``None`` unless every field is an ``int`` in its range (the
+        opcode a named tuple ``(op, regs)``, exactly one value per operand field)."""
+        if getattr(opcode, "_fields", None) != ("op", "regs") or \
+                len(operand) != len(self.operand):
+            return None
+        op, regs = opcode
+        if not (type(op) is type(regs) is type(tbid) is type(barrier) is int
+                and all(type(value) is int for value in operand)
+                and 0 <= op <= self.op[1] and 0 <= regs <= self.regs[1]
+                and 0 <= tbid <= self.tbid[1] and 0 <= barrier <= self.barrier[1]):
+            return None
+        acc = (op << self.op[0] | regs << self.regs[0] | tbid << self.tbid[0]
+               | barrier << self.barrier[0])
+        mask = self.operand_mask
+        for value, offset in zip(operand, self.operand, strict=True):
+            acc |= (value & mask) << offset
+        return acc
+
+
 @dataclass
 class Entry:
     """A valid entry: its packed ``tag``, the register operands the tag references
@@ -53,6 +95,7 @@ class ReuseBuffer(PortModel, config=ReuseBufferConfig):
         """Packs a tag (``opcode``, ``operand``, ``tbid``, ``barrier``) to the integer the
         entries hold and the index folds."""
         self._mask = (1 << config.preg_bits) - 1
+        self._fields = _TagFields(config.tag_layout)
         self._last = None
 
     def tag(self, lookup) -> tuple[int, bool]:
@@ -61,10 +104,21 @@ class ReuseBuffer(PortModel, config=ReuseBufferConfig):
         mask = self._mask
         operand = lookup.operand
         fits = all(value <= mask for value in operand)
-        tag = self.tags.pack({"opcode": lookup.opcode,
-                              "operand": [value & mask for value in operand],
-                              "tbid": lookup.tbid, "barrier": lookup.barrier})
+        tag = self._fields.pack(lookup.opcode, operand, lookup.tbid, lookup.barrier)
+        if tag is None:
+            tag = self.tags.pack({"opcode": lookup.opcode,
+                                  "operand": [value & mask for value in operand],
+                                  "tbid": lookup.tbid, "barrier": lookup.barrier})
         return tag, fits
+
+    def locate(self, lookup) -> tuple[int, bool, int]:
+        """``(tag, fits, index)``: :meth:`tag`'s answer and the entry the tag indexes."""
+        tag, fits = self.tag(lookup)
+        return tag, fits, fold_index(tag, self.tags.width, self.config.index_bits)
+
+    def pack_tag(self, tag) -> int:
+        """``tag`` (the ``fill`` port's tag: a struct, a mapping or already packed) packed."""
+        return tag if type(tag) is int else self.tags.pack(tag)
 
     def probe(self, lookup) -> int | None:
         """The result register of the filled entry ``lookup`` indexes (``None``: none)."""
@@ -72,18 +126,18 @@ class ReuseBuffer(PortModel, config=ReuseBufferConfig):
         entry = self.entries[fold_index(tag, self.tags.width, self.config.index_bits)]
         return entry.result if entry is not None and not entry.pending else None
 
-    def _lookup(self, lookup, result_saturated, operand_saturated, low_reg):
+    def _lookup(self, lookup, result_saturated, operand_saturated, low_reg, located=None):
         """The lookup's plan from the start-of-cycle state: ``(response, probe, incs,
         written, new)``: the answer (``None`` without a lookup), the probed result register,
         ``inc[0..3]``, the entry index the lookup writes (or ``None``) and what it writes
-        there (a reserved entry, or ``None`` for an eviction)."""
+        there (a reserved entry, or ``None`` for an eviction). ``located``: the lookup's
+        :meth:`locate` if the caller has it."""
         config = self.config
         incs = [None] * 4
         if lookup is None:
             written = self.cycle % config.entries if low_reg else None
             return None, None, incs, written, None
-        tag, fits = self.tag(lookup)
-        index = fold_index(tag, self.tags.width, config.index_bits)
+        tag, fits, index = located or self.locate(lookup)
         response = {"hit": 0, "pending": 0, "reserved": 0, "index": index, "result": 0}
         entry = self.entries[index]
         probe = entry.result if entry is not None and not entry.pending else None
@@ -114,19 +168,21 @@ class ReuseBuffer(PortModel, config=ReuseBufferConfig):
             return None
         entry = self.entries[fill.index]
         if (fill.index == written or entry is None or not entry.pending
-                or entry.tag != self.tags.pack(fill.tag)):
+                or entry.tag != self.pack_tag(fill.tag)):
             return None
         return fill.index, fill.result
 
-    def advance(self, lookup, fill, *, result_saturated=0, operand_saturated=0, low_reg=0):
+    def advance(self, lookup, fill, *, result_saturated=0, operand_saturated=0, low_reg=0,
+                located=None):
         """This cycle's ``(response, probe, incs, decs)`` for ``lookup`` (a struct of the
         ``lookup`` port's fields, or ``None``) and ``fill`` (the ``fill`` port's fields, or
         ``None``), then the clock edge: the whole behaviour of :meth:`step` without packed
         ports. ``response`` is a dict of the response's fields (``None`` without a lookup),
         ``probe`` the probed result register (``None``: not compared), ``incs`` (5) and
-        ``decs`` (4) the registers of the reference events (``None``: no event)."""
+        ``decs`` (4) the registers of the reference events (``None``: no event). ``located``:
+        :meth:`locate` of ``lookup`` in this state, if the caller has it."""
         response, probe, incs, written, new = self._lookup(
-            lookup, result_saturated, operand_saturated, low_reg)
+            lookup, result_saturated, operand_saturated, low_reg, located)
         filled = self._fill(fill, written)
         decs = [None] * 4
         if written is not None:

@@ -21,6 +21,12 @@ class ValueSignatureBuffer(PortModel, config=ValueSignatureBufferConfig):
         self.answer: tuple[int, int] | None = None
         self._none = self.ports["ref_inc"].pack({})
 
+    def search(self, hash_value: int) -> tuple[int, int]:
+        """``(hit, preg)``: the answer a lookup of ``hash_value`` in this cycle gives next
+        cycle if no install or evict is taken in this one (:meth:`advance` answers with
+        it); no state changes."""
+        return self._answer(hash_value)
+
     def _answer(self, hash_value: int) -> tuple[int, int]:
         stored = self.entries.get(self.config.index(hash_value))
         if stored is not None and stored[0] == hash_value:

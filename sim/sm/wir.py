@@ -72,6 +72,9 @@ __all__ = ["CONFIGS", "WirConfig", "WirStorage", "eligibility", "wir_sm_config"]
 
 FULL = 0xFFFFFFFF
 _INF = float("inf")
+_OTHER = LoadKind.OTHER.value
+_EMPTY: dict = {}
+"""An empty mapping, never written (no rename mappings, no stores)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,8 @@ class Lookup(NamedTuple):
 
 
 class Fill(NamedTuple):
-    """The fields of the reuse buffer's ``fill`` port (``tag`` as a dict)."""
+    """The fields of the reuse buffer's ``fill`` port (``tag`` packed, as the entry holds
+    it)."""
 
     index: int
     tag: dict
@@ -298,16 +302,22 @@ class WirStorage(RegisterStorage):
         self.layout = word_layout(program)
         self.eligible = eligibility(program)
         self.stores = [_store_space(ins) for ins in program.code]
+        self.source_regs = [[w.reg for w in words if w.reg is not None]
+                            for words in self.layout.sources]
+        """Per instruction, the registers of its source words in operand order."""
         self.bars = [ins.base == "bar" for ins in program.code]
         self.regs_per_warp = registers_per_warp
         self.unit_energy = [unit_energy(ins) for ins in program.code]
         self.rf_words = [(sum(w.reg is not None for w in s), sum(w.reg is not None for w in d))
                          for s, d in zip(self.layout.sources, self.layout.dests, strict=True)]
         self.masks = h3_matrix(LANES * 32, 32, config.seed)
-        self.matrix = np.array([[mask >> i & 1 for mask in self.masks]
-                                for i in range(LANES * 32)], np.float32)
-        """The H3 matrix Q as ``(1024, 32)``: the hash as one product (equal to the golden
-        :func:`~gpurf.golden.wir.h3_hash.h3`, which tests check)."""
+        self.byte_hashes = h3_byte_tables(self.masks, LANES * 4)
+        """The H3 hash by bytes: ``[p, b]`` is the hash of byte ``p`` of the value being
+        ``b`` (every other byte 0); the hash is linear over GF(2), so a value's is the XOR
+        of its bytes' (equal to the golden :func:`~gpurf.golden.wir.h3_hash.h3`, which
+        tests check)."""
+        self._flat_hashes = self.byte_hashes.ravel()
+        self._byte_rows = np.arange(LANES * 4) * 256
         self.max_count = (1 << config.count_width) - 1
         self.launch = None
         """The timing model of the launch running (a new one empties every structure)."""
@@ -341,6 +351,8 @@ class WirStorage(RegisterStorage):
         self.pool = RegisterPool(pregs=pregs, count_width=config.count_width)
         self.vsb = ValueSignatureBuffer(entries=config.vsb_entries, pregs=pregs)
         self.buffer = ReuseBuffer(entries=config.reuse_entries)
+        self._null_tbid = self.buffer.config.null_tbid
+        self._barrier_saturated = (1 << self.buffer.config.barrier_bits) - 1
         self.cache = (VerifyCache(entries=config.verify_cache, pregs=pregs)
                       if config.verify_cache else None)
         self.rename: dict = {}
@@ -363,20 +375,23 @@ class WirStorage(RegisterStorage):
     # -- reference counts (the register pool) ------------------------------------------
     def inc(self, preg: int) -> None:
         counts = self.pool.counts
-        if counts.get(preg, 0) == 0:
+        count = counts.get(preg, 0)
+        if count == 0:
             raise ProtocolError(f"reference to p{preg}, which is free")
-        if counts[preg] == self.max_count:
+        if count == self.max_count:
             raise ProtocolError(f"count of p{preg} would overflow")
-        counts[preg] += 1
+        counts[preg] = count + 1
         self.stats["ref_events"] += 1
 
     def dec(self, preg: int) -> None:
         counts = self.pool.counts
-        if counts.get(preg, 0) == 0:
+        count = counts.get(preg, 0)
+        if count == 0:
             raise ProtocolError(f"release of p{preg}, which has no reference")
-        counts[preg] -= 1
         self.stats["ref_events"] += 1
-        if counts[preg] == 0:
+        if count > 1:
+            counts[preg] = count - 1
+        else:
             del counts[preg]
             self.pool.free.append(preg)
             self.stats["frees"] += 1
@@ -401,7 +416,10 @@ class WirStorage(RegisterStorage):
         return min(self.config.pregs, self.regs_per_warp * max(1, len(self.active_warps)))
 
     def available(self) -> int:
-        return min(len(self.pool.free), max(self._cap() - self.in_use(), 0))
+        free = len(self.pool.free)
+        if not self.config.capped:
+            return free
+        return min(free, max(self._cap() - (self.config.pregs - free), 0))
 
     def low_register(self) -> bool:
         return self.available() <= self.config.low_water
@@ -528,15 +546,18 @@ class WirStorage(RegisterStorage):
 
     def _hold_sources(self, key, pc) -> None:
         """In-flight source references of an executing instruction (dropped at read)."""
-        mapping = self.rename.get(key, {})
+        mapping = self.rename.get(key, _EMPTY)
         held = self.inflight.setdefault(key, {})
-        for word in self.layout.sources[pc]:
-            entry = mapping.get(word.reg) if word.reg is not None else None
+        for reg in self.source_regs[pc]:
+            entry = mapping.get(reg)
             if entry is not None:
                 self.inc(entry[0])
-                held.setdefault(word.reg, deque()).append(entry[0])
+                queue = held.get(reg)
+                if queue is None:
+                    queue = held[reg] = deque()
+                queue.append(entry[0])
                 if self.tap is not None:
-                    self.tap.hold(key, word.reg)
+                    self.tap.hold(key, reg)
 
     def lookup_fields(self, key, rule: Eligible, mapping, pc) -> list | None:
         """The operand fields: renamed source registers and immediates (``None``: a
@@ -559,15 +580,15 @@ class WirStorage(RegisterStorage):
         if mask != FULL:
             stats["divergent"] += 1
             return None
-        if rule.kind != LoadKind.OTHER.value and not config.loads:
+        if rule.kind != _OTHER and not config.loads:
             stats["bypassed"] += 1
             return None
-        operand = self.lookup_fields(key, rule, self.rename.get(key, {}), pc)
+        operand = self.lookup_fields(key, rule, self.rename.get(key, _EMPTY), pc)
         slot = self._block_slot(warp.block.id)
-        saturated = (1 << self.buffer.config.barrier_bits) - 1
-        answer = load_answer(rule.kind, self.flags.get(key, set()), slot,
+        saturated = self._barrier_saturated
+        answer = load_answer(rule.kind, self.flags.get(key, _EMPTY), slot,
                              min(self.barriers.get(key, 0), saturated), saturated=saturated,
-                             null_tbid=self.buffer.config.null_tbid)
+                             null_tbid=self._null_tbid)
         if operand is None or not answer["reuse"] or answer["tbid"] is None:
             stats["bypassed"] += 1
             return None
@@ -576,18 +597,21 @@ class WirStorage(RegisterStorage):
 
     def _probe(self, warp, key, pc, lookup: Lookup, now) -> Plan | None:
         buffer, stats = self.buffer, self.stats
-        tag, _ = buffer.tag(lookup)
-        index = fold_index(tag, buffer.tags.width, buffer.config.index_bits)
+        located = buffer.locate(lookup)
+        tag, _, index = located
         entry = buffer.entries[index]
+        counts, top = self.pool.counts, self.max_count
         result_saturated = bool(entry is not None and not entry.pending
-                                and self.saturated(entry.result))
-        operand_saturated = any(self.saturated(v) for k, v in enumerate(lookup.operand)
-                                if lookup.opcode.regs >> k & 1)
+                                and counts.get(entry.result, 0) >= top)
+        regs = lookup.opcode.regs
+        operand_saturated = any(counts.get(v, 0) >= top for k, v in enumerate(lookup.operand)
+                                if regs >> k & 1)
+        low = self.low_register()
         response, _, incs, decs = buffer.advance(
             lookup, None, result_saturated=int(result_saturated),
-            operand_saturated=int(operand_saturated), low_reg=int(self.low_register()))
+            operand_saturated=int(operand_saturated), low_reg=int(low), located=located)
         stats["lookups"] += 1
-        stats["evictions"] += bool(self.low_register() and any(d is not None for d in decs))
+        stats["evictions"] += bool(low and any(d is not None for d in decs))
         self._events(incs, decs)
         if response["hit"]:
             stats["hits"] += 1
@@ -597,7 +621,7 @@ class WirStorage(RegisterStorage):
             return self._pending(entry, now)
         if response["reserved"]:
             stats["reserved"] += 1
-            plan = Plan(fill=Fill(index, _tag_dict(lookup, buffer), 0))
+            plan = Plan(fill=Fill(index, tag, 0))
             self.reservers[index] = (warp, pc, plan)
             return plan
         return None
@@ -662,10 +686,10 @@ class WirStorage(RegisterStorage):
     # -- the value hooks ---------------------------------------------------------------
     def read(self, warp, reg, cycle, lanes):
         key = (warp.block, warp.warp)
-        entry = self.rename.get(key, {}).get(reg)
+        entry = self.rename.get(key, _EMPTY).get(reg)
         if key != self.dispatching:
             self.stats["reads"] += 1
-            held = self.inflight.get(key, {}).get(reg)
+            held = self.inflight.get(key, _EMPTY).get(reg)
             if held:
                 self.dec(held.popleft())
                 if self.tap is not None:
@@ -737,8 +761,11 @@ class WirStorage(RegisterStorage):
         stats, vsb = self.stats, self.vsb
         signature = self.signature(values)
         stats["hashes"] += 1
-        self.vsb_cycle(lookup=signature)
-        hit, preg = self.vsb_cycle()["result"]
+        if self.recorder is None and vsb.answer is None:
+            hit, preg = vsb.search(signature)  # the two cycles below, which change nothing
+        else:
+            self.vsb_cycle(lookup=signature)
+            hit, preg = self.vsb_cycle()["result"]
         if hit:
             stats["vsb_hits"] += 1
             if self.verify(preg, values):
@@ -833,10 +860,10 @@ class WirStorage(RegisterStorage):
 
     def signature(self, values) -> int:
         """The H3 hash of a 1,024-bit warp register (lane 0 in the low bits): bit ``j`` is
-        the parity of the value's bits ``i`` with ``Q[i][j] = 1``."""
-        bits = np.unpackbits(np.asarray(values, "<u4").view(np.uint8), bitorder="little")
-        parity = (bits.astype(np.float32) @ self.matrix).astype(np.int32) & 1
-        return int(np.packbits(parity.astype(np.uint8), bitorder="little").view("<u4")[0])
+        the parity of the value's bits ``i`` with ``Q[i][j] = 1`` (the XOR of its bytes'
+        hashes, :attr:`byte_hashes`)."""
+        data = np.asarray(values, "<u4").view(np.uint8)
+        return int(np.bitwise_xor.reduce(self._flat_hashes.take(self._byte_rows + data)))
 
     def verify(self, preg: int, values) -> bool:
         """Verify-read ``preg`` (the verify cache first) and compare with ``values``."""
@@ -974,17 +1001,23 @@ class WirStorage(RegisterStorage):
         return s
 
 
+def h3_byte_tables(masks, width: int) -> np.ndarray:
+    """``(width, 256)`` uint32: entry ``[p, b]`` is the H3 hash (``masks``: column ``j``
+    of ``Q`` as an int) of the value whose byte ``p`` is ``b`` and every other byte 0."""
+    rows = np.array([sum((mask >> i & 1) << j for j, mask in enumerate(masks))
+                     for i in range(8 * width)], np.uint32).reshape(width, 8)
+    byte = np.arange(256)
+    tables = np.zeros((width, 256), np.uint32)
+    for k in range(8):
+        tables ^= np.where((byte >> k & 1).astype(bool), rows[:, k:k + 1], np.uint32(0))
+    return tables
+
+
 def _store_space(ins) -> str | None:
     if ins.base in ("st", "atom", "red"):
         space = ins.mods[0] if ins.mods else "global"
         return "shared" if space == "shared" else "global"
     return None
-
-
-def _tag_dict(lookup: Lookup, buffer: ReuseBuffer) -> dict:
-    mask = (1 << buffer.config.preg_bits) - 1
-    return {"opcode": lookup.opcode, "operand": [v & mask for v in lookup.operand],
-            "tbid": lookup.tbid, "barrier": lookup.barrier}
 
 
 
