@@ -229,7 +229,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         range, at most ``operands``). No line trace. :meth:`_edge`'s three steps inline
         (``tests/test_greener_fast_path.py`` holds them equal to :meth:`step`'s)."""
         config, state, kept = self.config, self.state, self.kept
-        population = dict(kept)
+        cycles = self.cycles  # accrue the populations during the cycle, before its edge
+        for name, count in kept.items():
+            cycles[name] += count
         warps, regs = config.warps, config.regs
         if self.error is None:
             for warp, reg, _, _, source in sets:
@@ -266,9 +268,6 @@ class PowerController(PortModel, config=PowerControllerConfig):
                 state[key] = _ON
                 usable_from[key] = cycle + (config.sleep_wakeup if old is _SLEEP
                                             else config.off_wakeup)
-        cycles = self.cycles
-        for name, count in population.items():
-            cycles[name] += count
         self.cycle = cycle + 1
 
     def _edge(self, ports, heads, population) -> tuple[set, list]:

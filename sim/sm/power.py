@@ -72,7 +72,7 @@ __all__ = ["POLICIES", "WAKE_AT", "FastPathError", "InstructionSets", "PowerErro
 POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
 WAKE_AT = ("issue", "decode")
 ON, SLEEP, OFF = PowerState.ON.value, PowerState.SLEEP.value, PowerState.OFF.value
-_ON_STATE = PowerState.ON
+_ON_STATE, _OFF_STATE = PowerState.ON, PowerState.OFF
 PORTS = 4
 """Set-state ports per direction of one domain, and operands a correction entry holds."""
 HEAD = 2 * PORTS
@@ -332,6 +332,8 @@ class _Domain:
         """``check_fast``: the same blocks driven through their ports, compared each cycle."""
         self.exact = record is not None or check_fast
         """Step every block every cycle (recording traces): no idle fast-forward."""
+        self.fused = self.twin is None and not self.exact
+        """Driven through the fast paths alone: :meth:`fast_step` takes the edges."""
         self.src_queue: deque = deque()
         """Source sets ``(warp, reg, state, pc)`` waiting for a port (FIFO)."""
         self.dst_at: dict[int, list] = defaultdict(list)
@@ -397,6 +399,65 @@ class _Domain:
         if self.twin is not None:
             self._compare(cycle)
         return srcs, dsts
+
+    def fast_step(self, cycle: int) -> None:
+        """:meth:`step` and :meth:`RegisterPower._apply` in one, for a domain driven
+        through the fast paths alone (:attr:`fused`: no twin, no recording): the same
+        edges, without the intermediate lists (``tests/test_greener_fast_path.py`` holds the
+        two equal)."""
+        queue = self.src_queue
+        if queue:
+            srcs = [queue.popleft() for _ in range(min(PORTS, len(queue)))]
+        else:
+            srcs = []
+        dsts = self.dst_at.pop(cycle, None)
+        if dsts is None:
+            dsts = ()
+        else:
+            self.dst_load.pop(cycle, None)
+        table = self.table
+        keep = 0
+        if table is not None and (srcs or dsts or self.inserts or self.removes
+                                  or table.clear_left):
+            insert = self.inserts.popleft() if self.inserts else None
+            remove = self.removes.popleft() if self.removes else None
+            if insert is not None:
+                insert = insert[0], insert[1], insert[2][:PORTS]
+            queries = [(w, pc, r) for w, r, _, pc in srcs]
+            if dsts:
+                queries += [(w, pc, r) for w, r, _, pc in dsts]
+            keep = table.fast_step(queries, insert, remove)
+        controller = self.controller
+        wakes = self.wakes
+        if srcs or dsts or wakes:
+            sets = [(w, r, s, keep >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
+            if dsts:
+                keep >>= len(srcs)
+                sets += [(w, r, s, keep >> k & 1, False)
+                         for k, (w, r, s, _) in enumerate(dsts)]
+            if wakes:
+                wakes = {w: regs[:HEAD] for w, regs in wakes.items()}
+                self.wakes = {}
+            controller.fast_step(sets, wakes)
+        else:
+            self.idle(1)
+        if srcs or self.reserve is not None:
+            self.ext.fast_step([(w, r) for w, r, _, _ in srcs], self.reserve)
+            self.reserve = None
+        if not (srcs or dsts):
+            return
+        if controller.error is not None:
+            warp, reg = controller.error
+            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
+        dropped, state = self.dropped, controller.state
+        for warp, reg, _, _ in dsts:
+            dropped.discard((warp, reg))
+        for sets in (srcs, dsts):
+            for warp, reg, _, _ in sets:
+                if state[(warp, reg)] is _OFF_STATE:
+                    dropped.add((warp, reg))
+        if dsts and table is not None:
+            self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
 
     def _keep(self, sets) -> int:
         """The correction table's answers for ``sets`` (one query port each), stepping the
@@ -584,8 +645,12 @@ class RegisterPower:
         """Take every domain's edges up to (not including) cycle ``now``; with ``only``,
         that domain's alone (waking at issue, a domain's edges depend on its own requests
         alone, and every request reaches it through a hook that catches it up first)."""
-        indices = (range(len(self.domains)) if only is None or self.wake_at_decode
-                   else (only,))
+        if only is not None and not self.wake_at_decode:
+            if self.domains[only].controller.cycle >= now:
+                return
+            indices = (only,)
+        else:
+            indices = range(len(self.domains))
         for index in indices:
             domain = self.domains[index]
             cycle = domain.controller.cycle
@@ -598,7 +663,10 @@ class RegisterPower:
                     domain.idle(stop - cycle)
                     cycle = stop
                     continue
-                self._apply(domain, *domain.step(cycle), cycle)
+                if domain.fused:
+                    domain.fast_step(cycle)
+                else:
+                    self._apply(domain, *domain.step(cycle), cycle)
                 cycle += 1
 
     def _decodes(self, index: int, cycle: int) -> list[int]:
