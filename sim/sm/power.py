@@ -406,10 +406,7 @@ class _Domain:
         edges, without the intermediate lists (``tests/test_greener_fast_path.py`` holds the
         two equal)."""
         queue = self.src_queue
-        if queue:
-            srcs = [queue.popleft() for _ in range(min(PORTS, len(queue)))]
-        else:
-            srcs = []
+        srcs = [queue.popleft() for _ in range(min(PORTS, len(queue)))] if queue else []
         dsts = self.dst_at.pop(cycle, None)
         if dsts is None:
             dsts = ()
