@@ -401,10 +401,10 @@ class _Domain:
         return srcs, dsts
 
     def fast_step(self, cycle: int) -> None:
-        """:meth:`step` and :meth:`RegisterPower._apply` in one, for a domain driven
-        through the fast paths alone (:attr:`fused`: no twin, no recording): the same
-        edges, without the intermediate lists (``tests/test_greener_fast_path.py`` holds the
-        two equal)."""
+        """:meth:`step` and :meth:`apply` in one, for a domain driven through the fast
+        paths alone (:attr:`fused`: no twin, no recording): the same edges, without the
+        intermediate lists (``tests/test_greener_sm_fused.py`` holds the two equal every
+        cycle)."""
         queue = self.src_queue
         srcs = [queue.popleft() for _ in range(min(PORTS, len(queue)))] if queue else []
         dsts = self.dst_at.pop(cycle, None)
@@ -456,6 +456,23 @@ class _Domain:
         if dsts and table is not None:
             self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
 
+    def apply(self, srcs, dsts, cycle: int) -> None:
+        """After :meth:`step`'s edge: track dropped values, free correction entries at
+        writeback."""
+        model = self.controller
+        if model.error is not None:
+            warp, reg = model.error
+            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
+        dropped, state = self.dropped, model.state
+        for warp, reg, _, _ in dsts:
+            dropped.discard((warp, reg))
+        for sets in (srcs, dsts):
+            for warp, reg, _, _ in sets:
+                if state[(warp, reg)] is PowerState.OFF:
+                    dropped.add((warp, reg))
+        if dsts and self.table is not None:
+            self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
+
     def _keep(self, sets) -> int:
         """The correction table's answers for ``sets`` (one query port each), stepping the
         table with this cycle's insert and remove."""
@@ -499,6 +516,8 @@ class RegisterPower:
         self.domains: list[_Domain] = []
         self.wake_at_decode = settings.wake_at == "decode"
         self.oracle: dict[int, list] = {}
+        self.by_instance = settings.policy == "oracle"
+        """The sets differ by dynamic instance (the oracle's): :attr:`in_flight` tracks them."""
         self.in_flight: dict[tuple[int, int], deque] = defaultdict(deque)
         self.sm = self.program = self.static = None
         self.regs = 0
@@ -556,28 +575,37 @@ class RegisterPower:
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc`` in cycle ``now``: reserve its sources, decode its next
         instruction into the correction table."""
-        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
+        if domain.controller.cycle < now or self.wake_at_decode:
+            self._catch_up(now, sub.index)
         sources = self.reserves[pc]
         if sources:
             domain.reserve = (warp.slot, sources)
         index = warp.pos - 1
         if index == 0:
             self._placed(domain, warp)
-        self.in_flight[(id(warp), pc)].append(index)
+        if self.by_instance:
+            self.in_flight[(id(warp), pc)].append(index)
         self._decode(domain, warp)
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` left the collector in cycle ``now`` (its sources were read)
         and writes back in cycle ``done``: queue its set-state requests. Returns the cycle
         its destinations' states have landed (its scoreboard entries are held till then)."""
-        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
+        if domain.controller.cycle < now or self.wake_at_decode:
+            self._catch_up(now, sub.index)
         slot = warp.slot
-        for reg in self.static.reads[pc]:
-            if (slot, reg) in domain.dropped:
-                raise PowerError(self._where(warp, pc, reg, now, "read after it was set OFF"))
-        src, dst = self._sets(warp, pc)
+        dropped = domain.dropped
+        if dropped:
+            for reg in self.static.reads[pc]:
+                if (slot, reg) in dropped:
+                    raise PowerError(self._where(warp, pc, reg, now,
+                                                 "read after it was set OFF"))
+        if self.by_instance:
+            src, dst = self._sets(warp, pc)
+        else:
+            src, dst = self.static.src[pc], self.static.dst[pc]
         domain.src_queue.extend((slot, r, s, pc) for r, s in src.items())
         if dst:
             return domain.book_writeback(done, [(slot, r, s, pc) for r, s in dst.items()])
@@ -618,13 +646,12 @@ class RegisterPower:
                 domain.inserts.append((warp.slot, pc, self.static.regs[pc]))
 
     def _sets(self, warp, pc: int) -> tuple[dict, dict]:
+        """The oracle's sets of this dynamic instance of ``pc`` (the oldest in flight)."""
         queue = self.in_flight[(id(warp), pc)]
         index = queue.popleft()
         if not queue:
             del self.in_flight[(id(warp), pc)]
-        if self.settings.policy == "oracle":
-            return self.oracle[id(warp)][index]
-        return self.static.src[pc], self.static.dst[pc]
+        return self.oracle[id(warp)][index]
 
     def _landing(self, domain: _Domain, now: int) -> set:
         """Registers whose set lands this cycle and leaves them not ON (the correction
@@ -663,7 +690,7 @@ class RegisterPower:
                 if domain.fused:
                     domain.fast_step(cycle)
                 else:
-                    self._apply(domain, *domain.step(cycle), cycle)
+                    domain.apply(*domain.step(cycle), cycle)
                 cycle += 1
 
     def _decodes(self, index: int, cycle: int) -> list[int]:
@@ -685,22 +712,6 @@ class RegisterPower:
                     if not controller.usable(warp.slot, r)]
             if regs:
                 domain.wakes.setdefault(warp.slot, regs)
-
-    def _apply(self, domain: _Domain, srcs, dsts, cycle: int) -> None:
-        """After an edge: track dropped values, free correction entries at writeback."""
-        model = domain.controller
-        if model.error is not None:
-            warp, reg = model.error
-            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
-        dropped, state = domain.dropped, model.state
-        for warp, reg, _, _ in dsts:
-            dropped.discard((warp, reg))
-        for sets in (srcs, dsts):
-            for warp, reg, _, _ in sets:
-                if state[(warp, reg)] is PowerState.OFF:
-                    dropped.add((warp, reg))
-        if dsts and domain.table is not None:
-            domain.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
 
     def _where(self, warp, pc: int, reg: int, cycle: int, what: str) -> str:
         block = warp.block.id if warp.block is not None else "?"
