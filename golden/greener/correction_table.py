@@ -69,8 +69,10 @@ class CorrectionTable(PortModel, config=CorrectionTableConfig):
         if self.clear_left == 0:
             in_flight = self.in_flight
             for port, (warp, pc, reg) in enumerate(queries):
-                if keep_on(in_flight[warp], pc, reg):
-                    bits |= 1 << port
+                for other, regs in in_flight[warp]:  # :func:`keep_on`, inline
+                    if other != pc and reg in regs:
+                        bits |= 1 << port
+                        break
             if insert is not None:
                 insert = insert[0], insert[1], frozenset(insert[2])
         self._edge(insert, remove)

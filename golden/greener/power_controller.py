@@ -20,6 +20,22 @@ __all__ = ["Ports", "PowerController", "SetPort", "decode_state", "next_state"]
 
 _NAME = {PowerState.OFF: "off", PowerState.SLEEP: "sleep", PowerState.ON: "on"}
 _MOVE = {(old, new): f"{_NAME[old]}_{_NAME[new]}" for old in _NAME for new in _NAME}
+
+
+def _by_code() -> tuple[list, list]:
+    """:data:`_NAME` and :data:`_MOVE` indexed by the states' codes (``_value_``; a move at
+    ``old << 2 | new``): hashing an enum member runs Python code, indexing a list does not
+    (:meth:`PowerController.fast_step`)."""
+    names, moves = [None] * 4, [None] * 16
+    for old, name in _NAME.items():
+        names[old.value] = name
+        for new in _NAME:
+            moves[old.value << 2 | new.value] = _MOVE[old, new]
+    return names, moves
+
+
+_CODE_NAME, _CODE_MOVE = _by_code()
+_ON_CODE = PowerState.ON.value
 _OFF, _SLEEP, _ON = PowerState.OFF, PowerState.SLEEP, PowerState.ON
 _DECODED = {0b00: _OFF, 0b01: _SLEEP}
 """:func:`decode_state` of the codes that are not ON."""
@@ -229,7 +245,9 @@ class PowerController(PortModel, config=PowerControllerConfig):
         range, at most ``operands``). No line trace. :meth:`_edge`'s three steps inline
         (``tests/test_greener_fast_path.py`` holds them equal to :meth:`step`'s)."""
         config, state, kept = self.config, self.state, self.kept
-        population = dict(kept)
+        cycles = self.cycles  # accrue the populations during the cycle, before its edge
+        for name, count in kept.items():
+            cycles[name] += count
         warps, regs = config.warps, config.regs
         if self.error is None:
             for warp, reg, _, _, source in sets:
@@ -247,9 +265,10 @@ class PowerController(PortModel, config=PowerControllerConfig):
             new = _SLEEP if sleep_reg else _ON if keep else _DECODED.get(code, _ON)
             old = state[key]
             if old is not new:
-                transitions[_MOVE[old, new]] += 1
-                kept[_NAME[old]] -= 1
-                kept[_NAME[new]] += 1
+                a, b = old._value_, new._value_
+                transitions[_CODE_MOVE[a << 2 | b]] += 1
+                kept[_CODE_NAME[a]] -= 1
+                kept[_CODE_NAME[b]] += 1
                 state[key] = new
             if new is not _ON:
                 usable_from.pop(key, None)
@@ -260,15 +279,12 @@ class PowerController(PortModel, config=PowerControllerConfig):
                 old = state[key]
                 if old is _ON or key in claimed:
                     continue
-                transitions[_MOVE[old, _ON]] += 1
-                kept[_NAME[old]] -= 1
+                transitions[_CODE_MOVE[old._value_ << 2 | _ON_CODE]] += 1
+                kept[_CODE_NAME[old._value_]] -= 1
                 kept["on"] += 1
                 state[key] = _ON
                 usable_from[key] = cycle + (config.sleep_wakeup if old is _SLEEP
                                             else config.off_wakeup)
-        cycles = self.cycles
-        for name, count in population.items():
-            cycles[name] += count
         self.cycle = cycle + 1
 
     def _edge(self, ports, heads, population) -> tuple[set, list]:

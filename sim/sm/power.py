@@ -72,7 +72,7 @@ __all__ = ["POLICIES", "WAKE_AT", "FastPathError", "InstructionSets", "PowerErro
 POLICIES = ("greener", "compiler", "runtime", "sleep_reg", "oracle")
 WAKE_AT = ("issue", "decode")
 ON, SLEEP, OFF = PowerState.ON.value, PowerState.SLEEP.value, PowerState.OFF.value
-_ON_STATE = PowerState.ON
+_ON_STATE, _OFF_STATE = PowerState.ON, PowerState.OFF
 PORTS = 4
 """Set-state ports per direction of one domain, and operands a correction entry holds."""
 HEAD = 2 * PORTS
@@ -332,6 +332,8 @@ class _Domain:
         """``check_fast``: the same blocks driven through their ports, compared each cycle."""
         self.exact = record is not None or check_fast
         """Step every block every cycle (recording traces): no idle fast-forward."""
+        self.fused = self.twin is None and not self.exact
+        """Driven through the fast paths alone: :meth:`fast_step` takes the edges."""
         self.src_queue: deque = deque()
         """Source sets ``(warp, reg, state, pc)`` waiting for a port (FIFO)."""
         self.dst_at: dict[int, list] = defaultdict(list)
@@ -398,6 +400,79 @@ class _Domain:
             self._compare(cycle)
         return srcs, dsts
 
+    def fast_step(self, cycle: int) -> None:
+        """:meth:`step` and :meth:`apply` in one, for a domain driven through the fast
+        paths alone (:attr:`fused`: no twin, no recording): the same edges, without the
+        intermediate lists (``tests/test_greener_sm_fused.py`` holds the two equal every
+        cycle)."""
+        queue = self.src_queue
+        srcs = [queue.popleft() for _ in range(min(PORTS, len(queue)))] if queue else []
+        dsts = self.dst_at.pop(cycle, None)
+        if dsts is None:
+            dsts = ()
+        else:
+            self.dst_load.pop(cycle, None)
+        table = self.table
+        keep = 0
+        if table is not None and (srcs or dsts or self.inserts or self.removes
+                                  or table.clear_left):
+            insert = self.inserts.popleft() if self.inserts else None
+            remove = self.removes.popleft() if self.removes else None
+            if insert is not None:
+                insert = insert[0], insert[1], insert[2][:PORTS]
+            queries = [(w, pc, r) for w, r, _, pc in srcs]
+            if dsts:
+                queries += [(w, pc, r) for w, r, _, pc in dsts]
+            keep = table.fast_step(queries, insert, remove)
+        controller = self.controller
+        wakes = self.wakes
+        if srcs or dsts or wakes:
+            sets = [(w, r, s, keep >> k & 1, True) for k, (w, r, s, _) in enumerate(srcs)]
+            if dsts:
+                keep >>= len(srcs)
+                sets += [(w, r, s, keep >> k & 1, False)
+                         for k, (w, r, s, _) in enumerate(dsts)]
+            if wakes:
+                wakes = {w: regs[:HEAD] for w, regs in wakes.items()}
+                self.wakes = {}
+            controller.fast_step(sets, wakes)
+        else:
+            self.idle(1)
+        if srcs or self.reserve is not None:
+            self.ext.fast_step([(w, r) for w, r, _, _ in srcs], self.reserve)
+            self.reserve = None
+        if not (srcs or dsts):
+            return
+        if controller.error is not None:
+            warp, reg = controller.error
+            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
+        dropped, state = self.dropped, controller.state
+        for warp, reg, _, _ in dsts:
+            dropped.discard((warp, reg))
+        for sets in (srcs, dsts):
+            for warp, reg, _, _ in sets:
+                if state[(warp, reg)] is _OFF_STATE:
+                    dropped.add((warp, reg))
+        if dsts and table is not None:
+            self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
+
+    def apply(self, srcs, dsts, cycle: int) -> None:
+        """After :meth:`step`'s edge: track dropped values, free correction entries at
+        writeback."""
+        model = self.controller
+        if model.error is not None:
+            warp, reg = model.error
+            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
+        dropped, state = self.dropped, model.state
+        for warp, reg, _, _ in dsts:
+            dropped.discard((warp, reg))
+        for sets in (srcs, dsts):
+            for warp, reg, _, _ in sets:
+                if state[(warp, reg)] is PowerState.OFF:
+                    dropped.add((warp, reg))
+        if dsts and self.table is not None:
+            self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
+
     def _keep(self, sets) -> int:
         """The correction table's answers for ``sets`` (one query port each), stepping the
         table with this cycle's insert and remove."""
@@ -441,6 +516,8 @@ class RegisterPower:
         self.domains: list[_Domain] = []
         self.wake_at_decode = settings.wake_at == "decode"
         self.oracle: dict[int, list] = {}
+        self.by_instance = settings.policy == "oracle"
+        """The sets differ by dynamic instance (the oracle's): :attr:`in_flight` tracks them."""
         self.in_flight: dict[tuple[int, int], deque] = defaultdict(deque)
         self.sm = self.program = self.static = None
         self.regs = 0
@@ -498,28 +575,37 @@ class RegisterPower:
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc`` in cycle ``now``: reserve its sources, decode its next
         instruction into the correction table."""
-        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
+        if domain.controller.cycle < now or self.wake_at_decode:
+            self._catch_up(now, sub.index)
         sources = self.reserves[pc]
         if sources:
             domain.reserve = (warp.slot, sources)
         index = warp.pos - 1
         if index == 0:
             self._placed(domain, warp)
-        self.in_flight[(id(warp), pc)].append(index)
+        if self.by_instance:
+            self.in_flight[(id(warp), pc)].append(index)
         self._decode(domain, warp)
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` left the collector in cycle ``now`` (its sources were read)
         and writes back in cycle ``done``: queue its set-state requests. Returns the cycle
         its destinations' states have landed (its scoreboard entries are held till then)."""
-        self._catch_up(now, sub.index)
         domain = self.domains[sub.index]
+        if domain.controller.cycle < now or self.wake_at_decode:
+            self._catch_up(now, sub.index)
         slot = warp.slot
-        for reg in self.static.reads[pc]:
-            if (slot, reg) in domain.dropped:
-                raise PowerError(self._where(warp, pc, reg, now, "read after it was set OFF"))
-        src, dst = self._sets(warp, pc)
+        dropped = domain.dropped
+        if dropped:
+            for reg in self.static.reads[pc]:
+                if (slot, reg) in dropped:
+                    raise PowerError(self._where(warp, pc, reg, now,
+                                                 "read after it was set OFF"))
+        if self.by_instance:
+            src, dst = self._sets(warp, pc)
+        else:
+            src, dst = self.static.src[pc], self.static.dst[pc]
         domain.src_queue.extend((slot, r, s, pc) for r, s in src.items())
         if dst:
             return domain.book_writeback(done, [(slot, r, s, pc) for r, s in dst.items()])
@@ -560,13 +646,12 @@ class RegisterPower:
                 domain.inserts.append((warp.slot, pc, self.static.regs[pc]))
 
     def _sets(self, warp, pc: int) -> tuple[dict, dict]:
+        """The oracle's sets of this dynamic instance of ``pc`` (the oldest in flight)."""
         queue = self.in_flight[(id(warp), pc)]
         index = queue.popleft()
         if not queue:
             del self.in_flight[(id(warp), pc)]
-        if self.settings.policy == "oracle":
-            return self.oracle[id(warp)][index]
-        return self.static.src[pc], self.static.dst[pc]
+        return self.oracle[id(warp)][index]
 
     def _landing(self, domain: _Domain, now: int) -> set:
         """Registers whose set lands this cycle and leaves them not ON (the correction
@@ -584,8 +669,12 @@ class RegisterPower:
         """Take every domain's edges up to (not including) cycle ``now``; with ``only``,
         that domain's alone (waking at issue, a domain's edges depend on its own requests
         alone, and every request reaches it through a hook that catches it up first)."""
-        indices = (range(len(self.domains)) if only is None or self.wake_at_decode
-                   else (only,))
+        if only is not None and not self.wake_at_decode:
+            if self.domains[only].controller.cycle >= now:
+                return
+            indices = (only,)
+        else:
+            indices = range(len(self.domains))
         for index in indices:
             domain = self.domains[index]
             cycle = domain.controller.cycle
@@ -598,7 +687,10 @@ class RegisterPower:
                     domain.idle(stop - cycle)
                     cycle = stop
                     continue
-                self._apply(domain, *domain.step(cycle), cycle)
+                if domain.fused:
+                    domain.fast_step(cycle)
+                else:
+                    domain.apply(*domain.step(cycle), cycle)
                 cycle += 1
 
     def _decodes(self, index: int, cycle: int) -> list[int]:
@@ -620,22 +712,6 @@ class RegisterPower:
                     if not controller.usable(warp.slot, r)]
             if regs:
                 domain.wakes.setdefault(warp.slot, regs)
-
-    def _apply(self, domain: _Domain, srcs, dsts, cycle: int) -> None:
-        """After an edge: track dropped values, free correction entries at writeback."""
-        model = domain.controller
-        if model.error is not None:
-            warp, reg = model.error
-            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
-        dropped, state = domain.dropped, model.state
-        for warp, reg, _, _ in dsts:
-            dropped.discard((warp, reg))
-        for sets in (srcs, dsts):
-            for warp, reg, _, _ in sets:
-                if state[(warp, reg)] is PowerState.OFF:
-                    dropped.add((warp, reg))
-        if dsts and domain.table is not None:
-            domain.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
 
     def _where(self, warp, pc: int, reg: int, cycle: int, what: str) -> str:
         block = warp.block.id if warp.block is not None else "?"
