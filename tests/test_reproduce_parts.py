@@ -90,8 +90,7 @@ def test_cli_refuses_a_bad_jobs_option_in_one_line(capsys, args, message):
 
 
 def test_wir_reads_a_measured_kernel_from_the_cache_with_the_same_tables(cache, monkeypatch):
-    from gpurf.sim.reproduce import reproduce
-    from gpurf.sim.reproduce import wir
+    from gpurf.sim.reproduce import reproduce, wir
 
     first = reproduce("wir", "test", kernels=["vecadd"])
 
