@@ -34,7 +34,7 @@ from .runner import available_simulators, run_bench
 
 __all__ = ["KernelThroughput", "PerCycleCost", "ReplayThroughput", "Throughput", "measure",
            "measure_golden", "measure_kernel", "measure_kernels", "measure_per_cycle",
-           "measure_replay"]
+           "measure_replay", "parameter_sets"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ class PerCycleCost:
     cosim_cpu_seconds: float
     golden_cpu_seconds: float
     cells: int | None = None
+    label: str = "defaults"
 
     @property
     def cpu(self) -> float:
@@ -109,16 +110,34 @@ class PerCycleCost:
         return self.cycles / rest if rest > 0 else float("inf")
 
     def as_dict(self) -> dict:
-        return {"block": self.block, "params": self.params, "cycles": self.cycles,
+        return {"block": self.block, "set": self.label, "params": self.params,
+                "cycles": self.cycles,
                 "cpu_seconds": self.cosim_cpu_seconds, "cells": self.cells,
                 "wall_cycles_per_second": self.wall, "cpu_cycles_per_second": self.cpu,
                 "golden_cycles_per_second": self.golden,
                 "cocotb_side_cycles_per_second": self.cocotb_side}
 
 
+PARAMETER_SETS = ("defaults", "test", "all")
+"""What ``gpurf bench --per-cycle --sets`` measures: the defaults, the test sets, or both."""
+
+
+def parameter_sets(block: Block, sets: str = "defaults") -> list[tuple[str, dict]]:
+    """``(label, overrides)`` per configuration of ``block`` that ``sets`` names: ``defaults``
+    (what the suite cosimulates on Verilator), ``test`` (the block's registered
+    ``test_params``, what it cosimulates on Icarus, labelled ``test[i]``; a block without any
+    gives its defaults) or ``all``."""
+    if sets not in PARAMETER_SETS:
+        raise ValueError(f"parameter sets are one of {', '.join(PARAMETER_SETS)}, not {sets!r}")
+    tests = [(f"test[{index}]", dict(params)) for index, params in enumerate(block.test_params)]
+    if sets == "test":
+        return tests or [("defaults", {})]
+    return [("defaults", {}), *tests] if sets == "all" else [("defaults", {})]
+
+
 def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | None = None,
-                      sim: str = "verilator", short: int = 200,
-                      cells: bool = False) -> PerCycleCost:
+                      sim: str = "verilator", short: int = 200, cells: bool = False,
+                      label: str = "defaults") -> PerCycleCost:
     """:class:`PerCycleCost` of the block's first stimulus at ``params`` on ``sim``.
 
     The simulator process's CPU time is read from this process's children's resource usage
@@ -126,7 +145,8 @@ def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | No
     counts: start-up (imports, model construction, elaboration) cancels out, and CPU time,
     unlike wall time, does not grow with the other jobs of a shared machine. The model is
     built before either run. With ``cells`` the configuration is synthesized (or its figures
-    taken from the synthesis cache) for :attr:`PerCycleCost.cells`.
+    taken from the synthesis cache) for :attr:`PerCycleCost.cells`; ``label`` names the
+    configuration in the result (see :func:`parameter_sets`).
     """
     params = block.resolve(params)
     _cocotb(block, sim, short, seed, params)
@@ -137,7 +157,8 @@ def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | No
     after = _children_cpu_seconds()
     counted = long_run.cycles - short_run.cycles
     if counted <= 0:
-        raise ValueError(f"{block.qualname}: its first stimulus ran {long_run.cycles} cycles "
+        named = block.qualname if label == "defaults" else f"{block.qualname} {label}"
+        raise ValueError(f"{named}: its first stimulus ran {long_run.cycles} cycles "
                          f"when asked for {short + cycles}, as many as when asked for {short}: "
                          f"it ends on its own, so no difference of runs can be measured")
     model, start = block.golden(params), time.process_time()
@@ -145,7 +166,7 @@ def measure_per_cycle(block: Block, *, cycles: int, seed: int, params: dict | No
     golden = (time.process_time() - start) * counted / stepped
     size = _cells(block, params) if cells else None
     return PerCycleCost(block.qualname, params, counted, long_run.cycles_per_second,
-                        (after - middle) - (middle - before), golden, size)
+                        (after - middle) - (middle - before), golden, size, label)
 
 
 def _cells(block: Block, params: dict) -> int:

@@ -3,6 +3,7 @@ and the golden model's share taken out (the cocotb runs are stand-ins here; thei
 run them)."""
 
 import itertools
+import json
 import re
 
 import pytest
@@ -54,6 +55,9 @@ def test_a_stimulus_that_ends_on_its_own_cannot_be_measured(monkeypatch):
     with pytest.raises(ValueError, match=r"^regless\.shard: its first stimulus ran 1220 cycles "
                                          r"when asked for 2200, as many as when asked for 200"):
         bench.measure_per_cycle(get_block("regless.shard"), cycles=2000, seed=1)
+    with pytest.raises(ValueError, match=r"^regless\.shard test\[1\]: its first stimulus"):
+        bench.measure_per_cycle(get_block("regless.shard"), cycles=2000, seed=1,
+                                params=get_block("regless.shard").test_params[1], label="test[1]")
 
 
 def test_cli_per_cycle_table(stand_ins, capsys):
@@ -63,7 +67,8 @@ def test_cli_per_cycle_table(stand_ins, capsys):
         main(["bench", "--per-cycle", "subcore.subcore_assigner", "--cycles", "2000"])
     out = capsys.readouterr().out
     assert done.value.code in (0, None)
-    assert re.search(r"^\| subcore\.subcore_assigner \| 2,000 \| 2\.00 \| 1,000 \| 1,000 \| "
+    assert re.search(r"^\| subcore\.subcore_assigner \| defaults \| 2,000 \| 2\.00 \| 1,000 \| "
+                     r"1,000 \| "
                      r"[\d,]+ \| [\d,]+ \| 360 \|$", out, re.MULTILINE), out
 
 
@@ -84,15 +89,58 @@ def test_cli_per_cycle_measures_the_others_past_a_stimulus_that_ends_on_its_own(
         monkeypatch, capsys):
     from gpurf.sim.cli import main
 
-    def measure(block, *, cycles, seed, cells):
+    def measure(block, *, cycles, seed, params, cells, label):
         if block.qualname == "regless.shard":
             raise ValueError("regless.shard: its first stimulus ran 1220 cycles")
-        return bench.PerCycleCost(block.qualname, {}, cycles, 1000.0, 0.5, 0.25, 360)
+        return bench.PerCycleCost(block.qualname, params, cycles, 1000.0, 0.5, 0.25, 360, label)
 
     monkeypatch.setattr(bench, "measure_per_cycle", measure)
     with pytest.raises(SystemExit) as done:
         main(["bench", "--per-cycle", "regless.shard", "subcore.subcore_assigner"])
     out, err = capsys.readouterr()
     assert done.value.code in (0, None)
-    assert "| subcore.subcore_assigner | 20,000 | 0.50 |" in out and "regless.shard |" not in out
+    assert "| subcore.subcore_assigner | defaults | 20,000 | 0.50 |" in out
+    assert "regless.shard |" not in out
     assert err.strip() == "gpurf: not measured: regless.shard: its first stimulus ran 1220 cycles"
+
+
+def test_parameter_sets_are_the_defaults_the_registered_test_sets_or_both():
+    block = get_block("subcore.subcore_assigner")
+    tests = [(f"test[{i}]", params) for i, params in enumerate(block.test_params)]
+    assert len(tests) == 3
+    assert bench.parameter_sets(block) == [("defaults", {})]
+    assert bench.parameter_sets(block, "test") == tests
+    assert bench.parameter_sets(block, "all") == [("defaults", {}), *tests]
+    with pytest.raises(ValueError, match="one of defaults, test, all, not 'every'"):
+        bench.parameter_sets(block, "every")
+
+
+def test_cli_per_cycle_sets_test_measures_every_test_configuration(monkeypatch, capsys):
+    from gpurf.sim.cli import main
+
+    measured = []
+
+    def measure(block, *, cycles, seed, params, cells, label):
+        measured.append((label, params))
+        return bench.PerCycleCost(block.qualname, block.resolve(params), cycles, 1000.0, 0.5,
+                                  0.25, 360, label)
+
+    monkeypatch.setattr(bench, "measure_per_cycle", measure)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--per-cycle", "subcore.subcore_assigner", "--sets", "test", "--json"])
+    out = capsys.readouterr().out
+    assert done.value.code in (0, None)
+    block = get_block("subcore.subcore_assigner")
+    assert measured == bench.parameter_sets(block, "test")
+    rows = json.loads(out)
+    assert [row["set"] for row in rows] == ["test[0]", "test[1]", "test[2]"]
+    assert rows[2]["params"] == block.resolve(block.test_params[2])
+
+
+def test_cli_sets_without_per_cycle_is_a_usage_error(capsys):
+    from gpurf.sim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "subcore.subcore_assigner", "--sets", "test"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.strip() == "gpurf: --sets applies to --per-cycle"

@@ -278,8 +278,12 @@ def _span(text: str, cycles: int) -> tuple[int, int]:
 @click.option("--per-cycle", is_flag=True,
               help="The per-cycle lock-step path's cost on Verilator in CPU time: whole loop, "
                    "golden model and stimulus alone, and the cocotb side (docs/traces.md).")
+@click.option("--sets", type=click.Choice(["defaults", "test", "all"]), default=None,
+              help="With --per-cycle: measure each block's defaults (default), its registered "
+                   "test configurations, or both.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, per_cycle, as_json):
+def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, per_cycle, sets,
+          as_json):
     """Measure cosimulation throughput (cycles/s) of blocks NAMES (default: all) per simulator,
     with --golden the golden models' own rate, with --replay the replay rate of recorded
     traces. (--kernel is the old form of `gpurf sm bench`.)"""
@@ -298,11 +302,13 @@ def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, per_cycle
         raise BadInput("--size applies to --kernel (now `gpurf sm bench K --size S`)")
     if sum((golden_only, replay_dir is not None, per_cycle)) > 1:
         raise BadInput("--golden, --replay and --per-cycle are separate measurements; give one")
+    if sets is not None and not per_cycle:
+        raise BadInput("--sets applies to --per-cycle")
     if replay_dir is not None:
         _bench_replay(replay_dir, names, cycles, as_json)
         return
     if per_cycle:
-        _bench_per_cycle(names, cycles, seed, as_json)
+        _bench_per_cycle(names, cycles, seed, sets or "defaults", as_json)
         return
     blocks = [block_named(name) for name in names] or all_blocks()
     measure_block = measure_golden if golden_only else measure
@@ -318,31 +324,37 @@ def bench(names, cycles, seed, kernels, size, golden_only, replay_dir, per_cycle
                    f"{r.cycles_per_second:,.0f} |")
 
 
-def _bench_per_cycle(names, cycles, seed, as_json):
-    """``gpurf bench --per-cycle``: where a lock-step cycle's CPU time goes, per block."""
-    from gpurf.sim.bench import measure_per_cycle
+def _bench_per_cycle(names, cycles, seed, sets, as_json):
+    """``gpurf bench --per-cycle``: where a lock-step cycle's CPU time goes, per block and
+    parameter set."""
+    from gpurf.sim.bench import measure_per_cycle, parameter_sets
     from gpurf.sim.toolchain import missing_simulator
 
     blocks = [block_named(name) for name in names] or all_blocks()
     if missing_simulator("verilator"):
         raise BadInput(missing_simulator("verilator"))
+    configs = [(block, label, params) for block in blocks
+               for label, params in parameter_sets(block, sets)]
     costs, unmeasured = [], []
-    for block in progress(blocks, "bench"):
+    for block, label, params in progress(configs, "bench", "configuration"):
         try:
-            costs.append(measure_per_cycle(block, cycles=cycles, seed=seed, cells=True))
+            costs.append(measure_per_cycle(block, cycles=cycles, seed=seed, params=params,
+                                           cells=True, label=label))
         except ValueError as error:
             unmeasured.append(str(error))
-    if len(unmeasured) == len(blocks):
+    if len(unmeasured) == len(configs):
         raise BadInput("; ".join(unmeasured))
     for reason in unmeasured:
         click.echo(f"gpurf: not measured: {reason}", err=True)
     if as_json:
         echo_json([with_provenance(c.as_dict()) for c in costs])
         return
-    click.echo("| block | cycles | CPU s | wall cycles/s | cycles per CPU s | golden + stimulus "
-               "per CPU s | cocotb side per CPU s | cells |\n|---|---|---|---|---|---|---|---|")
+    click.echo("| block | set | cycles | CPU s | wall cycles/s | cycles per CPU s | golden + "
+               "stimulus per CPU s | cocotb side per CPU s | cells |\n"
+               "|---|---|---|---|---|---|---|---|---|")
     for c in costs:
-        click.echo(f"| {c.block} | {c.cycles:,} | {c.cosim_cpu_seconds:.2f} | {c.wall:,.0f} | "
+        click.echo(f"| {c.block} | {c.label} | {c.cycles:,} | {c.cosim_cpu_seconds:.2f} | "
+                   f"{c.wall:,.0f} | "
                    f"{c.cpu:,.0f} | {c.golden:,.0f} | {c.cocotb_side:,.0f} | {c.cells:,} |")
 
 
