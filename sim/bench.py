@@ -56,8 +56,10 @@ def _random_stimulus(block: Block):
 def _cocotb(block: Block, sim: str, cycles: int, seed: int,
             params: dict | None = None) -> Throughput:
     stimulus = _random_stimulus(block)
+    # stop_at: a stimulus that runs its work to the end (the shard's regions) is timed over
+    # the cycles asked for, like a random one.
     result = run_bench(block, params, sim=sim, cycles=cycles, seed=seed,
-                       testcase=f"test_{stimulus.__name__}")
+                       testcase=f"test_{stimulus.__name__}", stop_at=cycles)
     if not result.passed:
         raise RuntimeError(f"{block.qualname} failed on {sim}; see {result.log}")
     case = ET.parse(result.results_xml).find(".//testcase")

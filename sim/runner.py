@@ -136,11 +136,13 @@ def build_model(block: Block, params: dict[str, Any], *, sim: str, waves: bool,
 
 def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = "icarus",
               cycles: int = 2000, seed: int = 1, waves: bool = False,
-              testcase: str | None = None, root: Path | None = None) -> CosimResult:
+              testcase: str | None = None, root: Path | None = None,
+              stop_at: int = 0) -> CosimResult:
     """Generate the block's Verilog, build it for ``sim`` and run ``tb/<mech>/test_<block>.py``.
 
     ``seed`` and ``cycles`` reach the bench through :class:`gpurf.tb.harness.BenchConfig`;
-    ``waves`` dumps an FST (Icarus) or VCD (Verilator) into the run's folder.
+    ``waves`` dumps an FST (Icarus) or VCD (Verilator) into the run's folder; ``stop_at``
+    (if not 0) ends the comparison after that many cycles, where the stimulus would go on.
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -155,7 +157,8 @@ def run_bench(block: Block, params: dict[str, Any] | None = None, *, sim: str = 
     work = build_dir(block, params, root) / f"{mode}-s{seed}-{uuid.uuid4().hex[:8]}"
     work.mkdir()
     plusargs = [f"+dumpfile_path={work / (block.toplevel + '.fst')}"] if waves else []
-    config = BenchConfig(block=block.qualname, params=params, seed=seed, cycles=cycles)
+    config = BenchConfig(block=block.qualname, params=params, seed=seed, cycles=cycles,
+                         stop_at=stop_at)
     results = work / "results.xml"
     try:
         get_runner(sim).test(test_module=block.tb_module, hdl_toplevel=block.toplevel,

@@ -13,6 +13,7 @@ cocotb (:func:`cosimulate`) and on the Amaranth simulator (:func:`simulate_amara
 """
 
 import json
+import math
 import os
 import random
 from collections.abc import Callable, Generator, Mapping
@@ -42,17 +43,22 @@ class BenchConfig:
     params: dict
     seed: int
     cycles: int
+    stop_at: int = 0
+    """Stop comparing after this many cycles even if the stimulus goes on (0: run it to its
+    end). The per-cycle bench times stimuli that end on their own with it."""
 
     @classmethod
     def from_env(cls) -> "BenchConfig":
         return cls(block=os.environ["GPURF_BLOCK"],
                    params=json.loads(os.environ.get("GPURF_PARAMS", "{}")),
                    seed=int(os.environ.get("GPURF_SEED", "1")),
-                   cycles=int(os.environ.get("GPURF_CYCLES", "2000")))
+                   cycles=int(os.environ.get("GPURF_CYCLES", "2000")),
+                   stop_at=int(os.environ.get("GPURF_STOP_AT", "0")))
 
     def to_env(self) -> dict[str, str]:
         return {"GPURF_BLOCK": self.block, "GPURF_PARAMS": json.dumps(self.params),
-                "GPURF_SEED": str(self.seed), "GPURF_CYCLES": str(self.cycles)}
+                "GPURF_SEED": str(self.seed), "GPURF_CYCLES": str(self.cycles),
+                "GPURF_STOP_AT": str(self.stop_at)}
 
 
 def port_map(component: wiring.Component) -> dict[str, tuple[wiring.Flow, Value]]:
@@ -219,9 +225,9 @@ async def cosimulate(dut, stimulus: Stimulus, config: BenchConfig | None = None)
     input_order = dict.fromkeys(input_names)
     readers = _output_readers(dut, outputs, two_state=write_phase is None)
     generator = stimulus(config.params, rng, config.cycles)
-    got, cycle = None, 0
+    got, cycle, limit = None, 0, config.stop_at or math.inf
     try:
-        while True:
+        while cycle < limit:
             applied = _full_inputs(generator.send(got), input_order)
             changed = [port for port in inputs_ if port.changed(applied[port.name])]
             if changed and write_phase is not None:
