@@ -144,3 +144,22 @@ def test_cli_sets_without_per_cycle_is_a_usage_error(capsys):
         main(["bench", "subcore.subcore_assigner", "--sets", "test"])
     assert done.value.code == 2
     assert capsys.readouterr().err.strip() == "gpurf: --sets applies to --per-cycle"
+
+
+@pytest.mark.parametrize("stop_at, compared", [(120, 120), (0, 300)])
+def test_stop_at_ends_the_comparison_where_the_stimulus_would_go_on(stop_at, compared):
+    """The cap the per-cycle bench puts on a stimulus that runs to its own end (the shard's):
+    a random stimulus asked for 300 cycles is compared for ``stop_at`` of them, all without."""
+    import xml.etree.ElementTree as ET
+
+    from gpurf.sim.runner import available_simulators, run_bench
+    from gpurf.tb.harness import CLOCK_PERIOD_NS
+
+    if "icarus" not in available_simulators():
+        pytest.skip("icarus is not installed")
+    result = run_bench(get_block("subcore.subcore_assigner"), sim="icarus", cycles=300,
+                       seed=1, stop_at=stop_at, testcase="test_random_traffic")
+    case = ET.parse(result.results_xml).find(".//testcase")
+    simulated = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert result.passed
+    assert round(float(simulated["sim_time_duration"]) / CLOCK_PERIOD_NS) == compared
