@@ -443,6 +443,17 @@ class _Domain:
             self.reserve = None
         if not (srcs or dsts):
             return
+        self._after_edge(srcs, dsts, cycle)
+
+    def apply(self, srcs, dsts, cycle: int) -> None:
+        """After :meth:`step`'s edge: track dropped values, free correction entries at
+        writeback."""
+        self._after_edge(srcs, dsts, cycle)
+
+    def _after_edge(self, srcs, dsts, cycle: int) -> None:
+        """Stop at a read of an OFF register; track dropped values; free correction entries
+        at writeback (shared by :meth:`apply` and :meth:`fast_step`)."""
+        controller = self.controller
         if controller.error is not None:
             warp, reg = controller.error
             raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
@@ -452,23 +463,6 @@ class _Domain:
         for sets in (srcs, dsts):
             for warp, reg, _, _ in sets:
                 if state[(warp, reg)] is _OFF_STATE:
-                    dropped.add((warp, reg))
-        if dsts and table is not None:
-            self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
-
-    def apply(self, srcs, dsts, cycle: int) -> None:
-        """After :meth:`step`'s edge: track dropped values, free correction entries at
-        writeback."""
-        model = self.controller
-        if model.error is not None:
-            warp, reg = model.error
-            raise PowerError(f"sub-core slot {warp}: R{reg} read while OFF (cycle {cycle})")
-        dropped, state = self.dropped, model.state
-        for warp, reg, _, _ in dsts:
-            dropped.discard((warp, reg))
-        for sets in (srcs, dsts):
-            for warp, reg, _, _ in sets:
-                if state[(warp, reg)] is PowerState.OFF:
                     dropped.add((warp, reg))
         if dsts and self.table is not None:
             self.removes.extend(sorted({(w, pc) for w, _, _, pc in dsts}))
