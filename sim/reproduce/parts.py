@@ -15,11 +15,28 @@ import sys
 from collections.abc import Callable
 
 from gpurf.sim.cache import cache_key, default_cache, source_digest, tool_key
+from gpurf.sim.sm.run import run_kernel
 
-__all__ = ["KIND", "measure_kernels", "part_key", "to_stderr"]
+__all__ = ["KIND", "WrongOutputsError", "baseline_cycles", "measure_kernels", "part_key",
+           "to_stderr"]
 
 KIND = "reproduce"
 """The result-cache kind of per-kernel parts."""
+
+
+class WrongOutputsError(RuntimeError):
+    """A run's outputs differ from numpy: a failure to report, never a kernel to leave out."""
+
+
+def baseline_cycles(mechanism: str, kernel: str, size: str, sm, say: Callable[[str], None]
+                    ) -> int:
+    """The cycles of ``kernel`` on the baseline SM ``sm`` (values through timing checked);
+    :class:`WrongOutputsError` if its outputs differ from numpy."""
+    say(f"{mechanism}: {kernel} baseline")
+    base = run_kernel(kernel, size, timing=sm, values=True)
+    if not base.passed:
+        raise WrongOutputsError(f"{mechanism}: {kernel}: baseline outputs differ from numpy")
+    return base.stats["timing"].cycles
 
 
 def to_stderr(line: str) -> None:

@@ -23,12 +23,11 @@ from statistics import geometric_mean
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.regless import CAPACITIES, SOURCES, WAITS, ReglessConfig, run_regless
 from gpurf.sim.sm.regless_breakdown import COLUMNS, breakdown_row
-from gpurf.sim.sm.run import run_kernel
 from gpurf.sim.sm.suite import SUITE
 from gpurf.synth.papers import paper_values
 from gpurf.synth.regless import FIG11, PAPER_STATEMENT, fig11_report, fig11_rows
 
-from .parts import measure_kernels, to_stderr
+from .parts import WrongOutputsError, baseline_cycles, measure_kernels, to_stderr
 from .result import Comparison, Plot, Result, Series, Table
 
 __all__ = ["CONFIGS", "SETUPS", "measure", "reproduce", "runtime_results"]
@@ -88,17 +87,13 @@ def measure(kernel: str, size: str, say: Callable[[str], None] = to_stderr) -> d
     counters :func:`run_regless` gives with ``runtime`` (cycles over the baseline's) for
     every configuration of :data:`CONFIGS`. Wrong outputs raise."""
     sm = load_config(preset="gtx980")
-    say(f"regless: {kernel} baseline")
-    base = run_kernel(kernel, size, timing=sm, values=True)
-    if not base.passed:
-        raise RuntimeError(f"regless: {kernel}: baseline outputs differ from numpy")
-    cycles = base.stats["timing"].cycles
+    cycles = baseline_cycles("regless", kernel, size, sm, say)
     runs = {}
     for config in CONFIGS:
         say(f"regless: {kernel} {_label(config)}")
         out = run_regless(kernel, size, config, sm=sm, baseline=False)
         if not out["passed"]:
-            raise RuntimeError(f"regless: {kernel} {_label(config)}: outputs differ "
+            raise WrongOutputsError(f"regless: {kernel} {_label(config)}: outputs differ "
                                "from numpy")
         runs[_label(config)] = {**out, "runtime": out["cycles"] / cycles}
     return {"baseline": cycles, "runs": runs}

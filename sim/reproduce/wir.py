@@ -11,12 +11,11 @@ from statistics import fmean, geometric_mean
 import gpurf.sim.kernels
 from gpurf.hw.registry import get_block
 from gpurf.sim.sm.config import load_config
-from gpurf.sim.sm.run import run_kernel
 from gpurf.sim.sm.wir import CONFIGS, TABLE_III_PJ, run_wir
 from gpurf.synth.papers import paper_values
 from gpurf.synth.wir import PAPER_BITS
 
-from .parts import measure_kernels, to_stderr
+from .parts import WrongOutputsError, baseline_cycles, measure_kernels, to_stderr
 from .result import Comparison, Plot, Result, Series, Table
 
 __all__ = ["measure", "reproduce", "suite"]
@@ -74,20 +73,18 @@ def measure(kernel: str, size: str, say: Callable[[str], None] = to_stderr) -> d
     (:func:`run_wir`'s, with ``speedup``), or ``{"failed": error}`` when the baseline does
     not run. A wrong output or value under WIR raises: it is WIR's failure, never left out."""
     sm = load_config(preset="fermi")
-    say(f"wir: {kernel} baseline")
     try:
-        base = run_kernel(kernel, size, timing=sm, values=True)
+        cycles = baseline_cycles("wir", kernel, size, sm, say)
+    except WrongOutputsError:
+        raise
     except Exception as error:  # the baseline's failure, reported in the notes
         return {"failed": f"baseline: {type(error).__name__}: {error}"}
-    if not base.passed:
-        raise RuntimeError(f"wir: {kernel}: baseline outputs differ from numpy")
-    cycles = base.stats["timing"].cycles
     runs = {}
     for config in CONFIGS:
         say(f"wir: {kernel} {config}")
         stats = run_wir(kernel, config, size, sm=sm, baseline=False)
         if not stats["passed"]:
-            raise RuntimeError(f"wir: {kernel} {config}: outputs differ from numpy")
+            raise WrongOutputsError(f"wir: {kernel} {config}: outputs differ from numpy")
         runs[config] = {**stats, "speedup": cycles / stats["cycles"]}
     return {"baseline": cycles, "runs": runs}
 
