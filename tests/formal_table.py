@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""The proofs of the harnesses built on :mod:`gpurf.tb.formal_base` (every mechanism but
-``wir``; not the shard and compressor harnesses), run one by one:
+"""The proofs of the harnesses built on :mod:`gpurf.tb.formal_base` (every mechanism; the
+compressor's only under ``--pdr``), run one by one:
 ``python -m tests.formal_table [KEY...] [--jobs N] [--json] [--slow]`` prints per proof its
 verdict, the step at which each cover was reached, a mutant's counterexample step, and wall
 and CPU seconds (CPU: SymbiYosys and its solvers, ``RUSAGE_CHILDREN``).
@@ -9,7 +9,8 @@ harnesses changed no verdict.
 
 Each harness's default-tier proof, cover and mutants are listed (its first configuration
 where a test runs several), with the configurations and depths of the tests that run them
-(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``); ``--slow``: the
+(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``,
+``tests/test_formal_wir.py``; an entry's fifth field is its engine when not smtbmc); ``--slow``: the
 ``slow_formal`` proofs instead; ``--pdr [--timeout S]``: the compositions and the harnesses
 that k-induction does not close, by ABC's property-directed reachability (``abc pdr``),
 each stopped after ``S`` seconds (default 600; a stopped run is ``TIMEOUT``, and its CPU
@@ -39,13 +40,30 @@ from gpurf.tb.regless.formal_banked_rf import BankedRfFormal
 from gpurf.tb.regless.formal_capacity_manager import CapacityManagerFormal
 from gpurf.tb.regless.formal_osu import OsuFormal
 from gpurf.tb.regless.formal_osu_bank import OsuBankFormal
+from gpurf.tb.regless.formal_shard import ShardFormal
 from gpurf.tb.subcore import mutants as subcore
 from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
 from gpurf.tb.subcore.formal_rba_scorer import RbaScorerFormal
 from gpurf.tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
 from gpurf.tb.subcore.formal_warp_selector import WarpSelectorFormal
+from gpurf.tb.wir import mutants as wir
+from gpurf.tb.wir.formal_backend import DIRECTED, BackendFormal
+from gpurf.tb.wir.formal_load_filter import LoadFilterFormal
+from gpurf.tb.wir.formal_pending_retry import PendingRetryFormal
+from gpurf.tb.wir.formal_pipeline import PipelineFormal
+from gpurf.tb.wir.formal_register_alloc import RegisterAllocFormal
+from gpurf.tb.wir.formal_register_pool import RegisterPoolFormal
+from gpurf.tb.wir.formal_rename_reuse import RenameReuseFormal
+from gpurf.tb.wir.formal_rename_table import RenameTableFormal
+from gpurf.tb.wir.formal_reuse_buffer import ReuseBufferFormal
+from gpurf.tb.wir.formal_value_signature_buffer import ValueSignatureBufferFormal
+from gpurf.tb.wir.formal_verify_cache import VerifyCacheFormal
 
 WS = {"slots": 5, "score_width": 3, "policy": "rba", "rba_greedy": True}
+ABC_BMC = "abc bmc3"
+"""ABC's bounded model checker: BMC 20 of the WIR compositions, where smtbmc stops near 8."""
+KILL_DEPTH = 16
+"""BMC depth of the directed backend harness that kills ``HitSourcesKept``."""
 CM = {"lines": 2, "regs": 2, "max_entries": 2}
 
 PROOFS = {
@@ -151,8 +169,56 @@ PROOFS = {
     "capacity_manager_AcksCountedOnce": (
         "regless.capacity_manager",
         lambda: CapacityManagerFormal(block=line_mutants.AcksCountedOnce, **CM), 8, "bmc"),
+    **{key: (f"wir.{key.split('_cover')[0].split('_mutant')[0]}", *rest) for key, rest in {
+        "register_pool": (lambda: RegisterPoolFormal(), 8, "bmc"),
+        "register_pool_cover": (lambda: RegisterPoolFormal(), 11, "cover"),
+        "register_pool_mutant": (
+            lambda: RegisterPoolFormal(block=wir.SaturationFromMemory), 6, "bmc"),
+        "rename_table": (lambda: RenameTableFormal(), 6, "prove"),
+        "rename_table_cover": (lambda: RenameTableFormal(), 6, "cover"),
+        "rename_table_mutant": (lambda: RenameTableFormal(block=wir.RemapCounted), 6, "bmc"),
+        "reuse_buffer": (lambda: ReuseBufferFormal(entries=2), 3, "prove"),
+        "reuse_buffer_cover": (lambda: ReuseBufferFormal(entries=2), 6, "cover"),
+        "reuse_buffer_mutant": (
+            lambda: ReuseBufferFormal(block=wir.ResultReferenceKept, entries=2), 6, "bmc"),
+        "value_signature_buffer": (lambda: ValueSignatureBufferFormal(), 4, "prove"),
+        "value_signature_buffer_cover": (lambda: ValueSignatureBufferFormal(), 5, "cover"),
+        "value_signature_buffer_mutant": (
+            lambda: ValueSignatureBufferFormal(block=wir.ReplacedNotReleased), 4, "bmc"),
+        "verify_cache": (lambda: VerifyCacheFormal(), 4, "prove"),
+        "verify_cache_cover": (lambda: VerifyCacheFormal(), 5, "cover"),
+        "verify_cache_mutant": (
+            lambda: VerifyCacheFormal(block=wir.LookupIgnoresWrite), 4, "bmc"),
+        "load_filter": (lambda: LoadFilterFormal(), 2, "prove"),
+        "load_filter_cover": (lambda: LoadFilterFormal(), 8, "cover"),
+        "load_filter_mutant": (lambda: LoadFilterFormal(block=wir.CounterWraps), 8, "bmc"),
+        "pending_retry": (lambda: PendingRetryFormal(), 20, "bmc"),
+        "pending_retry_cover": (lambda: PendingRetryFormal(), 12, "cover"),
+        "pending_retry_mutant": (
+            lambda: PendingRetryFormal(block=wir.AcceptsWhenFull), 10, "bmc"),
+        "register_alloc": (lambda: RegisterAllocFormal(), 3, "prove"),
+        "register_alloc_cover": (lambda: RegisterAllocFormal(), 8, "cover"),
+        "register_alloc_mutant": (
+            lambda: RegisterAllocFormal(block=wir.SaturatedHitVerifies), 6, "bmc"),
+        "pipeline": (lambda: PipelineFormal(), 20, "bmc", ABC_BMC),
+        "pipeline_cover": (lambda: PipelineFormal(), 10, "cover"),
+        "pipeline_mutant_OldMappingKept": (
+            lambda: PipelineFormal(block=wir.OldMappingKept), 10, "bmc"),
+        "pipeline_mutant_StaleHitTrusted": (
+            lambda: PipelineFormal(block=wir.StaleHitTrusted), 10, "bmc"),
+        "rename_reuse": (lambda: RenameReuseFormal(), 20, "bmc", ABC_BMC),
+        "rename_reuse_cover": (lambda: RenameReuseFormal(), 14, "cover"),
+        "rename_reuse_mutant": (lambda: RenameReuseFormal(block=wir.HitNotCounted), 10, "bmc"),
+        "backend": (lambda: BackendFormal(), 3, "bmc"),
+        "backend_mutant_directed": (
+            lambda: BackendFormal(block=wir.HitSourcesKept, directed=True, **DIRECTED),
+            KILL_DEPTH, "bmc", ABC_BMC),
+    }.items()},
+    "shard": ("regless.shard", lambda: ShardFormal(), 8, "bmc"),
+    "shard_mutant": ("regless.shard", lambda: ShardFormal(block=regless.WritebacksFirst), 8,
+                     "bmc"),
 }
-"""Every default-tier proof of these harnesses: (block, harness, depth, mode)."""
+"""Every default-tier proof of these harnesses: (block, harness, depth, mode[, engine])."""
 
 SLOW = {
     "subcore_assigner_shuffle": ("subcore.subcore_assigner",
@@ -206,14 +272,14 @@ def run(key: str, root: str, timeout: float = 3600) -> dict:
         block, make = _pdr_harnesses()[key]
         depth, mode, engine = 20, "prove", "abc pdr"
     else:
-        block, make, depth, mode = {**PROOFS, **SLOW}[key]
-        engine = "smtbmc yices"
+        block, make, depth, mode, *engine = {**PROOFS, **SLOW}[key]
+        engine = engine[0] if engine else "smtbmc yices"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = prove(make(), name=key, depth=depth, mode=mode, engine=engine, root=Path(root),
                    timeout=timeout)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    mode = "pdr" if engine == "abc pdr" else mode
+    mode = "pdr" if engine == "abc pdr" else f"{mode} (abc bmc3)" if engine == ABC_BMC else mode
     return {"key": key, "block": block, "mode": mode, "depth": depth, "status": result.status,
             "reached": dict(sorted(result.reached.items(), key=lambda item: item[1])),
             "unreached": list(result.unreached) if mode == "cover" else [],
