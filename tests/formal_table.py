@@ -62,7 +62,7 @@ from gpurf.tb.wir.formal_verify_cache import VerifyCacheFormal
 WS = {"slots": 5, "score_width": 3, "policy": "rba", "rba_greedy": True}
 ABC_BMC = "abc bmc3"
 """ABC's bounded model checker: BMC 20 of the WIR compositions, where smtbmc stops near 8."""
-KILL_DEPTH = 16
+KILL_DEPTH = 14
 """BMC depth of the directed backend harness that kills ``HitSourcesKept``."""
 CM = {"lines": 2, "regs": 2, "max_entries": 2}
 

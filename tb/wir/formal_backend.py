@@ -32,7 +32,7 @@ from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.backend import Backend
 from gpurf.hw.wir.configs import SOURCES
-from gpurf.hw.wir.layouts import Outcome
+from gpurf.hw.wir.layouts import LoadKind, Outcome
 
 from ..formal_base import FormalHarness, popcount
 
@@ -57,10 +57,11 @@ class BackendFormal(FormalHarness):
     Parameters
     ----------
     directed : bool, optional
-        Restrict the environment to issues and results (no ``hold``, ``drop``, ``exit``,
-        ``barrier``, ``launch`` nor ``release``): a sub-environment of the full one, in
-        which a reuse hit with register sources is reached within BMC's reach (the kill of
-        ``HitSourcesKept``); every assertion is unchanged. Default ``False``.
+        Restrict the environment (:meth:`_directed`) to one instruction with a register
+        source, issued again and again, and results that fill the last reservation: a
+        sub-environment of the free one in which a reuse hit with a register source is
+        reached within BMC's reach (the kill of ``HitSourcesKept``); every assertion is
+        unchanged. Default ``False``.
     """
 
     block = Backend
@@ -86,9 +87,7 @@ class BackendFormal(FormalHarness):
                           dut.launch, dut.drop)
         self.free(m, dut.release)
         if self.directed:
-            quiet = [dut.hold.valid, dut.drop.valid, dut.exit.valid, dut.barrier.valid,
-                     dut.launch.valid, *(dut.release[k].valid for k in range(SOURCES))]
-            m.d.comb += [Assume(~valid) for valid in quiet]
+            self._directed(m)
         issue = dut.issue.payload
         m.d.comb += [
             Assume(issue.warp < config.warps), Assume(issue.dst < config.regs),
@@ -104,6 +103,31 @@ class BackendFormal(FormalHarness):
         for k in range(SOURCES):
             with m.If(issue.opcode.regs[k]):
                 m.d.comb += Assume(issue.operand[k] < config.regs)
+
+    def _directed(self, m):
+        """No ``hold``, ``drop``, ``exit``, ``barrier``, ``launch`` nor ``release``; every
+        issue the same instruction, its operand 0 register 0 and the others zero
+        immediates; a result's reservation (if any) that of the last ``out`` that reserved
+        an entry (as the environment of ``tb/wir/test_backend.py`` returns it)."""
+        dut = self.dut
+        quiet = [dut.hold.valid, dut.drop.valid, dut.exit.valid, dut.barrier.valid,
+                 dut.launch.valid, *(dut.release[k].valid for k in range(SOURCES))]
+        m.d.comb += [Assume(~valid) for valid in quiet]
+        issue = dut.issue.payload
+        m.d.comb += [Assume(issue.opcode.regs == 1), Assume(issue.opcode.op == 0),
+                     Assume(issue.operand.as_value() == 0), Assume(issue.divergent == 0),
+                     Assume(issue.kind == LoadKind.OTHER), Assume(issue.store_shared == 0),
+                     Assume(issue.store_global == 0), Assume(issue.bypass == 0)]
+        out, result = dut.front.out, dut.result.payload
+        lookup, response = out.payload.lookup, out.payload.response
+        preg_bits = self.dut.config.preg_bits
+        tag = Cat(lookup.opcode, *(lookup.operand[k][:preg_bits] for k in range(SOURCES)),
+                  lookup.tbid, lookup.barrier)
+        saved = Signal(1 + len(response.index) + len(tag), name="reservation")
+        with m.If(out.valid & response.reserved):
+            m.d.sync += saved.eq(Cat(1, response.index, tag))
+        with m.If(dut.result.valid & result.reserved):
+            m.d.comb += Assume(Cat(1, result.index, result.tag) == saved)
 
     def _environment(self, m):
         """Per register, the references the environment holds (``held`` minus ``drop``,
