@@ -265,10 +265,10 @@ PDR = ("compressor", "capacity_manager_small", "shard", "pipeline", "rename_reus
 """The ``abc pdr`` runs (``--pdr``), each at its harness's ``SMALL``."""
 
 
-def run(key: str, root: str, timeout: float = 3600) -> dict:
+def run(key: str, root: str, timeout: float = 3600, pdr: bool = False) -> dict:
     """Prove ``PROOFS[key]`` (or ``SLOW``'s, or ``PDR``'s) in ``root``; its verdict,
     covers, failed step and times."""
-    if key in PDR:
+    if pdr:
         block, make = _pdr_harnesses()[key]
         depth, mode, engine = 20, "prove", "abc pdr"
     else:
@@ -317,7 +317,8 @@ def main(argv=None) -> int:
               "wall (s) | CPU (s) |\n|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as root, ProcessPoolExecutor(args.jobs) as pool:
         timeout = args.timeout if args.pdr else 3600
-        for row in pool.map(run, keys, [root] * len(keys), [timeout] * len(keys)):
+        for row in pool.map(run, keys, [root] * len(keys), [timeout] * len(keys),
+                            [args.pdr] * len(keys)):
             print(json.dumps(row) if args.json else _row(row), flush=True)
     return 0
 

@@ -130,6 +130,17 @@ def test_formal_no_leak_bmc_3():
 
 @needs_solver
 @pytest.mark.slow_formal
+def test_formal_no_leak_bmc_8_abc():
+    """BMC, depth 8, with ABC's ``bmc3`` (frames 0-7 in 164 s of ABC time at load 30 in
+    session 11; frame 8 alone runs past 9 minutes): the no-leak proof deeper than the
+    default tier's BMC 3."""
+    result = prove(BackendFormal(), name="wir_backend_bmc8_abc", depth=8, mode="bmc",
+                   engine="abc bmc3", timeout=3600)
+    assert result.passed, result.log_tail
+
+
+@needs_solver
+@pytest.mark.slow_formal
 def test_formal_covers_reached():
     """Cover mode, depth 12 (26 min on the loaded machine): every outcome (``reused``
     through the hit queue), two hits queued, a result waiting for the hit queue, a fill, an
