@@ -215,6 +215,7 @@ PROOFS = {
             KILL_DEPTH, "bmc", ABC_BMC),
     }.items()},
     "shard": ("regless.shard", lambda: ShardFormal(), 8, "bmc"),
+    "shard_bmc20": ("regless.shard", lambda: ShardFormal(), 20, "bmc", ABC_BMC),
     "shard_mutant": ("regless.shard", lambda: ShardFormal(block=regless.WritebacksFirst), 8,
                      "bmc"),
 }
