@@ -38,6 +38,7 @@ from gpurf.tb.regless import line_mutants
 from gpurf.tb.regless import mutants as regless
 from gpurf.tb.regless.formal_banked_rf import BankedRfFormal
 from gpurf.tb.regless.formal_capacity_manager import CapacityManagerFormal
+from gpurf.tb.regless.formal_compressor import CompressorFormal
 from gpurf.tb.regless.formal_osu import OsuFormal
 from gpurf.tb.regless.formal_osu_bank import OsuBankFormal
 from gpurf.tb.regless.formal_shard import ShardFormal
@@ -216,6 +217,7 @@ PROOFS = {
     }.items()},
     "shard": ("regless.shard", lambda: ShardFormal(), 8, "bmc"),
     "shard_bmc20": ("regless.shard", lambda: ShardFormal(), 20, "bmc", ABC_BMC),
+    "compressor_bmc20": ("regless.compressor", lambda: CompressorFormal(), 20, "bmc", ABC_BMC),
     "shard_mutant": ("regless.shard", lambda: ShardFormal(block=regless.WritebacksFirst), 8,
                      "bmc"),
 }
@@ -241,14 +243,7 @@ SLOW = {
 
 
 def _pdr_harnesses():
-    """The harnesses tried with ``abc pdr`` (imported here: the WIR and shard harnesses are
-    not on the base, and this keeps the default table's imports as they were)."""
-    from gpurf.tb.regless.formal_compressor import CompressorFormal
-    from gpurf.tb.regless.formal_shard import ShardFormal
-    from gpurf.tb.wir import mutants as wir
-    from gpurf.tb.wir.formal_backend import BackendFormal
-    from gpurf.tb.wir.formal_pipeline import PipelineFormal
-    from gpurf.tb.wir.formal_rename_reuse import RenameReuseFormal
+    """The harnesses tried with ``abc pdr``."""
     return {
         "compressor": ("regless.compressor", CompressorFormal),
         "capacity_manager_small": ("regless.capacity_manager", CapacityManagerFormal),
