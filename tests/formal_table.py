@@ -210,7 +210,7 @@ PROOFS = {
         "rename_reuse": (lambda: RenameReuseFormal(), 20, "bmc", ABC_BMC),
         "rename_reuse_cover": (lambda: RenameReuseFormal(), 14, "cover"),
         "rename_reuse_mutant": (lambda: RenameReuseFormal(block=wir.HitNotCounted), 10, "bmc"),
-        "backend": (lambda: BackendFormal(), 3, "bmc"),
+        "backend": (lambda: BackendFormal(), 8, "bmc", ABC_BMC),
         "backend_mutant_directed": (
             lambda: BackendFormal(block=wir.HitSourcesKept, directed=True, **DIRECTED),
             KILL_DEPTH, "bmc", ABC_BMC),

@@ -120,20 +120,11 @@ needs_solver = pytest.mark.skipif(missing_solver() is not None, reason=str(missi
 
 
 @needs_solver
-def test_formal_no_leak_bmc_3():
-    """BMC, depth 3, on ``formal_backend.SMALL`` (the default tier's share; about 75 s on
-    the loaded machine): no leak across every part, the rename table equals the
-    mappings, the hit queue holds at most 2, every allocation served."""
-    result = prove(BackendFormal(), name="wir_backend_bmc3", depth=3, mode="bmc")
-    assert result.passed, result.log_tail
-
-
-@needs_solver
-@pytest.mark.slow_formal
 def test_formal_no_leak_bmc_8_abc():
-    """BMC, depth 8, with ABC's ``bmc3`` (frames 0-7 in 164 s of ABC time at load 30 in
-    session 11; frame 8 alone runs past 9 minutes): the no-leak proof deeper than the
-    default tier's BMC 3."""
+    """BMC, depth 8, on ``formal_backend.SMALL`` with ABC's ``bmc3`` (48.9 s at load about
+    5; smtbmc's BMC 3 took 75 s at load 25; frame 8 alone runs past 9 minutes): no leak
+    across every part, the rename table equals the mappings, the hit queue holds at most
+    2, every allocation served."""
     result = prove(BackendFormal(), name="wir_backend_bmc8_abc", depth=8, mode="bmc",
                    engine="abc bmc3", timeout=3600)
     assert result.passed, result.log_tail
