@@ -43,7 +43,8 @@ def run_abc(script: str, *, cwd: Path | None = None) -> tuple[str, int]:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         if not (cwd / status).exists():
             return "ABC did not finish the script\n", 1
-        return verdict_lines((cwd / status).read_text(), _last_step(script, cwd)), 0
+        return verdict_lines((cwd / status).read_text(), _last_step(script, cwd),
+                             _bmc_frames(script)), 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -60,11 +61,13 @@ def _with_status(script: str, status: Path) -> str:
     return ";\n".join(commands) + ";\n"
 
 
-def verdict_lines(status: str, last_step: int | None = None) -> str:
+def verdict_lines(status: str, last_step: int | None = None,
+                  bmc_frames: int | None = None) -> str:
     """The lines of ABC's own output that SymbiYosys parses, from ``write_status``'s file
     (first word ``snl_UNSAT``: proved; ``snl_SAT``: a counterexample, whose failing step
     is ``last_step``, the counterexample's last cycle counted from 0 as the ``smtbmc``
-    engine counts it)."""
+    engine counts it; ``snl_UNK`` with the last frame checked: a ``bmc3 -F bmc_frames``
+    that found no counterexample in all its frames)."""
     words = status.split()
     if not words:
         return ""
@@ -72,7 +75,19 @@ def verdict_lines(status: str, last_step: int | None = None) -> str:
         return "Property proved.\n"
     if words[0] == "snl_SAT":
         return f'Output 0 of miter "top" was asserted in frame {last_step or 0}.\n'
+    if (words[0] == "snl_UNK" and bmc_frames is not None and len(words) > 1
+            and words[1].isdigit() and int(words[1]) + 1 >= bmc_frames):
+        return f"No output asserted in {bmc_frames} frames.\n"
     return ""
+
+
+def _bmc_frames(script: str) -> int | None:
+    """The ``-F`` frames of the script's ``bmc3`` command, if it has one."""
+    for command in script.split(";"):
+        words = command.split()
+        if words[:1] == ["bmc3"] and "-F" in words[:-1]:
+            return int(words[words.index("-F") + 1])
+    return None
 
 
 def _last_step(script: str, cwd: Path) -> int | None:

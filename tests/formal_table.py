@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""The proofs of the harnesses built on :mod:`gpurf.tb.formal_base` (every mechanism but
-``wir``; not the shard and compressor harnesses), run one by one:
+"""The proofs of the harnesses built on :mod:`gpurf.tb.formal_base` (every mechanism; the
+compressor's only under ``--pdr``), run one by one:
 ``python -m tests.formal_table [KEY...] [--jobs N] [--json] [--slow]`` prints per proof its
 verdict, the step at which each cover was reached, a mutant's counterexample step, and wall
 and CPU seconds (CPU: SymbiYosys and its solvers, ``RUSAGE_CHILDREN``).
@@ -9,7 +9,8 @@ harnesses changed no verdict.
 
 Each harness's default-tier proof, cover and mutants are listed (its first configuration
 where a test runs several), with the configurations and depths of the tests that run them
-(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``); ``--slow``: the
+(``tests/test_<mechanism>_<block>.py``, ``tests/test_formal_regless.py``,
+``tests/test_formal_wir.py``; an entry's fifth field is its engine when not smtbmc); ``--slow``: the
 ``slow_formal`` proofs instead; ``--pdr [--timeout S]``: the compositions and the harnesses
 that k-induction does not close, by ABC's property-directed reachability (``abc pdr``),
 each stopped after ``S`` seconds (default 600; a stopped run is ``TIMEOUT``, and its CPU
@@ -37,15 +38,33 @@ from gpurf.tb.regless import line_mutants
 from gpurf.tb.regless import mutants as regless
 from gpurf.tb.regless.formal_banked_rf import BankedRfFormal
 from gpurf.tb.regless.formal_capacity_manager import CapacityManagerFormal
+from gpurf.tb.regless.formal_compressor import CompressorFormal
 from gpurf.tb.regless.formal_osu import OsuFormal
 from gpurf.tb.regless.formal_osu_bank import OsuBankFormal
+from gpurf.tb.regless.formal_shard import ShardFormal
 from gpurf.tb.subcore import mutants as subcore
 from gpurf.tb.subcore.formal_operand_collector import OperandCollectorFormal
 from gpurf.tb.subcore.formal_rba_scorer import RbaScorerFormal
 from gpurf.tb.subcore.formal_subcore_assigner import SubcoreAssignerFormal
 from gpurf.tb.subcore.formal_warp_selector import WarpSelectorFormal
+from gpurf.tb.wir import mutants as wir
+from gpurf.tb.wir.formal_backend import DIRECTED, BackendFormal
+from gpurf.tb.wir.formal_load_filter import LoadFilterFormal
+from gpurf.tb.wir.formal_pending_retry import PendingRetryFormal
+from gpurf.tb.wir.formal_pipeline import PipelineFormal
+from gpurf.tb.wir.formal_register_alloc import RegisterAllocFormal
+from gpurf.tb.wir.formal_register_pool import RegisterPoolFormal
+from gpurf.tb.wir.formal_rename_reuse import RenameReuseFormal
+from gpurf.tb.wir.formal_rename_table import RenameTableFormal
+from gpurf.tb.wir.formal_reuse_buffer import ReuseBufferFormal
+from gpurf.tb.wir.formal_value_signature_buffer import ValueSignatureBufferFormal
+from gpurf.tb.wir.formal_verify_cache import VerifyCacheFormal
 
 WS = {"slots": 5, "score_width": 3, "policy": "rba", "rba_greedy": True}
+ABC_BMC = "abc bmc3"
+"""ABC's bounded model checker: BMC 20 of the WIR compositions, where smtbmc stops near 8."""
+KILL_DEPTH = 14
+"""BMC depth of the directed backend harness that kills ``HitSourcesKept``."""
 CM = {"lines": 2, "regs": 2, "max_entries": 2}
 
 PROOFS = {
@@ -151,8 +170,58 @@ PROOFS = {
     "capacity_manager_AcksCountedOnce": (
         "regless.capacity_manager",
         lambda: CapacityManagerFormal(block=line_mutants.AcksCountedOnce, **CM), 8, "bmc"),
+    **{key: (f"wir.{key.split('_cover')[0].split('_mutant')[0]}", *rest) for key, rest in {
+        "register_pool": (lambda: RegisterPoolFormal(), 8, "bmc"),
+        "register_pool_cover": (lambda: RegisterPoolFormal(), 11, "cover"),
+        "register_pool_mutant": (
+            lambda: RegisterPoolFormal(block=wir.SaturationFromMemory), 6, "bmc"),
+        "rename_table": (lambda: RenameTableFormal(), 6, "prove"),
+        "rename_table_cover": (lambda: RenameTableFormal(), 6, "cover"),
+        "rename_table_mutant": (lambda: RenameTableFormal(block=wir.RemapCounted), 6, "bmc"),
+        "reuse_buffer": (lambda: ReuseBufferFormal(entries=2), 3, "prove"),
+        "reuse_buffer_cover": (lambda: ReuseBufferFormal(entries=2), 6, "cover"),
+        "reuse_buffer_mutant": (
+            lambda: ReuseBufferFormal(block=wir.ResultReferenceKept, entries=2), 6, "bmc"),
+        "value_signature_buffer": (lambda: ValueSignatureBufferFormal(), 4, "prove"),
+        "value_signature_buffer_cover": (lambda: ValueSignatureBufferFormal(), 5, "cover"),
+        "value_signature_buffer_mutant": (
+            lambda: ValueSignatureBufferFormal(block=wir.ReplacedNotReleased), 4, "bmc"),
+        "verify_cache": (lambda: VerifyCacheFormal(), 4, "prove"),
+        "verify_cache_cover": (lambda: VerifyCacheFormal(), 5, "cover"),
+        "verify_cache_mutant": (
+            lambda: VerifyCacheFormal(block=wir.LookupIgnoresWrite), 4, "bmc"),
+        "load_filter": (lambda: LoadFilterFormal(), 2, "prove"),
+        "load_filter_cover": (lambda: LoadFilterFormal(), 8, "cover"),
+        "load_filter_mutant": (lambda: LoadFilterFormal(block=wir.CounterWraps), 8, "bmc"),
+        "pending_retry": (lambda: PendingRetryFormal(), 20, "bmc"),
+        "pending_retry_cover": (lambda: PendingRetryFormal(), 12, "cover"),
+        "pending_retry_mutant": (
+            lambda: PendingRetryFormal(block=wir.AcceptsWhenFull), 10, "bmc"),
+        "register_alloc": (lambda: RegisterAllocFormal(), 3, "prove"),
+        "register_alloc_cover": (lambda: RegisterAllocFormal(), 8, "cover"),
+        "register_alloc_mutant": (
+            lambda: RegisterAllocFormal(block=wir.SaturatedHitVerifies), 6, "bmc"),
+        "pipeline": (lambda: PipelineFormal(), 20, "bmc", ABC_BMC),
+        "pipeline_cover": (lambda: PipelineFormal(), 10, "cover"),
+        "pipeline_mutant_OldMappingKept": (
+            lambda: PipelineFormal(block=wir.OldMappingKept), 10, "bmc"),
+        "pipeline_mutant_StaleHitTrusted": (
+            lambda: PipelineFormal(block=wir.StaleHitTrusted), 10, "bmc"),
+        "rename_reuse": (lambda: RenameReuseFormal(), 20, "bmc", ABC_BMC),
+        "rename_reuse_cover": (lambda: RenameReuseFormal(), 14, "cover"),
+        "rename_reuse_mutant": (lambda: RenameReuseFormal(block=wir.HitNotCounted), 10, "bmc"),
+        "backend": (lambda: BackendFormal(), 8, "bmc", ABC_BMC),
+        "backend_mutant_directed": (
+            lambda: BackendFormal(block=wir.HitSourcesKept, directed=True, **DIRECTED),
+            KILL_DEPTH, "bmc", ABC_BMC),
+    }.items()},
+    "shard": ("regless.shard", lambda: ShardFormal(), 8, "bmc"),
+    "shard_bmc20": ("regless.shard", lambda: ShardFormal(), 20, "bmc", ABC_BMC),
+    "compressor_bmc20": ("regless.compressor", lambda: CompressorFormal(), 20, "bmc", ABC_BMC),
+    "shard_mutant": ("regless.shard", lambda: ShardFormal(block=regless.WritebacksFirst), 8,
+                     "bmc"),
 }
-"""Every default-tier proof of these harnesses: (block, harness, depth, mode)."""
+"""Every default-tier proof of these harnesses: (block, harness, depth, mode[, engine])."""
 
 SLOW = {
     "subcore_assigner_shuffle": ("subcore.subcore_assigner",
@@ -174,14 +243,7 @@ SLOW = {
 
 
 def _pdr_harnesses():
-    """The harnesses tried with ``abc pdr`` (imported here: the WIR and shard harnesses are
-    not on the base, and this keeps the default table's imports as they were)."""
-    from gpurf.tb.regless.formal_compressor import CompressorFormal
-    from gpurf.tb.regless.formal_shard import ShardFormal
-    from gpurf.tb.wir import mutants as wir
-    from gpurf.tb.wir.formal_backend import BackendFormal
-    from gpurf.tb.wir.formal_pipeline import PipelineFormal
-    from gpurf.tb.wir.formal_rename_reuse import RenameReuseFormal
+    """The harnesses tried with ``abc pdr``."""
     return {
         "compressor": ("regless.compressor", CompressorFormal),
         "capacity_manager_small": ("regless.capacity_manager", CapacityManagerFormal),
@@ -199,21 +261,21 @@ PDR = ("compressor", "capacity_manager_small", "shard", "pipeline", "rename_reus
 """The ``abc pdr`` runs (``--pdr``), each at its harness's ``SMALL``."""
 
 
-def run(key: str, root: str, timeout: float = 3600) -> dict:
+def run(key: str, root: str, timeout: float = 3600, pdr: bool = False) -> dict:
     """Prove ``PROOFS[key]`` (or ``SLOW``'s, or ``PDR``'s) in ``root``; its verdict,
     covers, failed step and times."""
-    if key in PDR:
+    if pdr:
         block, make = _pdr_harnesses()[key]
         depth, mode, engine = 20, "prove", "abc pdr"
     else:
-        block, make, depth, mode = {**PROOFS, **SLOW}[key]
-        engine = "smtbmc yices"
+        block, make, depth, mode, *engine = {**PROOFS, **SLOW}[key]
+        engine = engine[0] if engine else "smtbmc yices"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = prove(make(), name=key, depth=depth, mode=mode, engine=engine, root=Path(root),
                    timeout=timeout)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    mode = "pdr" if engine == "abc pdr" else mode
+    mode = "pdr" if engine == "abc pdr" else f"{mode} (abc bmc3)" if engine == ABC_BMC else mode
     return {"key": key, "block": block, "mode": mode, "depth": depth, "status": result.status,
             "reached": dict(sorted(result.reached.items(), key=lambda item: item[1])),
             "unreached": list(result.unreached) if mode == "cover" else [],
@@ -251,7 +313,8 @@ def main(argv=None) -> int:
               "wall (s) | CPU (s) |\n|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as root, ProcessPoolExecutor(args.jobs) as pool:
         timeout = args.timeout if args.pdr else 3600
-        for row in pool.map(run, keys, [root] * len(keys), [timeout] * len(keys)):
+        for row in pool.map(run, keys, [root] * len(keys), [timeout] * len(keys),
+                            [args.pdr] * len(keys)):
             print(json.dumps(row) if args.json else _row(row), flush=True)
     return 0
 

@@ -12,6 +12,7 @@ from amaranth.hdl import Assert, Assume, Cover
 from amaranth.lib.fifo import SyncFIFO
 
 from gpurf.sim import formal
+from gpurf.sim.abc import verdict_lines
 from gpurf.sim.formal import abc_command, missing_solver, prove
 from gpurf.tb.formal_base import FormalHarness
 
@@ -182,3 +183,24 @@ def test_pdr_counterexample_step_counts_as_bmc(abc):
     bmc = prove(Wraps(bad=7), name="wraps7_bmc", depth=10, mode="bmc")
     assert pdr.status == bmc.status == "FAIL"
     assert pdr.failed_step == bmc.failed_step == 8
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_abc_bmc3_counts_steps_as_smtbmc(abc):
+    """``engine="abc bmc3"`` checks the steps smtbmc checks: the bad state of cycle 8 passes
+    depth 8 (steps 0-7) and fails depth 9 at step 8, as smtbmc."""
+    shallow = prove(Wraps(bad=7), name="wraps7_bmc3_8", depth=8, mode="bmc",
+                    engine="abc bmc3")
+    deep = prove(Wraps(bad=7), name="wraps7_bmc3_9", depth=9, mode="bmc", engine="abc bmc3")
+    smtbmc = prove(Wraps(bad=7), name="wraps7_smtbmc_9", depth=9, mode="bmc")
+    assert shallow.passed
+    assert deep.status == smtbmc.status == "FAIL"
+    assert deep.failed_step == smtbmc.failed_step == 8
+
+
+def test_shim_reports_a_bounded_pass_only_when_every_frame_was_checked():
+    """The yowasp ABC shim turns ``bmc3``'s ``snl_UNK`` (last frame checked) into
+    SymbiYosys's pass line only when it reached every frame of ``-F``."""
+    assert verdict_lines("snl_UNK 7 unknown\n", None, 8) == "No output asserted in 8 frames.\n"
+    assert verdict_lines("snl_UNK 6 unknown\n", None, 8) == ""
+    assert verdict_lines("snl_UNK 7 unknown\n") == ""

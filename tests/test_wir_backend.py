@@ -11,12 +11,13 @@ from gpurf.golden.wir.backend import Backend as GoldenBackend
 from gpurf.golden.wir.backend import LeakError
 from gpurf.golden.wir.register_pool import ProtocolError
 from gpurf.hw.registry import get_block
+from gpurf.hw.wir.backend import Backend
 from gpurf.hw.wir.configs import BACKEND_HEADROOM, BackendConfig
 from gpurf.hw.wir.layouts import Outcome
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
 from gpurf.tb.wir import mutants
-from gpurf.tb.wir.formal_backend import BackendFormal
+from gpurf.tb.wir.formal_backend import DIRECTED, BackendFormal
 from gpurf.tb.wir.test_backend import directed_reuse_hit, random_stream
 
 SMALL = get_block("wir.backend").test_params[0]
@@ -119,11 +120,13 @@ needs_solver = pytest.mark.skipif(missing_solver() is not None, reason=str(missi
 
 
 @needs_solver
-def test_formal_no_leak_bmc_3():
-    """BMC, depth 3, on ``formal_backend.SMALL`` (the default tier's share; about 75 s on
-    the loaded machine): no leak across every part, the rename table equals the
-    mappings, the hit queue holds at most 2, every allocation served."""
-    result = prove(BackendFormal(), name="wir_backend_bmc3", depth=3, mode="bmc")
+def test_formal_no_leak_bmc_8_abc():
+    """BMC, depth 8, on ``formal_backend.SMALL`` with ABC's ``bmc3`` (48.9 s at load about
+    5; smtbmc's BMC 3 took 75 s at load 25; frame 8 alone runs past 9 minutes): no leak
+    across every part, the rename table equals the mappings, the hit queue holds at most
+    2, every allocation served."""
+    result = prove(BackendFormal(), name="wir_backend_bmc8_abc", depth=8, mode="bmc",
+                   engine="abc bmc3", timeout=3600)
     assert result.passed, result.log_tail
 
 
@@ -140,14 +143,22 @@ def test_formal_covers_reached():
 
 @needs_solver
 @pytest.mark.slow_formal
-def test_formal_kills_hit_sources_kept():
+@pytest.mark.parametrize(("block", "status"), [(Backend, "PASS"),
+                                               (mutants.HitSourcesKept, "FAIL")],
+                         ids=["Backend", "HitSourcesKept"])
+def test_formal_directed_kills_hit_sources_kept(block, status):
     """``HitSourcesKept`` (a reuse hit keeps its in-flight source references) fails the
-    no-leak proof: BMC 12 with ABC's ``bmc3``. A hit with mapped register sources needs
-    about 9 steps (allocate, issue and reserve, execute and fill, issue again and hit).
-    Not yet seen to finish: frames 0-7 passed in 190 s of ABC time (load 30), frame 8
-    was still running after 8 minutes (docs/wir.md)."""
-    result = prove(BackendFormal(block=mutants.HitSourcesKept),
-                   name="wir_backend_hit_sources_kept", depth=12, mode="bmc",
-                   engine="abc bmc3", timeout=7200)
-    assert result.status == "FAIL", result.log_tail
-    print(result.failed_step, f"{result.seconds:.0f} s")
+    no-leak proof at step 13, in the directed environment (``BackendFormal(directed=True)``
+    at ``DIRECTED``: one instruction with a register source issued again and again, results
+    filling the last reservation, no hold, drop, exit, barrier, launch nor release), with
+    ABC's ``bmc3`` at depth 14; the backend must pass the same proof. A hit with a mapped
+    register source takes 13 steps (retire a mapping, issue and reserve, execute and fill,
+    issue again and hit); in the free environment bmc3 stopped in frame 8. The mutant:
+    588 s wall / 111 s CPU at load 19. The backend: steps 0-12 in 1,500 s at load 19, step
+    13 alone 1,005 s wall / 715 s CPU at load 5, both passed (docs/reliability.md)."""
+    result = prove(BackendFormal(block=block, directed=True, **DIRECTED),
+                   name=f"wir_backend_directed_{block.__name__}", depth=14, mode="bmc",
+                   engine="abc bmc3", timeout=3600)
+    assert result.status == status, result.log_tail
+    if status == "FAIL":
+        assert result.failed_step == 13, result.failed_step

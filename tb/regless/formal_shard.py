@@ -38,13 +38,14 @@ full too), the compressor taking a request in the cycle it answers one, and both
 offering to L1 at once.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.regless.compressor import Phase
 from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 from gpurf.hw.regless.shard import Shard
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "TINY", "ShardFormal"]
 
@@ -64,26 +65,19 @@ here too, at the same steps as in SMALL."""
 _INPUTS = ("region", "read", "reserve", "write", "release")
 
 
-class ShardFormal(Elaboratable):
+class ShardFormal(FormalHarness):
     """The shard with free inputs and the rules above (``params`` override SMALL;
     ``block`` a mutant class)."""
 
-    def __init__(self, *, block=Shard, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = Shard
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        ports = [dut.region, dut.issue, dut.written, dut.l1_response,
-                 *(port for name in _INPUTS[1:] for port in getattr(dut, name))]
-        for port in ports:
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(port.payload.shape().size))]
-        m.d.comb += dut.l1_request.ready.eq(AnySeq(1))
-        after_reset = Signal()
-        m.d.sync += after_reset.eq(1)
+        self.free_streams(m, dut.region, dut.issue, dut.written, dut.l1_response,
+                          *(port for name in _INPUTS[1:] for port in getattr(dut, name)))
+        self.free_ready(m, dut.l1_request)
+        after_reset = self.after_reset
         with m.If(after_reset):
             self._l1(m)
             self._ordering(m)
@@ -91,9 +85,10 @@ class ShardFormal(Elaboratable):
         copied = self._l1_copies(m)
         self._answer_order(m, after_reset, copied)
         self._invalidations(m, after_reset, copied)
-        self._stream_rule(m, after_reset)
+        out = dut.l1_request
+        self.assert_held(m, out.valid, out.ready, out.payload, name="l1_request",
+                         guard=after_reset)
         self._covers(m, after_reset, copied)
-        return m
 
     def _l1_copies(self, m):
         """The harness's "L1 holds a copy" bit per register, from the transfer unit's L1
@@ -188,14 +183,6 @@ class ShardFormal(Elaboratable):
             Assert(~transfer.fill.valid | (phase == TransferPhase.FILL.value)),
         ]
 
-    def _stream_rule(self, m, after_reset):
-        out = self.dut.l1_request
-        waited = Signal()
-        before = Signal(out.payload.shape())
-        m.d.sync += [waited.eq(out.valid & ~out.ready), before.eq(out.payload)]
-        with m.If(after_reset & waited):
-            m.d.comb += [Assert(out.valid), Assert(out.payload.as_value() == before.as_value())]
-
     def _covers(self, m, after_reset, copied):
         dut = self.dut
         cm, osu = dut.parts["cm"], dut.parts["osu"]
@@ -238,4 +225,4 @@ class ShardFormal(Elaboratable):
             (answered & asked, "back_to_back"),
             (compressor.l1_request.valid & transfer.l1_request.valid, "both_offer_l1"),
         ]
-        m.d.comb += [Cover(after_reset & condition, name) for condition, name in events]
+        self.covers(m, events, guard=after_reset)

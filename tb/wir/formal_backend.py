@@ -27,15 +27,16 @@ of each pending-retry ticket) and the environment's (held through ``hold``, hand
 - every allocation the decide stage asks for is offered.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.backend import Backend
 from gpurf.hw.wir.configs import SOURCES
-from gpurf.hw.wir.layouts import Outcome
+from gpurf.hw.wir.layouts import LoadKind, Outcome
 
-__all__ = ["SMALL", "BackendFormal"]
+from ..formal_base import FormalHarness, popcount
+
+__all__ = ["DIRECTED", "SMALL", "BackendFormal"]
 
 SMALL = {"warps": 1, "regs": 2, "pregs": 4, "lanes": 1, "data_width": 2, "hash_width": 1,
          "entries": 2, "reuse_entries": 2, "imm_bits": 2, "blocks": 1, "barrier_bits": 1,
@@ -44,23 +45,34 @@ SMALL = {"warps": 1, "regs": 2, "pregs": 4, "lanes": 1, "data_width": 2, "hash_w
 and 2 reuse-buffer entries, 2-bit values with 1-bit hashes (collisions), a 2-deep
 pending-retry queue, 5-bit counts (the backend's least: saturation from 22)."""
 
+DIRECTED = {"regs": 1, "data_width": 1}
+"""The configuration of the directed harness (``BackendFormal(directed=True)``): ``SMALL``
+with 1 logical register and 1-bit values."""
 
-def _popcount(bits):
-    return sum(bits[i] for i in range(len(bits)))
 
-
-class BackendFormal(Elaboratable):
+class BackendFormal(FormalHarness):
     """The backend with free inputs, the environment's protocol and the parts' proven
-    invariants assumed, the guarantees above asserted."""
+    invariants assumed, the guarantees above asserted.
 
-    def __init__(self, *, block=Backend, **params):
-        self.dut = block(**{**SMALL, **params})
+    Parameters
+    ----------
+    directed : bool, optional
+        Restrict the environment (:meth:`_directed`) to one instruction with a register
+        source, issued again and again, and results that fill the last reservation: a
+        sub-environment of the free one in which a reuse hit with a register source is
+        reached within BMC's reach (the kill of ``HitSourcesKept``); every assertion is
+        unchanged. Default ``False``.
+    """
 
-    def elaborate(self, platform):
-        m = Module()
+    block = Backend
+    SMALL = SMALL
+
+    def __init__(self, *, directed=False, **params):
+        self.directed = directed
+        super().__init__(**params)
+
+    def check(self, m):
         dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
         self._drive(m)
         environment = self._environment(m)
         self._parts(m)
@@ -68,15 +80,14 @@ class BackendFormal(Elaboratable):
         self._copy(m)
         m.d.comb += Assert(dut.count <= 2)
         self._covers(m)
-        return m
 
     def _drive(self, m):
         dut, config = self.dut, self.dut.config
-        for port in (dut.issue, dut.result, dut.hold, dut.exit, dut.barrier, dut.launch,
-                     dut.drop):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
-        m.d.comb += dut.release.eq(AnySeq(len(Value.cast(dut.release))))
+        self.free_streams(m, dut.issue, dut.result, dut.hold, dut.exit, dut.barrier,
+                          dut.launch, dut.drop)
+        self.free(m, dut.release)
+        if self.directed:
+            self._directed(m)
         issue = dut.issue.payload
         m.d.comb += [
             Assume(issue.warp < config.warps), Assume(issue.dst < config.regs),
@@ -93,6 +104,31 @@ class BackendFormal(Elaboratable):
             with m.If(issue.opcode.regs[k]):
                 m.d.comb += Assume(issue.operand[k] < config.regs)
 
+    def _directed(self, m):
+        """No ``hold``, ``drop``, ``exit``, ``barrier``, ``launch`` nor ``release``; every
+        issue the same instruction, its operand 0 register 0 and the others zero
+        immediates; a result's reservation (if any) that of the last ``out`` that reserved
+        an entry (as the environment of ``tb/wir/test_backend.py`` returns it)."""
+        dut = self.dut
+        quiet = [dut.hold.valid, dut.drop.valid, dut.exit.valid, dut.barrier.valid,
+                 dut.launch.valid, *(dut.release[k].valid for k in range(SOURCES))]
+        m.d.comb += [Assume(~valid) for valid in quiet]
+        issue = dut.issue.payload
+        m.d.comb += [Assume(issue.opcode.regs == 1), Assume(issue.opcode.op == 0),
+                     Assume(issue.operand.as_value() == 0), Assume(issue.divergent == 0),
+                     Assume(issue.kind == LoadKind.OTHER), Assume(issue.store_shared == 0),
+                     Assume(issue.store_global == 0), Assume(issue.bypass == 0)]
+        out, result = dut.front.out, dut.result.payload
+        lookup, response = out.payload.lookup, out.payload.response
+        preg_bits = self.dut.config.preg_bits
+        tag = Cat(lookup.opcode, *(lookup.operand[k][:preg_bits] for k in range(SOURCES)),
+                  lookup.tbid, lookup.barrier)
+        saved = Signal(1 + len(response.index) + len(tag), name="reservation")
+        with m.If(out.valid & response.reserved):
+            m.d.sync += saved.eq(Cat(1, response.index, tag))
+        with m.If(dut.result.valid & result.reserved):
+            m.d.comb += Assume(Cat(1, result.index, result.tag) == saved)
+
     def _environment(self, m):
         """Per register, the references the environment holds (``held`` minus ``drop``,
         ``sources`` minus ``release``), and its protocol."""
@@ -104,7 +140,7 @@ class BackendFormal(Elaboratable):
                 dut.sources[k].valid & (dut.sources[k].preg == r) for k in range(SOURCES))
             ended = (dut.drop.valid & (dut.drop.payload == r)) + sum(
                 dut.release[k].valid & (dut.release[k].preg == r) for k in range(SOURCES))
-            with m.If(~ResetSignal()):
+            with m.If(self.running):
                 m.d.comb += Assume(count >= ended)
             m.d.sync += count.eq(count + taken - ended)
             counts.append(count)
@@ -208,7 +244,7 @@ class BackendFormal(Elaboratable):
             count = Signal(range(-64, 128), name=f"count_{r}")
             m.d.comb += count.eq(stored.data + change)
             handed = pool.fresh > r
-            queued = _popcount(Cat(inside & (held == r) for inside, held in slots))
+            queued = popcount(Cat(inside & (held == r) for inside, held in slots))
             returning = Cat(hits).any() & (count == 0)
             with m.If(holders != 0):
                 m.d.comb += [Assert(handed), Assert(queued == 0), Assert(count == holders)]
@@ -233,13 +269,11 @@ class BackendFormal(Elaboratable):
         entry; an exit sweep; sources handed and released; a result waiting for the hit
         queue; an issue waiting on a saturated source (out of reset)."""
         dut = self.dut
-        running = ~ResetSignal()
         retired = dut.retired
-        for outcome in Outcome:
-            m.d.comb += Cover(running & retired.valid & (retired.payload.outcome == outcome),
-                              outcome.name.lower())
         front = dut.front
-        covers = [
+        self.covers(m, [
+            *((retired.valid & (retired.payload.outcome == outcome), outcome.name.lower())
+              for outcome in Outcome),
             (dut.count == 2, "two_hits_queued"),
             (front.fill.valid & front.inc[1 + 4].valid, "fill"),
             (dut.sweeping, "exit_sweep"),
@@ -247,6 +281,5 @@ class BackendFormal(Elaboratable):
             (Cat(dut.release[k].valid for k in range(SOURCES)).any(), "sources_released"),
             (dut.result.valid & ~dut.result.ready & dut.count.any(), "result_waits_for_hit"),
             (front.out.valid & front.out.payload.response.pending, "pending_queued"),
-        ]
-        m.d.comb += [Cover(running & test, name) for test, name in covers]
+        ], guard=self.running)
 

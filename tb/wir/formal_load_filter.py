@@ -15,12 +15,13 @@ barriers released since its launch (saturating). It asserts:
 - (induction strengthening) the RTL's flags and counters equal the shadow's.
 """
 
-from amaranth import Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.wir.layouts import LoadKind
 from gpurf.hw.wir.load_filter import LoadFilter
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "LoadFilterFormal"]
 
@@ -29,35 +30,27 @@ SMALL = {"warps": 3, "blocks": 2, "barrier_bits": 2}
 3, so saturation is reached within the proof's depth)."""
 
 
-class LoadFilterFormal(Elaboratable):
+class LoadFilterFormal(FormalHarness):
     """The filter with free inputs and the invariants above (``params`` override SMALL;
     ``block`` is the component class)."""
 
-    def __init__(self, *, block=LoadFilter, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = LoadFilter
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.store, dut.barrier, dut.launch):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(port.payload.as_value())))]
-        m.d.comb += dut.query.eq(AnySeq(len(dut.query.as_value())))
-        for valid, rule in [(dut.store.valid, dut.store.payload.warp < config.warps),
-                            (dut.barrier.valid, dut.barrier.payload.tb < config.blocks),
-                            (dut.launch.valid, dut.launch.payload.tb < config.blocks),
-                            (1, (dut.query.warp < config.warps)
-                             & (dut.query.tb < config.blocks))]:
-            with m.If(valid):
-                m.d.comb += Assume(rule)
+        self.free_streams(m, dut.store, dut.barrier, dut.launch)
+        self.free(m, dut.query)
+        self.assume_when(m, [
+            (dut.store.valid, dut.store.payload.warp < config.warps),
+            (dut.barrier.valid, dut.barrier.payload.tb < config.blocks),
+            (dut.launch.valid, dut.launch.payload.tb < config.blocks),
+            (1, (dut.query.warp < config.warps) & (dut.query.tb < config.blocks))])
         shared, global_, counts = self._shadow(m)
         self._answers(m, shared, global_, counts)
         m.d.comb += [Assert(dut.shared_flags == shared), Assert(dut.global_flags == global_)]
         for b in range(config.blocks):
             m.d.comb += Assert(dut.counts[b] == counts[b])
-        return m
 
     def _shadow(self, m):
         """Per warp: stored since the last barrier/launch of its block; per block: count."""
@@ -112,12 +105,12 @@ class LoadFilterFormal(Elaboratable):
         # store, a global load refused by a saturated counter, a launch and a barrier of
         # one slot in one cycle, a store and a clear of one warp in one cycle.
         barrier, launch, store = dut.barrier, dut.launch, dut.store
-        m.d.comb += [
-            Cover((query.kind == LoadKind.SHARED) & answer.reuse & (count != 0), "shared_reuse"),
-            Cover((query.kind == LoadKind.SHARED) & ~answer.reuse & open_, "store_blocks_reuse"),
-            Cover((query.kind == LoadKind.GLOBAL) & ~stored_global & ~open_, "saturated"),
-            Cover(barrier.valid & launch.valid & (barrier.payload.tb == launch.payload.tb)
-                  & (counts[0] != 0) & (barrier.payload.tb == 0), "launch_over_barrier"),
-            Cover(~ResetSignal() & store.valid & store.payload.shared & barrier.valid
-                  & (barrier.payload.warps >> store.payload.warp)[0], "store_over_clear"),
-        ]
+        self.covers(m, [
+            ((query.kind == LoadKind.SHARED) & answer.reuse & (count != 0), "shared_reuse"),
+            ((query.kind == LoadKind.SHARED) & ~answer.reuse & open_, "store_blocks_reuse"),
+            ((query.kind == LoadKind.GLOBAL) & ~stored_global & ~open_, "saturated"),
+            (barrier.valid & launch.valid & (barrier.payload.tb == launch.payload.tb)
+             & (counts[0] != 0) & (barrier.payload.tb == 0), "launch_over_barrier"),
+            (self.running & store.valid & store.payload.shared & barrier.valid
+             & (barrier.payload.warps >> store.payload.warp)[0], "store_over_clear"),
+        ])

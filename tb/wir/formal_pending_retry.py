@@ -16,11 +16,12 @@ tie them to its own and k-induction does not close (an unreachable state with th
 head elsewhere stays consistent for any ``k``): the proof is BMC.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.wir.pending_retry import PendingRetry
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "PendingRetryFormal"]
 
@@ -28,23 +29,19 @@ SMALL = {"depth": 4, "width": 2}
 """The proof configuration: 4 entries of 2 bits (a pointer that wraps within the depth)."""
 
 
-class PendingRetryFormal(Elaboratable):
+class PendingRetryFormal(FormalHarness):
     """The queue with free inputs and the invariants above (``params`` override SMALL;
     ``block`` is the component class)."""
 
-    def __init__(self, *, block=PendingRetry, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = PendingRetry
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
         depth = config.depth
-        m.submodules.dut = dut
-        m.d.comb += [
-            Assume(ResetSignal() == Initial()),
-            dut.enq.valid.eq(AnySeq(1)), dut.enq.payload.eq(AnySeq(config.width)),
-            dut.recheck.ready.eq(AnySeq(1)), dut.still_pending.eq(AnySeq(1)),
-        ]
+        self.free_streams(m, dut.enq)
+        self.free_ready(m, dut.recheck)
+        self.free(m, dut.still_pending)
         queue = [Signal(config.width, name=f"queued_{i}") for i in range(depth)]
         count = Signal(range(depth + 1), name="queued")
         head = Signal(config.pointer_bits, name="spec_head")
@@ -77,11 +74,10 @@ class PendingRetryFormal(Elaboratable):
         wrapped = Signal()
         with m.If(leave & (head == depth - 1)):
             m.d.sync += wrapped.eq(1)
-        m.d.comb += [
-            Cover(dut.enq.valid & ~dut.enq.ready, "full"),
-            Cover(requeue & push, "requeue_and_enqueue"),
-            Cover(requeue & (count == depth), "requeue_when_full"),
-            Cover(leave & ~dut.still_pending, "leave"),
-            Cover(wrapped & (count > 1) & Cat(queue[0] != queue[1]), "wrapped"),
-        ]
-        return m
+        self.covers(m, [
+            (dut.enq.valid & ~dut.enq.ready, "full"),
+            (requeue & push, "requeue_and_enqueue"),
+            (requeue & (count == depth), "requeue_when_full"),
+            (leave & ~dut.still_pending, "leave"),
+            (wrapped & (count > 1) & Cat(queue[0] != queue[1]), "wrapped"),
+        ])

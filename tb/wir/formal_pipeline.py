@@ -25,12 +25,13 @@ references ``holds[r]``:
   (or the one allocated in the cycle), and no count leaves ``0..2**count_width - 1``.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.layouts import Outcome
 from gpurf.hw.wir.pipeline import Pipeline
+
+from ..formal_base import FormalHarness, popcount
 
 __all__ = ["SMALL", "PipelineFormal"]
 
@@ -40,34 +41,23 @@ SMALL = {"warps": 1, "regs": 2, "lanes": 1, "data_width": 2, "hash_width": 1,
 the pool), 2-bit values and 1-bit hashes (collisions), 2-bit counts (saturation)."""
 
 
-def _popcount(bits):
-    return sum(bits[i] for i in range(len(bits)))
-
-
-class PipelineFormal(Elaboratable):
+class PipelineFormal(FormalHarness):
     """The pipeline with free inputs, the environment's protocol and the parts' proven
     invariants assumed, the guarantees above asserted."""
 
-    def __init__(self, *, block=Pipeline, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = Pipeline
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
-        dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def check(self, m):
         self._drive(m)
         holds = self._holds(m)
         self._parts(m)
         self._no_leak(m, holds)
         self._covers(m)
-        return m
 
     def _drive(self, m):
         dut = self.dut
-        for port in (dut.result, dut.reuse, dut.hold, dut.unmap, dut.drop):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
+        self.free_streams(m, dut.result, dut.reuse, dut.hold, dut.unmap, dut.drop)
         config = dut.config
         for port in (dut.result, dut.hold, dut.unmap, dut.reuse):
             m.d.comb += Assume(port.payload.warp < config.warps)
@@ -83,7 +73,7 @@ class PipelineFormal(Elaboratable):
             taken = dut.held.valid & (dut.held.payload == r)
             dropped = dut.drop.valid & (dut.drop.payload == r)
             reuse = reused & (dut.reuse.payload.preg == r)
-            with m.If(~ResetSignal()):
+            with m.If(self.running):
                 m.d.comb += Assume(count >= dropped + reuse)
             m.d.sync += count.eq(count + taken - dropped - reuse)
             holds.append(count)
@@ -125,8 +115,8 @@ class PipelineFormal(Elaboratable):
             m.d.comb += [position.eq(i - pool.head), read.addr.eq(i)]
             slots.append((position < pool.queued, read.data))
         for r in range(config.pregs):
-            mapped = _popcount(Cat(e.valid & (e.preg == r) for e in dut.mapping))
-            in_vsb = _popcount(Cat(valid & (preg == r) for valid, preg in entries))
+            mapped = popcount(Cat(e.valid & (e.preg == r) for e in dut.mapping))
+            in_vsb = popcount(Cat(valid & (preg == r) for valid, preg in entries))
             holders = Signal(range(16), name=f"holders_{r}")
             m.d.comb += holders.eq(mapped + in_vsb + holds[r])
             stored = pool.counters.read_port(domain="comb")
@@ -140,7 +130,7 @@ class PipelineFormal(Elaboratable):
             count = Signal(range(-16, 32), name=f"count_{r}")
             m.d.comb += count.eq(stored.data + change)
             handed = pool.fresh > r
-            queued = _popcount(Cat(inside & (held == r) for inside, held in slots))
+            queued = popcount(Cat(inside & (held == r) for inside, held in slots))
             returning = Cat(hits).any() & (count == 0)
             with m.If(holders != 0):
                 m.d.comb += [Assert(handed), Assert(queued == 0), Assert(count == holders)]
@@ -153,12 +143,10 @@ class PipelineFormal(Elaboratable):
         low-register miss, a result waiting, a hold refused, an unmap (out of reset)."""
         dut = self.dut
         retired = dut.retired
-        running = ~ResetSignal()
-        for outcome in Outcome:
-            m.d.comb += Cover(running & retired.valid & (retired.payload.outcome == outcome),
-                              outcome.name.lower())
         vsb = dut.alloc.vsb
-        covers = [
+        self.covers(m, [
+            *((retired.valid & (retired.payload.outcome == outcome), outcome.name.lower())
+              for outcome in Outcome),
             (vsb.ref_dec.valid & dut.alloc.install.valid, "install_displaces"),
             (dut.alloc.evict.valid & dut.alloc.evict.ready & ~dut.retired.valid,
              "sweep_eviction"),
@@ -168,5 +156,4 @@ class PipelineFormal(Elaboratable):
             (dut.result.valid & ~dut.result.ready, "result_waits"),
             (dut.hold.valid & ~dut.hold.ready, "hold_refused"),
             (dut.unmap.valid & dut.unmap.ready, "unmap"),
-        ]
-        m.d.comb += [Cover(running & test, name) for test, name in covers]
+        ], guard=self.running)

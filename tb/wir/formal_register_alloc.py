@@ -25,12 +25,14 @@ a two-stage shadow of the results in flight:
   entries holding it (no leak).
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal, Value
+from amaranth.asserts import Initial
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.layouts import AllocKind
 from gpurf.hw.wir.register_alloc import RegisterAlloc
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "RegisterAllocFormal"]
 
@@ -40,29 +42,23 @@ SMALL = {"lanes": 2, "data_width": 2, "hash_width": 2, "entries": 2, "pregs": 4,
 2 entries, 4 registers."""
 
 
-class RegisterAllocFormal(Elaboratable):
+class RegisterAllocFormal(FormalHarness):
     """The stage with free inputs, the VSB's proven invariant assumed, the guarantees
     above asserted (``params`` override SMALL)."""
 
-    def __init__(self, *, block=RegisterAlloc, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = RegisterAlloc
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.result, dut.install, dut.evict):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
-        m.d.comb += dut.hit_saturated.eq(AnySeq(1))
+        self.free_streams(m, dut.result, dut.install, dut.evict)
+        self.free(m, dut.hit_saturated)
         entries = config.vsb.entries
         table = [(Signal(name=f"valid_{e}"), Signal(config.hash_width, name=f"hash_{e}"),
                   Signal(config.preg_bits, name=f"preg_{e}")) for e in range(entries)]
         self._table(m, table)
         self._part_assumed(m, table)
         self._requests(m, table)
-        return m
 
     def _hash(self, m):
         """The H3 hash of ``result.payload.value``, bit by bit."""
@@ -102,8 +98,8 @@ class RegisterAllocFormal(Elaboratable):
             m.d.sync += count.eq(count + inc - dec)
             held = sum(valid & (preg == p) for valid, _, preg in table)
             m.d.comb += Assert(count == held)
-        m.d.comb += [Cover(dec_valid & installing, "replacement"),
-                     Cover(dec_valid & evicting, "eviction")]
+        self.covers(m, [(dec_valid & installing, "replacement"),
+                        (dec_valid & evicting, "eviction")])
 
     def _part_assumed(self, m, table):
         """The VSB's proven invariant: its state is the spec's table."""
@@ -156,11 +152,10 @@ class RegisterAllocFormal(Elaboratable):
                              Assert(out.payload.hash == second["hash"]),
                              Assert(out.payload.divergent == second["divergent"]),
                              Assert(out.payload.ticket == second["ticket"])]
-        running = ~ResetSignal()
-        m.d.comb += [
-            Cover(running & out.valid & (out.payload.kind == AllocKind.VERIFY), "verify"),
-            Cover(running & out.valid & (out.payload.kind == AllocKind.PINNED), "pinned"),
-            Cover(running & out.valid & second["hit"] & dut.hit_saturated, "saturated_hit"),
-            Cover(running & out.valid & (out.payload.kind == AllocKind.ALLOCATE)
-                  & ~second["divergent"], "allocate"),
-        ]
+        self.covers(m, [
+            (out.valid & (out.payload.kind == AllocKind.VERIFY), "verify"),
+            (out.valid & (out.payload.kind == AllocKind.PINNED), "pinned"),
+            (out.valid & second["hit"] & dut.hit_saturated, "saturated_hit"),
+            (out.valid & (out.payload.kind == AllocKind.ALLOCATE) & ~second["divergent"],
+             "allocate"),
+        ], guard=self.running)

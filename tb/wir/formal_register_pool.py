@@ -23,11 +23,12 @@ It asserts:
   ``pending`` leaders name distinct registers (an induction strengthening).
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.register_pool import RegisterPool
+
+from ..formal_base import FormalHarness, popcount
 
 __all__ = ["SMALL", "RegisterPoolFormal"]
 
@@ -36,20 +37,13 @@ SMALL = {"pregs": 8, "count_width": 3, "inc_ports": 2, "dec_ports": 2, "query_po
 decrement ports, 1 query."""
 
 
-def _popcount(bits):
-    return sum(bits[i] for i in range(len(bits)))
-
-
-class RegisterPoolFormal(Elaboratable):
+class RegisterPoolFormal(FormalHarness):
     """The pool with free inputs, the protocol assumed and the invariants above."""
 
-    def __init__(self, *, block=RegisterPool, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = RegisterPool
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = self.dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def check(self, m):
         self._drive(m)
         shadow = self._shadow(m)
         free, returning = self._pool(m, shadow)
@@ -57,24 +51,19 @@ class RegisterPoolFormal(Elaboratable):
         # The events: an allocation, a register returning to the pool, a saturated count,
         # the low-water mark.
         dut = self.dut
-        m.d.comb += [
-            Cover(dut.alloc.valid & dut.alloc.ready, "alloc"),
-            Cover(returning != 0, "return_to_pool"),
-            Cover(dut.saturated.any(), "saturated"),
-            Cover(dut.low_register, "low_register"),
-        ]
-        return m
+        self.covers(m, [
+            (dut.alloc.valid & dut.alloc.ready, "alloc"),
+            (returning != 0, "return_to_pool"),
+            (dut.saturated.any(), "saturated"),
+            (dut.low_register, "low_register"),
+        ])
 
     def _drive(self, m):
         dut = self.dut
-        m.d.comb += [
-            dut.alloc.ready.eq(AnySeq(1)),
-            dut.inc.eq(AnySeq(len(dut.inc.as_value()))),
-            dut.dec.eq(AnySeq(len(dut.dec.as_value()))),
-            dut.query.eq(AnySeq(len(dut.query.as_value()))),
-        ]
+        self.free_ready(m, dut.alloc)
+        self.free(m, dut.inc, dut.dec, dut.query)
         if dut.config.capped:
-            m.d.comb += dut.cap.eq(AnySeq(len(dut.cap)))
+            self.free(m, dut.cap)
 
     def _shadow(self, m):
         """Per register: the shadow count, and the protocol on this cycle's events."""
@@ -85,12 +74,12 @@ class RegisterPoolFormal(Elaboratable):
         for r in range(config.pregs):
             count = Signal(width, name=f"shadow_{r}")
             allocated = taken & (dut.alloc.payload == r)
-            ups = _popcount(Cat(p.valid & (p.preg == r) for p in dut.inc))
-            downs = _popcount(Cat(p.valid & (p.preg == r) for p in dut.dec))
+            ups = popcount(Cat(p.valid & (p.preg == r) for p in dut.inc))
+            downs = popcount(Cat(p.valid & (p.preg == r) for p in dut.dec))
             after = Signal(range(-4 * (config.max_count + 1), 4 * (config.max_count + 1)),
                            name=f"after_{r}")
             m.d.comb += after.eq(count + allocated + ups - downs)
-            with m.If(~ResetSignal()):
+            with m.If(self.running):
                 with m.If((ups + downs != 0) & (count == 0)):
                     m.d.comb += Assume(allocated)
                 m.d.comb += Assume((after >= 0) & (after <= config.max_count))
@@ -126,7 +115,7 @@ class RegisterPoolFormal(Elaboratable):
             rtl = Signal(range(-16 * (config.max_count + 1), 16 * (config.max_count + 1)),
                          name=f"rtl_count_{r}")
             m.d.comb += rtl.eq(stored.data + change)
-            queued = _popcount(Cat(inside & (held == r) for inside, held in slots))
+            queued = popcount(Cat(inside & (held == r) for inside, held in slots))
             returning = Cat(hits).any() & (rtl == 0)
             places = Signal(range(config.pregs + 3), name=f"free_places_{r}")
             m.d.comb += places.eq(~handed + queued + returning)
@@ -152,7 +141,7 @@ class RegisterPoolFormal(Elaboratable):
         for q in range(config.query_ports):
             queried = self._select(m, shadow, dut.query[q], f"queried_{q}")
             m.d.comb += Assert(dut.saturated[q] == (queried == config.max_count))
-        referenced = _popcount(Cat(count != 0 for count in shadow))
+        referenced = popcount(Cat(count != 0 for count in shadow))
         available = Signal(range(config.pregs + 1))
         in_use = config.pregs - free
         m.d.comb += [Assert(dut.in_use == referenced + returning), available.eq(free)]

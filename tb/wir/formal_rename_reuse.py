@@ -21,12 +21,14 @@ doubled or emitted for a holder that does not exist. Also: an instruction issued
 ``out`` is never pending; the queue never exceeds its depth.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal
+from amaranth.asserts import Initial
+from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.configs import DEC_PORTS, INC_PORTS, SOURCES
 from gpurf.hw.wir.rename_reuse import RenameReuse
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "RenameReuseFormal"]
 
@@ -36,36 +38,26 @@ SMALL = {"warps": 1, "regs": 2, "pregs": 4, "entries": 2, "opcode_bits": 4, "imm
 entries (tags fold together), a 2-deep pending-retry queue, 2-bit immediates."""
 
 
-class RenameReuseFormal(Elaboratable):
+class RenameReuseFormal(FormalHarness):
     """The composition with free inputs, the parts' invariants assumed, the guarantees
     above asserted, and covers of the events it claims to exercise."""
 
-    def __init__(self, *, block=RenameReuse, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = RenameReuse
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
-        dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
+    def check(self, m):
         self._drive(m)
         rows = self._rows(m)
         self._assume_parts(m, rows)
         self._balance(m, rows)
         self._timing(m)
         self._covers(m)
-        return m
 
     def _drive(self, m):
         dut, config = self.dut, self.dut.config
-        for port in (dut.issue, dut.retire, dut.exit):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
-        for port in (dut.barrier, dut.launch, dut.fill):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
-        for port in (dut.result_saturated, dut.operand_saturated, dut.low_reg):
-            m.d.comb += port.eq(AnySeq(1))
+        self.free_streams(m, dut.issue, dut.retire, dut.exit, dut.barrier, dut.launch,
+                          dut.fill)
+        self.free(m, dut.result_saturated, dut.operand_saturated, dut.low_reg)
         issue, retire = dut.issue.payload, dut.retire.payload
         m.d.comb += [
             Assume(issue.warp < config.warps), Assume(issue.dst < config.regs),
@@ -134,7 +126,7 @@ class RenameReuseFormal(Elaboratable):
         issued = Signal(2)
         warp = [Signal(config.rename.warp_bits, name=f"issued_warp_{k}") for k in range(2)]
         dst = [Signal(config.rename.reg_bits, name=f"issued_dst_{k}") for k in range(2)]
-        taken = dut.issue.valid & dut.issue.ready & ~ResetSignal()
+        taken = dut.issue.valid & dut.issue.ready & self.running
         m.d.sync += [issued.eq(Cat(taken, issued[0])),
                      warp[0].eq(dut.issue.payload.warp), warp[1].eq(warp[0]),
                      dst[0].eq(dut.issue.payload.dst), dst[1].eq(dst[0])]
@@ -152,18 +144,17 @@ class RenameReuseFormal(Elaboratable):
         response = out.response
         reuse = dut.reuse
         staged = dut.rename.renamed.valid
-        m.d.comb += [
-            Cover(dut.out.valid & response.hit & ~out.retried, "reuse_hit"),
-            Cover(dut.out.valid & response.pending, "pending_queued"),
-            Cover(staged & reuse.response.payload.pending & ~dut.retry.enq.ready,
-                  "queue_full"),
-            Cover(dut.out.valid & out.retried & response.hit, "recheck_hit"),
-            Cover(dut.out.valid & out.retried & ~response.hit, "recheck_miss"),
-            Cover(dut.inc[1 + 4].valid, "fill"),
-            Cover(dut.dec[0].valid & ~dut.rename.sweeping, "remap_release"),
-            Cover(dut.dec[0].valid & dut.rename.sweeping, "exit_sweep_release"),
-            Cover(dut.low_reg & Cat(dut.dec[1 + k].valid for k in range(DEC_PORTS)).any(),
-                  "low_register_eviction"),
-            Cover(staged & ~dut.loads.answer.reuse, "load_after_store_bypass"),
-            Cover(dut.out.valid & out.retried & response.reserved, "recheck_reserves"),
-        ]
+        self.covers(m, [
+            (dut.out.valid & response.hit & ~out.retried, "reuse_hit"),
+            (dut.out.valid & response.pending, "pending_queued"),
+            (staged & reuse.response.payload.pending & ~dut.retry.enq.ready, "queue_full"),
+            (dut.out.valid & out.retried & response.hit, "recheck_hit"),
+            (dut.out.valid & out.retried & ~response.hit, "recheck_miss"),
+            (dut.inc[1 + 4].valid, "fill"),
+            (dut.dec[0].valid & ~dut.rename.sweeping, "remap_release"),
+            (dut.dec[0].valid & dut.rename.sweeping, "exit_sweep_release"),
+            (dut.low_reg & Cat(dut.dec[1 + k].valid for k in range(DEC_PORTS)).any(),
+             "low_register_eviction"),
+            (staged & ~dut.loads.answer.reuse, "load_after_store_bypass"),
+            (dut.out.valid & out.retried & response.reserved, "recheck_reserves"),
+        ])

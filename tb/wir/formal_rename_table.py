@@ -12,11 +12,13 @@ emitted since reset, and asserts:
 - (induction strengthening) while clearing, the rows already cleared are all zero.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.asserts import Initial
+from amaranth.hdl import Assert
 
 from gpurf.hw.wir.rename_table import RenameTable
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "RenameTableFormal"]
 
@@ -24,29 +26,22 @@ SMALL = {"warps": 2, "regs": 2, "pregs": 4, "sources": 1}
 """The proof configuration: 2 warps x 2 logical registers, 4 physical registers."""
 
 
-class RenameTableFormal(Elaboratable):
+class RenameTableFormal(FormalHarness):
     """The rename tables with free inputs and the invariants above."""
 
-    def __init__(self, *, block=RenameTable, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = RenameTable
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.issue, dut.retire, dut.exit):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
+        self.free_streams(m, dut.issue, dut.retire, dut.exit)
         issue, retire = dut.issue.payload, dut.retire.payload
-        for valid, rule in [
+        self.assume_when(m, [
             (dut.issue.valid, (issue.warp < config.warps) & (issue.dst < config.regs)
              & Cat(s < config.regs for s in issue.src).all()),
             (dut.retire.valid, (retire.warp < config.warps) & (retire.reg < config.regs)),
             (dut.exit.valid, dut.exit.payload < config.warps),
-        ]:
-            with m.If(valid):
-                m.d.comb += Assume(rule)
+        ])
         rows = []
         for w in range(config.warps):
             read = dut.table.read_port(domain="comb")
@@ -56,12 +51,11 @@ class RenameTableFormal(Elaboratable):
         self._counts(m, rows)
         self._retire(m, rows)
         # The events: a retire, a reference released, a sweep (warp exit).
-        m.d.comb += [
-            Cover(dut.retire.valid & dut.retire.ready, "retire"),
-            Cover(dut.ref_dec.valid, "release"),
-            Cover(dut.sweeping, "sweep"),
-        ]
-        return m
+        self.covers(m, [
+            (dut.retire.valid & dut.retire.ready, "retire"),
+            (dut.ref_dec.valid, "release"),
+            (dut.sweeping, "sweep"),
+        ])
 
     def _clear(self, m, rows):
         dut, warps = self.dut, self.dut.config.warps

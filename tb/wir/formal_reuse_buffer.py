@@ -18,11 +18,12 @@ It asserts:
   the shadow's.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.hdl import Assert
 
 from gpurf.hw.wir.reuse_buffer import ReuseBuffer
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "ReuseBufferFormal"]
 
@@ -32,24 +33,18 @@ SMALL = {"entries": 4, "opcode_bits": 4, "preg_bits": 2, "imm_bits": 3, "blocks"
 thread block, 1-bit barrier count (12-bit tags)."""
 
 
-class ReuseBufferFormal(Elaboratable):
+class ReuseBufferFormal(FormalHarness):
     """The buffer with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, *, block=ReuseBuffer, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = ReuseBuffer
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut = self.dut
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.lookup.valid, dut.lookup.payload, dut.fill.valid, dut.fill.payload,
-                     dut.low_reg, dut.result_saturated, dut.operand_saturated):
-            value = port.as_value() if hasattr(port, "as_value") else port
-            m.d.comb += value.eq(AnySeq(len(value)))
+        self.free_streams(m, dut.lookup, dut.fill)
+        self.free(m, dut.low_reg, dut.result_saturated, dut.operand_saturated)
         shadow = self._shadow(m)
         self._strengthen(m, shadow)
-        return m
 
     def _tag(self, m):
         """The lookup's tag from its fields, and whether every operand fits the field."""
@@ -121,13 +116,13 @@ class ReuseBufferFormal(Elaboratable):
                 m.d.sync += [result[e].eq(dut.fill.payload.result), pending[e].eq(0)]
         self._balance(m, valid, tag_of, result, pending)
         # The events: a reuse hit, a pending hit, an eviction of a valid entry, a fill.
-        m.d.comb += [
-            Cover(hit, "reuse_hit"),
-            Cover(pend, "pending_hit"),
-            Cover(Cat(evict_at[e] & valid[e] for e in range(n)).any(), "eviction"),
-            Cover(Cat(reserve & at[e] & valid[e] for e in range(n)).any(), "replacement"),
-            Cover(fill.any(), "fill"),
-        ]
+        self.covers(m, [
+            (hit, "reuse_hit"),
+            (pend, "pending_hit"),
+            (Cat(evict_at[e] & valid[e] for e in range(n)).any(), "eviction"),
+            (Cat(reserve & at[e] & valid[e] for e in range(n)).any(), "replacement"),
+            (fill.any(), "fill"),
+        ])
         return valid, tag_of, result, pending, pointer
 
     def _fill(self, m, valid, tag_of, pending, written):

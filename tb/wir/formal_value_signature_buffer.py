@@ -15,11 +15,13 @@ empties its entry. It asserts:
   spec's table.
 """
 
-from amaranth import Cat, Elaboratable, Module, Mux, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Mux, Signal
+from amaranth.asserts import Initial
+from amaranth.hdl import Assert
 
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "ValueSignatureBufferFormal"]
 
@@ -27,20 +29,15 @@ SMALL = {"entries": 4, "hash_width": 3, "pregs": 4}
 """The proof configuration: 4 entries, 3-bit hashes (two per entry), 4 registers."""
 
 
-class ValueSignatureBufferFormal(Elaboratable):
+class ValueSignatureBufferFormal(FormalHarness):
     """The VSB with free inputs and the invariants above (``params`` override SMALL)."""
 
-    def __init__(self, *, block=ValueSignatureBuffer, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = ValueSignatureBuffer
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.lookup, dut.install, dut.evict):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
+        self.free_streams(m, dut.lookup, dut.install, dut.evict)
         valid = Signal(config.entries)
         hashes = [Signal(config.hash_width, name=f"hash_{e}") for e in range(config.entries)]
         pregs = [Signal(config.preg_bits, name=f"preg_{e}") for e in range(config.entries)]
@@ -48,7 +45,6 @@ class ValueSignatureBufferFormal(Elaboratable):
         self._events(m, valid, pregs)
         self._counts(m, valid, pregs)
         self._strengthen(m, valid, hashes, pregs)
-        return m
 
     def _answers(self, m, valid, hashes, pregs):
         dut, config = self.dut, self.dut.config
@@ -93,11 +89,11 @@ class ValueSignatureBufferFormal(Elaboratable):
         with m.If(dec_valid):
             m.d.comb += Assert(dut.ref_dec.preg == dec_preg)
         # The events: a hit, an install replacing a valid entry, an eviction.
-        m.d.comb += [
-            Cover(dut.result.valid & dut.result.payload.hit, "hit"),
-            Cover(dec_valid & installing, "replacement"),
-            Cover(dec_valid & evicting, "eviction"),
-        ]
+        self.covers(m, [
+            (dut.result.valid & dut.result.payload.hit, "hit"),
+            (dec_valid & installing, "replacement"),
+            (dec_valid & evicting, "eviction"),
+        ])
 
     def _counts(self, m, valid, pregs):
         """Per register: net events since reset == valid entries holding it."""

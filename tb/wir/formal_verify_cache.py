@@ -13,11 +13,13 @@ register (an invalidate; a fill in the cycle of a write is stale and ignored). I
   entry.
 """
 
-from amaranth import Cat, Elaboratable, Module, ResetSignal, Signal, Value
-from amaranth.asserts import AnySeq, Initial
-from amaranth.hdl import Assert, Assume, Cover
+from amaranth import Cat, Signal
+from amaranth.asserts import Initial
+from amaranth.hdl import Assert
 
 from gpurf.hw.wir.verify_cache import VerifyCache
+
+from ..formal_base import FormalHarness
 
 __all__ = ["SMALL", "VerifyCacheFormal"]
 
@@ -25,22 +27,16 @@ SMALL = {"entries": 2, "pregs": 4, "lanes": 1, "data_width": 2, "invalidate_port
 """The proof configuration: 2 entries, 4 registers, 2-bit values, 1 write port."""
 
 
-class VerifyCacheFormal(Elaboratable):
+class VerifyCacheFormal(FormalHarness):
     """The verify cache with free inputs and the invariants above."""
 
-    def __init__(self, *, block=VerifyCache, **params):
-        self.dut = block(**{**SMALL, **params})
+    block = VerifyCache
+    SMALL = SMALL
 
-    def elaborate(self, platform):
-        m = Module()
+    def check(self, m):
         dut, config = self.dut, self.dut.config
-        m.submodules.dut = dut
-        m.d.comb += Assume(ResetSignal() == Initial())
-        for port in (dut.lookup, dut.fill):
-            m.d.comb += [port.valid.eq(AnySeq(1)),
-                         port.payload.eq(AnySeq(len(Value.cast(port.payload))))]
-        m.d.comb += [dut.invalidate_valid.eq(AnySeq(config.invalidate_ports)),
-                     dut.invalidate_preg.eq(AnySeq(len(Value.cast(dut.invalidate_preg))))]
+        self.free_streams(m, dut.lookup, dut.fill)
+        self.free(m, dut.invalidate_valid, dut.invalidate_preg)
         known = Signal(config.pregs)
         values = [Signal(config.value_bits, name=f"value_{p}") for p in range(config.pregs)]
         for p in range(config.pregs):
@@ -52,7 +48,6 @@ class VerifyCacheFormal(Elaboratable):
                 m.d.sync += [known[p].eq(1), values[p].eq(dut.fill.payload.value)]
         self._answers(m, known, values)
         self._entries(m, known, values)
-        return m
 
     def _answers(self, m, known, values):
         dut, config = self.dut, self.dut.config
@@ -77,13 +72,13 @@ class VerifyCacheFormal(Elaboratable):
         with m.If(must_hit):
             m.d.comb += Assert(result.valid & result.payload.hit)
         # The events: a hit, a miss on a register written since its fill, a full cache.
-        m.d.comb += [
-            Cover(result.valid & result.payload.hit, "hit"),
-            Cover(dut.lookup.valid & written & Cat(known[p] & (lookup == p)
-                                                   for p in range(config.pregs)).any(),
-                  "invalidated_lookup"),
-            Cover(dut.valid.all(), "full"),
-        ]
+        self.covers(m, [
+            (result.valid & result.payload.hit, "hit"),
+            (dut.lookup.valid & written & Cat(known[p] & (lookup == p)
+                                              for p in range(config.pregs)).any(),
+             "invalidated_lookup"),
+            (dut.valid.all(), "full"),
+        ])
 
     def _entries(self, m, known, values):
         dut, config = self.dut, self.dut.config
