@@ -9,6 +9,7 @@ from gpurf.sim.greener import CONFIG
 from gpurf.sim.sm import run_kernel
 from gpurf.sim.sm import timing as timing_module
 from gpurf.sim.sm.power import PowerError, PowerSettings, RegisterPower
+from tests.subcore_cycles import after_each_subcore_cycle
 from tests.test_timing_fast import _first_difference, _state
 
 CASES = [
@@ -44,19 +45,12 @@ def _recorded(monkeypatch, name, policy, config, *, fast, latency=1, limit=None)
         launches.append(RegisterPower(settings))
         return launches[-1](sm)
 
-    def recording(method):
-        def cycle(sub, now):
-            if limit is not None and now > limit:
-                raise _TooLongError(f"{name}: past cycle {limit}")
-            acted = method(sub, now)
-            states.append((*_state(sub, now, acted), _power_state(sub.sm.power)))
-            return acted
-        return cycle
+    def record(sub, now, acted):
+        states.append((*_state(sub, now, acted), _power_state(sub.sm.power)))
+        if limit is not None and now > limit:
+            raise _TooLongError(f"{name}: past cycle {limit}")
 
-    with monkeypatch.context() as patch:
-        for method in ("cycle", "fast_cycle"):
-            patch.setattr(timing_module._SubCore, method,
-                          recording(getattr(timing_module._SubCore, method)))
+    with after_each_subcore_cycle(monkeypatch, record):
         run = run_kernel(name, "test", timing=CONFIG.replace(**config), power=power,
                          mechanism=lambda program: (program, {"fast": fast}))
     assert run.passed

@@ -9,6 +9,7 @@ from gpurf.sim.sm import run_kernel
 from gpurf.sim.sm import timing as timing_module
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.warp import ExecutionError
+from tests.subcore_cycles import after_each_subcore_cycle
 
 CASES = [
     ("reduction", {"scheduler": "gto"}),
@@ -38,17 +39,10 @@ def _recorded(monkeypatch, name, config, *, fast):
     or the generic one (``False``)."""
     states = []
 
-    def recording(method):
-        def cycle(sub, now):
-            acted = method(sub, now)
-            states.append(_state(sub, now, acted))
-            return acted
-        return cycle
+    def record(sub, now, acted):
+        states.append(_state(sub, now, acted))
 
-    with monkeypatch.context() as patch:
-        for method in ("cycle", "fast_cycle"):
-            patch.setattr(timing_module._SubCore, method,
-                          recording(getattr(timing_module._SubCore, method)))
+    with after_each_subcore_cycle(monkeypatch, record):
         run = run_kernel(name, "test", timing=load_config(**config),
                          mechanism=lambda program: (program, {"fast": fast}))
     assert run.passed
