@@ -439,6 +439,22 @@ class Trace:
             self._fail(f"header columns differ from the ports of {self.block}")
         return block, params
 
+    def golden_divergence(self, edit=None) -> int:
+        """Step the recorded block's golden model through the recorded inputs: the first
+        cycle whose outputs differ from the recorded ones (masked outputs aside), else -1.
+        ``edit(cycle, outputs) -> outputs`` alters the recorded outputs first (a test's
+        corrupted recording)."""
+        block, params = self.check_block()
+        model = block.golden(params)
+        model.reset()
+        for cycle, inputs, outputs in self.rows():
+            if edit is not None:
+                outputs = edit(cycle, outputs)
+            got = model.step(inputs)
+            if any(want is not None and got[name] != want for name, want in outputs.items()):
+                return cycle
+        return -1
+
     # Reading records.
 
     def records(self, start: int = 0, stop: int | None = None) -> np.ndarray:

@@ -73,24 +73,12 @@ def test_one_trace_per_block_instance(recorded):
             assert trace.header["unmodeled"] == ["read__0__data", "read__1__data"]
 
 
-def _step_all(trace: Trace) -> int:
-    """Step the trace's golden model through its recorded inputs; the first cycle whose
-    outputs differ from the recorded ones under the mask, else -1."""
-    block, params = trace.check_block()
-    model = block.golden(params)
-    model.reset()
-    for cycle, inputs, outputs in trace.rows():
-        got = model.step(inputs)
-        if any(want is not None and got[name] != want for name, want in outputs.items()):
-            return cycle
-    return -1
-
 
 def test_traces_step_clean_on_the_golden_models(recorded):
     """The traffic the SM sends through the blocks' methods (and, unrecorded, through its
     inlined fast path: same statistics above) is what the models' ``step`` answers."""
     for path in recorded[3]:
-        assert _step_all(Trace(path)) == -1, path
+        assert Trace(path).golden_divergence() == -1, path
 
 
 def _replay_all(paths, sim):
@@ -222,4 +210,4 @@ def test_cli_records_greener_blocks(capsys, tmp_path):
                       "subcore.subcore_assigner"]
     for path in paths:
         assert Trace(path).header["source"]["mechanism"] == "greener:greener"
-        assert _step_all(Trace(path)) == -1, path
+        assert Trace(path).golden_divergence() == -1, path

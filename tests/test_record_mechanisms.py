@@ -37,17 +37,6 @@ SUB_CORE_BLOCKS = ["subcore.operand_collector", "subcore.subcore_assigner",
                    "subcore.warp_selector"]
 
 
-def _step_all(trace: Trace) -> int:
-    """The first cycle whose golden outputs differ from the recorded ones, else -1."""
-    block, params = trace.check_block()
-    model = block.golden(params)
-    model.reset()
-    for cycle, inputs, outputs in trace.rows():
-        got = model.step(inputs)
-        if any(want is not None and got[name] != want for name, want in outputs.items()):
-            return cycle
-    return -1
-
 
 def _stats(run) -> dict:
     stats = run.stats["timing"].as_dict()
@@ -119,7 +108,7 @@ def test_recording_leaves_the_compressed_run_as_it_is(compression):
 
 def test_compression_traces_step_clean_on_the_golden_models(compression):
     for path in compression[3]:
-        assert _step_all(Trace(path)) == -1, path
+        assert Trace(path).golden_divergence() == -1, path
 
 
 def test_wir_records_the_vsb_and_pipeline_beside_the_sub_core_blocks(wir):
@@ -137,7 +126,7 @@ def test_wir_records_the_vsb_and_pipeline_beside_the_sub_core_blocks(wir):
 
 def test_wir_traces_step_clean_on_the_golden_models(wir):
     for path in wir[1]:
-        assert _step_all(Trace(path)) == -1, path
+        assert Trace(path).golden_divergence() == -1, path
 
 
 def _replay(path, sim):
@@ -210,4 +199,4 @@ def test_cli_records_the_baseline_on_fermi(capsys, tmp_path):
     assigner = [p for p in paths if Trace(p).block == "subcore.subcore_assigner"]
     assert len(assigner) == 1 and Trace(assigner[0]).params["subcores"] == 2
     for path in paths:
-        assert _step_all(Trace(path)) == -1, path
+        assert Trace(path).golden_divergence() == -1, path

@@ -26,19 +26,11 @@ def recorded(tmp_path_factory):
     return run_wir(KERNEL, CONFIG, "test", baseline=False, record_backend=path), path
 
 
-def _first_divergence(trace: Trace, corrupt_at: int | None = None) -> int:
-    """The first cycle whose golden outputs differ from the recorded ones (-1: none);
-    ``corrupt_at``: flip the recorded ``in_use`` of that cycle first."""
-    block, params = trace.check_block()
-    model = block.golden(params)
-    model.reset()
-    for cycle, inputs, outputs in trace.rows():
-        if cycle == corrupt_at:
-            outputs = {**outputs, "in_use": outputs["in_use"] ^ 1}
-        got = model.step(inputs)
-        if any(want is not None and got[name] != want for name, want in outputs.items()):
-            return cycle
-    return -1
+def _flip_in_use(at: int):
+    """A recording edit: the recorded ``in_use`` of cycle ``at`` flipped."""
+    def edit(cycle, outputs):
+        return {**outputs, "in_use": outputs["in_use"] ^ 1} if cycle == at else outputs
+    return edit
 
 
 def test_recording_leaves_the_run_as_it_is(recorded):
@@ -64,11 +56,11 @@ def test_trace_exercises_every_outcome_and_answer(recorded):
 
 
 def test_trace_steps_clean_through_the_golden_backend(recorded):
-    assert _first_divergence(Trace(recorded[1])) == -1
+    assert Trace(recorded[1]).golden_divergence() == -1
 
 
 def test_a_corrupted_trace_is_caught(recorded):
-    assert _first_divergence(Trace(recorded[1]), corrupt_at=1000) == 1000
+    assert Trace(recorded[1]).golden_divergence(_flip_in_use(1000)) == 1000
 
 
 def test_fold_keeps_equal_values_equal_and_masks_groups():
