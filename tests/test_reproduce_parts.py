@@ -1,5 +1,7 @@
 """A reproduction's per-kernel parts: cached by content, resumed, run on worker processes."""
 
+import time
+
 import pytest
 
 from gpurf.sim.cli import main
@@ -9,6 +11,14 @@ from gpurf.sim.reproduce.parts import measure_kernels
 def _square_length(kernel: str) -> dict:
     """A picklable stand-in measurement (module level, so Dask workers can run it)."""
     return {"kernel": kernel, "value": len(kernel) ** 2, "by_delay": {3: 1.5}}
+
+
+def _srad_fails_late(kernel: str) -> dict:
+    """A measurement whose ``srad`` fails after the other kernels have finished."""
+    if kernel == "srad":
+        time.sleep(2)
+        raise RuntimeError("srad stopped")
+    return _square_length(kernel)
 
 
 @pytest.fixture
@@ -70,6 +80,14 @@ def test_worker_processes_give_what_one_process_gives(cache, tmp_path, monkeypat
     monkeypatch.setenv("GPURF_CACHE", "off")
     assert on_workers == measure_kernels("compression", "test", ["bfs", "kmeans", "srad"],
                                          _square_length)
+
+
+def test_a_kernel_finished_on_a_worker_is_kept_when_a_later_one_fails(cache):
+    with pytest.raises(RuntimeError, match="srad stopped"):
+        measure_kernels("compression", "test", ["bfs", "srad"], _srad_fails_late, jobs=2)
+    calls = []
+    measure_kernels("compression", "test", ["bfs", "srad"], _counting(calls))
+    assert calls == ["srad"]
 
 
 def test_jobs_below_one_is_refused(cache):

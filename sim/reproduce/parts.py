@@ -58,9 +58,10 @@ def part_key(mechanism: str, size: str, kernel: str, options: dict) -> str:
                      tool_key())
 
 
-def _on_workers(measure: Callable, kernels: list[str], jobs: int, say) -> dict:
+def _on_workers(measure: Callable, kernels: list[str], jobs: int, keep: Callable, say) -> dict:
     """``kernel -> measure(kernel)`` for ``kernels`` on a local cluster of ``jobs``
-    processes, announced as each finishes."""
+    processes; each result is handed to ``keep(kernel, value)`` and announced as it
+    finishes, so a run stopped later keeps every kernel finished before."""
     from distributed import Client, LocalCluster, as_completed
 
     # One thread per process: the SM holds the GIL. ":0": a free port for the dashboard.
@@ -71,8 +72,10 @@ def _on_workers(measure: Callable, kernels: list[str], jobs: int, say) -> dict:
         futures = {client.submit(measure, kernel, pure=False): kernel for kernel in kernels}
         done = {}
         for future in as_completed(futures):
-            done[futures[future]] = _as_json(future.result())
-            say(f"{futures[future]}: measured")
+            kernel = futures[future]
+            done[kernel] = _as_json(future.result())
+            keep(kernel, done[kernel])
+            say(f"{kernel}: measured")
         return done
     finally:
         client.close()
@@ -97,14 +100,16 @@ def measure_kernels(mechanism: str, size: str, kernels: list[str], measure: Call
     for kernel in cached:
         say(f"{mechanism}: {kernel}: from the result cache")
     missing = [kernel for kernel in kernels if kernel not in cached]
+
+    def keep(kernel, value):
+        cache.put(KIND, keys[kernel], value)
+
     if jobs > 1 and len(missing) > 1:
-        measured = _on_workers(measure, missing, min(jobs, len(missing)),
+        measured = _on_workers(measure, missing, min(jobs, len(missing)), keep,
                                lambda line: say(f"{mechanism}: {line}"))
-        for kernel, value in measured.items():
-            cache.put(KIND, keys[kernel], value)
     else:
         measured = {}
         for kernel in missing:
             measured[kernel] = _as_json(measure(kernel))
-            cache.put(KIND, keys[kernel], measured[kernel])
+            keep(kernel, measured[kernel])
     return [{**cached, **measured}[kernel] for kernel in kernels]
