@@ -30,7 +30,7 @@ from filelock import FileLock
 from .provenance import tool_versions
 
 __all__ = ["Cache", "cache_key", "default_cache", "source_digest", "source_files", "text_digest",
-           "tool_key"]
+           "tool_key", "value_digest"]
 
 OFF = "off"
 """The value of ``GPURF_CACHE`` that turns the cache off."""
@@ -48,6 +48,11 @@ def cache_key(*parts: Any) -> str:
 def text_digest(text: str | bytes) -> str:
     """The SHA-256 (hex) of a text, e.g. a generated design."""
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def value_digest(value: Any) -> str:
+    """The SHA-256 (hex) a cache entry carries of its JSON ``value``."""
+    return text_digest(_canonical(value))
 
 
 def tool_key() -> dict[str, str | None]:
@@ -77,7 +82,7 @@ class Cache:
         path = self.path(kind, key)
         try:
             entry = json.loads(path.read_bytes())
-            if entry["key"] == key and entry["sha256"] == text_digest(_canonical(entry["value"])):
+            if entry["key"] == key and entry["sha256"] == value_digest(entry["value"]):
                 return entry["value"]
         except FileNotFoundError:
             return None
@@ -92,7 +97,7 @@ class Cache:
             return
         path = self.path(kind, key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"key": key, "sha256": text_digest(_canonical(value)), "value": value}
+        entry = {"key": key, "sha256": value_digest(value), "value": value}
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".part-",
                                          delete=False) as part:
             part.write(_canonical(entry))

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from gpurf.sim.cli import main
-from gpurf.sim.reproduce.parts import measure_kernels
+from gpurf.sim.reproduce.parts import PartsError, import_parts, keeping_parts, measure_kernels
 
 
 def _square_length(kernel: str) -> dict:
@@ -118,3 +118,66 @@ def test_wir_reads_a_measured_kernel_from_the_cache_with_the_same_tables(cache, 
     monkeypatch.setattr(wir, "run_wir", not_again)
     again = reproduce("wir", "test", kernels=["vecadd"])
     assert [t.rows for t in again.tables] == [t.rows for t in first.tables]
+
+
+def test_parts_kept_in_a_folder_finish_the_run_on_a_machine_with_an_empty_cache(
+        tmp_path, monkeypatch):
+    parts = tmp_path / "parts"
+    monkeypatch.setenv("GPURF_CACHE", str(tmp_path / "first-machine"))
+    with keeping_parts(parts) as found:
+        first = measure_kernels("compression", "paper", ["bfs", "srad"], _square_length)
+    assert found == 0
+    assert sorted(p.name for p in parts.iterdir()) == ["compression-paper-bfs.json",
+                                                       "compression-paper-srad.json"]
+    monkeypatch.setenv("GPURF_CACHE", str(tmp_path / "second-machine"))
+    calls = []
+    with keeping_parts(parts) as found:
+        again = measure_kernels("compression", "paper", ["srad", "bfs", "kmeans"],
+                                _counting(calls))
+    assert found == 2 and calls == ["kmeans"]
+    assert again[:2] == first[::-1]
+    assert (parts / "compression-paper-kmeans.json").exists()
+
+
+def test_a_part_measured_with_other_options_is_not_used(tmp_path, monkeypatch):
+    parts = tmp_path / "parts"
+    monkeypatch.setenv("GPURF_CACHE", str(tmp_path / "first-machine"))
+    with keeping_parts(parts):
+        measure_kernels("greener", "paper", ["bfs"], _square_length, options={"x": 1})
+    monkeypatch.setenv("GPURF_CACHE", str(tmp_path / "second-machine"))
+    calls = []
+    with keeping_parts(parts):
+        measure_kernels("greener", "paper", ["bfs"], _counting(calls), options={"x": 2})
+    assert calls == ["bfs"]
+
+
+@pytest.mark.parametrize("damage", ["not json", '{"key": 1}', "edited value"])
+def test_a_damaged_part_is_named_with_what_was_expected(tmp_path, monkeypatch, damage):
+    parts = tmp_path / "parts"
+    monkeypatch.setenv("GPURF_CACHE", str(tmp_path / "cache"))
+    with keeping_parts(parts):
+        measure_kernels("compression", "paper", ["bfs"], _square_length)
+    path = parts / "compression-paper-bfs.json"
+    if damage == "edited value":
+        path.write_text(path.read_text().replace('"value": 9', '"value": 10'))
+    else:
+        path.write_text(damage)
+    with pytest.raises(PartsError, match=r"compression-paper-bfs\.json: "):
+        import_parts(parts)
+
+
+def test_cli_refuses_parts_for_a_reproduction_without_parts(capsys, tmp_path):
+    with pytest.raises(SystemExit) as stopped:
+        main(["reproduce", "subcore", "--parts", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "--parts does not apply to subcore" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_names_a_damaged_part_in_one_line(capsys, tmp_path):
+    (tmp_path / "greener-paper-bfs.json").write_text("{")
+    with pytest.raises(SystemExit) as stopped:
+        main(["reproduce", "greener", "--parts", str(tmp_path), "--kernels", "bfs"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "greener-paper-bfs.json: expected a JSON part" in err
+    assert len(err.strip().splitlines()) == 1

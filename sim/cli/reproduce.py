@@ -41,7 +41,12 @@ def cost(mechanism, as_json):
               help="Measure kernels on N worker processes (compression, greener) "
                    "[default: 1; greener 2]; each kernel's result is cached either way, so "
                    "a stopped run resumes.")
-def reproduce(mechanism, size, as_json, out, kernels, wake_at, jobs):
+@click.option("--parts", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="DIR",
+              help="Read kernels' parts from DIR and write each kernel's part there as it is "
+                   "measured, to finish the run in a later session or on another machine "
+                   "(compression, greener, regless, wir; docs/results.md).")
+def reproduce(mechanism, size, as_json, out, kernels, wake_at, jobs, parts):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
     from gpurf.sim.reproduce import NoResultsError, takes_kernels, takes_option
@@ -65,7 +70,18 @@ def reproduce(mechanism, size, as_json, out, kernels, wake_at, jobs):
                 raise BadInput(f"--jobs does not apply to {mechanism}: its reproduction runs "
                                "in one process")
         options["jobs"] = jobs
-    reproduce_and_write(mechanism, size, as_json, out, **options)
+    if parts is None:
+        reproduce_and_write(mechanism, size, as_json, out, **options)
+        return
+    from gpurf.sim.reproduce.parts import PartsError, keeping_parts
+
+    with errors_as(NoResultsError):
+        if not takes_option(mechanism, "jobs"):
+            raise BadInput(f"--parts does not apply to {mechanism}: its reproduction has no "
+                           "per-kernel parts")
+    with errors_as(PartsError, OSError), keeping_parts(parts) as found:
+        click.echo(f"gpurf: {found} parts read from {parts}", err=True)
+        reproduce_and_write(mechanism, size, as_json, out, **options)
 
 
 def reproduce_and_write(mechanism, size, as_json, out, **options):
