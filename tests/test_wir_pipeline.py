@@ -28,7 +28,8 @@ def test_parts_configured_from_the_parameters():
 
 
 @pytest.mark.parametrize(("key", "value"), [("pregs", 6), ("entries", 3), ("hash_width", 0),
-                                            ("low_water", 4)])
+                                            ("low_water", 4), ("verify_cache", 1),
+                                            ("verify_cache", 65)])
 def test_bad_parameters_rejected(key, value):
     with pytest.raises(ValueError):
         PipelineConfig(**{**SMALL, key: value})
@@ -84,6 +85,72 @@ def test_golden_random_stream_every_outcome(seed):
     assert seen == set(Outcome), seen
 
 
+def _outputs(params, seed, model=GoldenPipeline, cycles=3000):
+    """Every output of ``model`` at ``params`` in each cycle of the random stream (seed
+    ``seed``)."""
+    model = model(**params)
+    seen = []
+    step = model.step
+
+    def observe(inputs):
+        outputs = step(inputs)
+        seen.append(dict(outputs))
+        return outputs
+
+    model.step = observe
+    run_golden(model, random_stream, params, seed, cycles)
+    return seen
+
+
+class _CacheNotInvalidated(GoldenPipeline):
+    """A broken model: a register-file write leaves the register's verify-cache line
+    valid (the golden twin of ``mutants.CacheNotInvalidated``)."""
+
+    def _cache_edge(self, decision):
+        if decision["fill"] is not None:
+            self.cache.update(decision["fill"], set())
+
+
+@pytest.mark.parametrize("model", [GoldenPipeline, _CacheNotInvalidated])
+def test_verify_cache_saves_bank_reads_only(model, seed):
+    """The same random stream with and without the verify cache: every output but
+    ``verify_cached`` equal in every cycle (the cache changes no outcome), and some
+    verify-reads answered by the cache; a cache that is not invalidated by writes changes
+    an outcome."""
+    print(f"seed {seed}")
+    params = {**SMALL, "verify_cache": 2}
+    banks = _outputs({**params, "verify_cache": 0}, seed)
+    cached = _outputs(params, seed, model)
+    differ = [cycle for cycle, (a, b) in enumerate(zip(banks, cached, strict=True))
+              if {**a, "verify_cached": 0} != {**b, "verify_cached": 0}]
+    assert all(out["verify_cached"] == 0 for out in banks)
+    hits = sum(out["verify_cached"] for out in cached)
+    print(f"{hits} verify-reads answered by the cache, outputs differ in {len(differ)} cycles")
+    if model is GoldenPipeline:
+        assert not differ and hits
+    else:
+        assert differ
+
+
+def test_verify_cache_answers_a_repeated_share():
+    """Directed: one value retired into three logical registers in turn. The second
+    retirement's verify-read misses the cache and fills it from the banks, the third hits
+    it; a write of another value to the register would invalidate the line."""
+    model = GoldenPipeline(**{**SMALL, "verify_cache": 2, "warps": 2})
+    codec = model.ports["result__payload"]
+    answered = []
+    for warp, reg in ((0, 0), (0, 1), (1, 0)):
+        outputs = model.step({**_idle(model), "result__valid": 1, "result__payload": codec.pack(
+            {"warp": warp, "reg": reg, "value": [1, 2], "mask": 3})})
+        for _ in range(2):
+            outputs = model.step(_idle(model))
+        answered.append(outputs["verify_cached"])
+        model.step(_idle(model))
+    assert answered == [0, 0, 1]
+    (preg, _), = [line for line in model.cache.lines if line is not None]
+    assert model.mapping[0][0] == preg
+
+
 def test_same_value_shares_one_register():
     """Directed: a value retired into two logical registers maps both to one register
     with a count of 3 (two mappings and the VSB entry)."""
@@ -108,7 +175,8 @@ def test_formal_no_leak_bmc_20():
     """BMC, depth 20, on ``formal_pipeline.SMALL`` with ABC's ``bmc3`` (smtbmc reached
     step 9 of it in 9 minutes; bmc3 takes about 48 s wall, 14 s CPU, docs/reliability.md):
     every register free exactly once or referenced exactly as its holders count, every
-    allocation served, under the parts' proven invariants."""
+    allocation served, every valid verify-cache line equal to its register's value, under
+    the parts' proven invariants."""
     result = prove(PipelineFormal(), name="wir_pipeline_bmc20", depth=20, mode="bmc",
                    engine="abc bmc3")
     assert result.passed, result.log_tail
@@ -118,9 +186,22 @@ def test_formal_no_leak_bmc_20():
 def test_formal_covers_reached():
     """Cover mode, depth 10: every outcome (shared, allocated, verify failed, pinned,
     dummy MOV, reused), an install displacing an entry, a sweep eviction, a full pool, a
-    low-register miss, a waiting result, a refused hold and an unmap are reached."""
+    low-register miss, a waiting result, a refused hold, an unmap and a share the verify
+    cache answered are reached."""
     result = prove(PipelineFormal(), name="wir_pipeline_cover", depth=10, mode="cover")
     assert result.passed and set(result.reached) == set(result.covers), result.log_tail
+
+
+@needs_solver
+def test_formal_kills_stale_verify_cache():
+    """BMC, depth 12, ABC's ``bmc3``, fails on a pipeline whose register-file writes do
+    not invalidate the verify cache (``mutants.CacheNotInvalidated``): "every valid line
+    holds its register's value" fails once a cached register is reallocated and
+    rewritten."""
+    result = prove(PipelineFormal(block=mutants.CacheNotInvalidated),
+                   name="wir_pipeline_CacheNotInvalidated", depth=12, mode="bmc",
+                   engine="abc bmc3")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
 
 
 @needs_solver

@@ -14,6 +14,7 @@ from .configs import PipelineConfig
 from .layouts import AllocKind, Outcome
 from .register_alloc import RegisterAlloc
 from .register_pool import RegisterPool
+from .verify_cache import VerifyCache
 
 __all__ = ["Pipeline", "PipelineConfig"]
 
@@ -106,6 +107,11 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         return RegisterPool(**self.config.pool.params())
 
     @functools.cached_property
+    def cache(self) -> VerifyCache:
+        """The verify cache (``verify_cache`` entries; only elaborated when non-zero)."""
+        return VerifyCache(**self.config.cache.params())
+
+    @functools.cached_property
     def regfile(self) -> memory.Memory:
         """The physical registers' values."""
         config = self.config
@@ -117,6 +123,8 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         m.submodules.alloc = self.alloc
         m.submodules.pool = self.pool
         m.submodules.regfile = self.regfile
+        if self.config.cache:
+            m.submodules.cache = self.cache
         m.d.comb += [self.in_use.eq(self.pool.in_use),
                      self.low_register.eq(self.pool.low_register)]
         self._enter(m)
@@ -196,11 +204,12 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         hit = Signal()
         m.d.comb += hit.eq(valid & equals(request.kind.as_value(), AllocKind.VERIFY.value)
                            & ~stale)
+        stored = self._verify_read(m, hit, request.preg, read.data)
         shared = Signal()
         failed = Signal()
         allocates = Signal()
-        m.d.comb += [shared.eq(hit & (read.data == value)),
-                     failed.eq(hit & (read.data != value)),
+        m.d.comb += [shared.eq(hit & (stored == value)),
+                     failed.eq(hit & (stored != value)),
                      allocates.eq(valid & ~pinned & ~shared),
                      pool.alloc.ready.eq(allocates)]
         new = pool.alloc.payload
@@ -214,6 +223,7 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         m.d.comb += [write.en.eq(valid & ~shared),
                      write.addr.eq(Mux(pinned, current.preg, new)),
                      write.data.eq(Mux(divergent, Cat(*lanes), value))]
+        self._invalidate(m, write)
         low = pool.low_register
         installs = allocates & ~divergent & ~low
         m.d.comb += [alloc.install.valid.eq(installs),
@@ -239,6 +249,28 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
                      self.retired.payload.outcome.eq(outcome)]
         return {"valid": valid, "current": current, "shared": shared, "pinned": pinned,
                 "preg": request.preg}
+
+    def _verify_read(self, m, hit, preg, banks):
+        """The value a verify-read of ``preg`` compares: the verify cache's when it holds
+        the register (``verify_cached``: no bank read), else the banks' (``banks``), which
+        then fills the cache. Without a cache (``verify_cache`` 0), the banks'."""
+        if not self.config.cache:
+            return banks
+        cache = self.cache
+        cached, value = cache.peek(m, preg, "verify")
+        answered = Signal()
+        m.d.comb += [answered.eq(hit & cached),
+                     self.verify_cached.eq(answered),
+                     cache.fill.valid.eq(hit & ~cached),
+                     cache.fill.payload.preg.eq(preg),
+                     cache.fill.payload.value.eq(banks)]
+        return Mux(answered, value, banks)
+
+    def _invalidate(self, m, write):
+        """Every register-file write invalidates the register's verify-cache line."""
+        if self.config.cache:
+            m.d.comb += [self.cache.invalidate_valid.eq(write.en),
+                         self.cache.invalidate_preg[0].eq(write.addr)]
 
     def _sources(self, m, decided):
         """``hold`` -> ``held`` (+1), ``drop`` (-1)."""

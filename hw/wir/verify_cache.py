@@ -99,6 +99,19 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
                                    for p in range(self.config.invalidate_ports)).any())
         return written
 
+    def peek(self, m, preg, name):
+        """A combinational read of ``preg`` for a composition (``wir.pipeline``'s verify in
+        its decide cycle): a second, asynchronous read port on the value memory, addressed
+        by the tag match. Returns ``(hit, value)`` as the cache is at the start of the
+        cycle; no same-cycle invalidate is checked, so the caller must never write the
+        register it peeks in that cycle (the pipeline's verify-read names a register its
+        VSB entry holds, never the one it allocates). Make the calls before elaboration
+        ends (the memory builds its ports then)."""
+        match = self._match(m, preg, f"{name}_match")
+        read = self.values.read_port(domain="comb")
+        m.d.comb += read.addr.eq(self._encode(match))
+        return match.any(), read.data.as_value()
+
     def _lookup(self, m):
         lookup = self.lookup
         match = self._match(m, lookup.payload, "lookup_match")
