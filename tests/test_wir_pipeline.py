@@ -218,8 +218,9 @@ def test_formal_kills_mutant(mutant):
 
 def test_kernel_traffic_recorded_replays_on_the_golden_block(tmp_path):
     """vecadd's register traffic through ``wir.pipeline`` (``run_wir(record_pipeline=)``):
-    the trace names the block, and a fresh golden model stepped with its inputs gives its
-    outputs (``gpurf replay`` runs the same file on the RTL: docs/wir.md gives the
+    the trace names the block and RLPV's 8-entry verify cache, and a fresh golden model
+    stepped with its inputs gives its outputs (the verify-reads the cache answered
+    included) (``gpurf replay`` runs the same file on the RTL: docs/wir.md gives the
     figure)."""
     from gpurf.golden.trace import Trace
     from gpurf.sim.sm.wir import run_wir
@@ -230,8 +231,12 @@ def test_kernel_traffic_recorded_replays_on_the_golden_block(tmp_path):
     trace = Trace(path)
     trace.check_block("wir.pipeline")
     assert trace.cycles == stats["pipeline_cycles"]
+    assert trace.params["verify_cache"] == 8
     model = GoldenPipeline(**trace.params)
+    cached = 0
     for cycle, inputs, outputs in trace.rows():
         got = model.step(inputs)
         assert all(got[k] == v for k, v in outputs.items() if v is not None), cycle
+        cached += outputs["verify_cached"]
     assert model.checks == trace.cycles
+    assert cached == stats["pipeline_verify_cached"]
