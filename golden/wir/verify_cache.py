@@ -27,7 +27,9 @@ class VerifyCache(PortModel, config=VerifyCacheConfig):
     def step(self, inputs: dict) -> dict:
         config, ports = self.config, self.ports
         out = {"result__valid": int(self.answer is not None), "result__payload": None}
-        if self.answer is not None:
+        if not config.lookup_port:
+            out = {}
+        elif self.answer is not None:
             hit, value = self.answer
             out["result__payload"] = ports["result__payload"].pack({"hit": hit, "value": value})
         written = set()
@@ -36,7 +38,7 @@ class VerifyCache(PortModel, config=VerifyCacheConfig):
             pregs = ports["invalidate_preg"].unpack(inputs["invalidate_preg"])
             written = {pregs[p] for p in range(config.invalidate_ports) if valid >> p & 1}
         self.answer = None
-        if inputs["lookup__valid"]:
+        if config.lookup_port and inputs["lookup__valid"]:
             preg = ports["lookup__payload"].unpack(inputs["lookup__payload"])
             line = self.find(preg)
             self.answer = ((1, self.lines[line][1]) if line is not None and preg not in written

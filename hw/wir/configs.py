@@ -270,6 +270,8 @@ class VerifyCacheConfig(BlockConfig):
     data_width: int = param(32, "Bits per lane.", low=1, high=32)
     invalidate_ports: int = param(2, "Register writes per cycle (2: two warp instructions a "
                                      "cycle).", low=1, high=8)
+    lookup_port: bool = param(True, "The registered ``lookup`` -> ``result`` port (off: a "
+                                    "composition reads through ``VerifyCache.peek`` alone).")
 
     preg_bits = index_width("pregs")
 
@@ -303,14 +305,17 @@ class VerifyCacheConfig(BlockConfig):
         return verify_result_layout(lanes=self.lanes, data_width=self.data_width)
 
     def signature(self) -> wiring.Signature:
-        """``lookup`` -> ``result``; ``fill``; ``invalidate_valid``, ``invalidate_preg``."""
-        return wiring.Signature({
-            "lookup": In(valid_only(self.preg_bits)),
-            "result": Out(valid_only(self.result_layout)),
+        """``lookup`` -> ``result`` (with ``lookup_port``); ``fill``; ``invalidate_valid``,
+        ``invalidate_preg``."""
+        ports = {
             "fill": In(valid_only(self.fill_layout)),
             "invalidate_valid": In(self.invalidate_ports),
             "invalidate_preg": In(data.ArrayLayout(self.preg_bits, self.invalidate_ports)),
-        })
+        }
+        if self.lookup_port:
+            ports = {"lookup": In(valid_only(self.preg_bits)),
+                     "result": Out(valid_only(self.result_layout)), **ports}
+        return wiring.Signature(ports)
 
 
 # --- rename tables ------------------------------------------------------------------------
@@ -822,7 +827,7 @@ class PipelineConfig(BlockConfig):
         if self.verify_cache:
             cache = VerifyCacheConfig(entries=self.verify_cache, pregs=self.pregs,
                                       lanes=self.lanes, data_width=self.data_width,
-                                      invalidate_ports=1)
+                                      invalidate_ports=1, lookup_port=False)
         object.__setattr__(self, "cache", cache)
         ticket = self.ticket_layout_of(index_bits(self.warps), index_bits(self.regs))
         object.__setattr__(self, "alloc", RegisterAllocConfig(

@@ -42,9 +42,9 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
     Attributes
     ----------
     lookup : In(valid_only(preg_bits))
-        Verify-read of a register.
+        Verify-read of a register (with ``lookup_port``).
     result : Out(valid_only(result_layout))
-        One cycle after each lookup: ``hit``, ``value``.
+        One cycle after each lookup: ``hit``, ``value`` (with ``lookup_port``).
     fill : In(valid_only(fill_layout))
         ``preg``, ``value`` read from the banks.
     invalidate_valid : In(invalidate_ports)
@@ -73,7 +73,8 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
     def elaborate(self, platform):
         m = Module()
         m.submodules.values = self.values
-        self._lookup(m)
+        if self.config.lookup_port:
+            self._lookup(m)
         self._fill(m)
         return m
 
