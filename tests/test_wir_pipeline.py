@@ -25,6 +25,9 @@ def test_parts_configured_from_the_parameters():
     assert (config.alloc.entries, config.alloc.pregs, config.pool.pregs) == (2, 4, 4)
     assert (config.pool.inc_ports, config.pool.dec_ports, config.pool.query_ports) == (3, 4, 2)
     assert config.alloc.ticket_bits == config.ticket_layout.size
+    assert (config.cache.entries, config.cache.invalidate_ports, config.cache.lookup_port) == \
+        (2, 1, False)
+    assert PipelineConfig(**{**SMALL, "verify_cache": 0}).cache is None
 
 
 @pytest.mark.parametrize(("key", "value"), [("pregs", 6), ("entries", 3), ("hash_width", 0),
