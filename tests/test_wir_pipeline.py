@@ -124,7 +124,7 @@ def test_verify_cache_saves_bank_reads_only(model, seed):
     params = {**SMALL, "verify_cache": 2}
     banks = _outputs({**params, "verify_cache": 0}, seed)
     cached = _outputs(params, seed, model)
-    differ = [cycle for cycle, (a, b) in enumerate(zip(banks, cached))
+    differ = [cycle for cycle, (a, b) in enumerate(zip(banks, cached, strict=False))
               if {**a, "verify_cached": 0} != {**b, "verify_cached": 0}]
     differ += range(min(len(banks), len(cached)), max(len(banks), len(cached)))
     assert all(out["verify_cached"] == 0 for out in banks)
