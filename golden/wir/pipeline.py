@@ -28,7 +28,8 @@ class Pipeline(PortModel, config=PipelineConfig):
 
     ``pipe[0]`` is the result in the table cycle (its VSB lookup is made now), ``pipe[1]``
     the one decided now (``None``: empty). ``mapping[row]`` is ``(preg, valid, pin)``;
-    ``holds`` counts the in-flight source references per register.
+    ``holds`` counts the in-flight source references per register; :attr:`cache` is the
+    verify cache (its lines hold packed values), looked up before the register file.
     """
 
     @cached_property
