@@ -207,6 +207,8 @@ PROOFS = {
             lambda: PipelineFormal(block=wir.OldMappingKept), 10, "bmc"),
         "pipeline_mutant_StaleHitTrusted": (
             lambda: PipelineFormal(block=wir.StaleHitTrusted), 10, "bmc"),
+        "pipeline_mutant_CacheNotInvalidated": (
+            lambda: PipelineFormal(block=wir.CacheNotInvalidated), 12, "bmc", ABC_BMC),
         "rename_reuse": (lambda: RenameReuseFormal(), 20, "bmc", ABC_BMC),
         "rename_reuse_cover": (lambda: RenameReuseFormal(), 14, "cover"),
         "rename_reuse_mutant": (lambda: RenameReuseFormal(block=wir.HitNotCounted), 10, "bmc"),

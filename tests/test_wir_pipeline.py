@@ -25,10 +25,14 @@ def test_parts_configured_from_the_parameters():
     assert (config.alloc.entries, config.alloc.pregs, config.pool.pregs) == (2, 4, 4)
     assert (config.pool.inc_ports, config.pool.dec_ports, config.pool.query_ports) == (3, 4, 2)
     assert config.alloc.ticket_bits == config.ticket_layout.size
+    assert (config.cache.entries, config.cache.invalidate_ports, config.cache.lookup_port) == \
+        (2, 1, False)
+    assert PipelineConfig(**{**SMALL, "verify_cache": 0}).cache is None
 
 
 @pytest.mark.parametrize(("key", "value"), [("pregs", 6), ("entries", 3), ("hash_width", 0),
-                                            ("low_water", 4)])
+                                            ("low_water", 4), ("verify_cache", 1),
+                                            ("verify_cache", 65)])
 def test_bad_parameters_rejected(key, value):
     with pytest.raises(ValueError):
         PipelineConfig(**{**SMALL, key: value})
@@ -84,6 +88,73 @@ def test_golden_random_stream_every_outcome(seed):
     assert seen == set(Outcome), seen
 
 
+def _outputs(params, seed, model=GoldenPipeline, cycles=3000):
+    """Every output of ``model`` at ``params`` in each cycle of the random stream (seed
+    ``seed``)."""
+    model = model(**params)
+    seen = []
+    step = model.step
+
+    def observe(inputs):
+        outputs = step(inputs)
+        seen.append(dict(outputs))
+        return outputs
+
+    model.step = observe
+    run_golden(model, random_stream, params, seed, cycles)
+    return seen
+
+
+class _CacheNotInvalidated(GoldenPipeline):
+    """A broken model: a register-file write leaves the register's verify-cache line
+    valid (the golden twin of ``mutants.CacheNotInvalidated``)."""
+
+    def _cache_edge(self, decision):
+        if decision["fill"] is not None:
+            self.cache.update(decision["fill"], set())
+
+
+@pytest.mark.parametrize("model", [GoldenPipeline, _CacheNotInvalidated])
+def test_verify_cache_saves_bank_reads_only(model, seed):
+    """The same random stream with and without the verify cache: every output but
+    ``verify_cached`` equal in every cycle (the cache changes no outcome), and some
+    verify-reads answered by the cache; a cache that is not invalidated by writes changes
+    an outcome."""
+    print(f"seed {seed}")
+    params = {**SMALL, "verify_cache": 2}
+    banks = _outputs({**params, "verify_cache": 0}, seed)
+    cached = _outputs(params, seed, model)
+    differ = [cycle for cycle, (a, b) in enumerate(zip(banks, cached, strict=False))
+              if {**a, "verify_cached": 0} != {**b, "verify_cached": 0}]
+    differ += range(min(len(banks), len(cached)), max(len(banks), len(cached)))
+    assert all(out["verify_cached"] == 0 for out in banks)
+    hits = sum(out["verify_cached"] for out in cached)
+    print(f"{hits} verify-reads answered by the cache, outputs differ in {len(differ)} cycles")
+    if model is GoldenPipeline:
+        assert not differ and hits
+    else:
+        assert differ
+
+
+def test_verify_cache_answers_a_repeated_share():
+    """Directed: one value retired into three logical registers in turn. The second
+    retirement's verify-read misses the cache and fills it from the banks, the third hits
+    it; a write of another value to the register would invalidate the line."""
+    model = GoldenPipeline(**{**SMALL, "verify_cache": 2, "warps": 2})
+    codec = model.ports["result__payload"]
+    answered = []
+    for warp, reg in ((0, 0), (0, 1), (1, 0)):
+        outputs = model.step({**_idle(model), "result__valid": 1, "result__payload": codec.pack(
+            {"warp": warp, "reg": reg, "value": [1, 2], "mask": 3})})
+        for _ in range(2):
+            outputs = model.step(_idle(model))
+        answered.append(outputs["verify_cached"])
+        model.step(_idle(model))
+    assert answered == [0, 0, 1]
+    (preg, _), = [line for line in model.cache.lines if line is not None]
+    assert model.mapping[0][0] == preg
+
+
 def test_same_value_shares_one_register():
     """Directed: a value retired into two logical registers maps both to one register
     with a count of 3 (two mappings and the VSB entry)."""
@@ -108,7 +179,8 @@ def test_formal_no_leak_bmc_20():
     """BMC, depth 20, on ``formal_pipeline.SMALL`` with ABC's ``bmc3`` (smtbmc reached
     step 9 of it in 9 minutes; bmc3 takes about 48 s wall, 14 s CPU, docs/reliability.md):
     every register free exactly once or referenced exactly as its holders count, every
-    allocation served, under the parts' proven invariants."""
+    allocation served, every valid verify-cache line equal to its register's value, under
+    the parts' proven invariants."""
     result = prove(PipelineFormal(), name="wir_pipeline_bmc20", depth=20, mode="bmc",
                    engine="abc bmc3")
     assert result.passed, result.log_tail
@@ -118,9 +190,22 @@ def test_formal_no_leak_bmc_20():
 def test_formal_covers_reached():
     """Cover mode, depth 10: every outcome (shared, allocated, verify failed, pinned,
     dummy MOV, reused), an install displacing an entry, a sweep eviction, a full pool, a
-    low-register miss, a waiting result, a refused hold and an unmap are reached."""
+    low-register miss, a waiting result, a refused hold, an unmap and a share the verify
+    cache answered are reached."""
     result = prove(PipelineFormal(), name="wir_pipeline_cover", depth=10, mode="cover")
     assert result.passed and set(result.reached) == set(result.covers), result.log_tail
+
+
+@needs_solver
+def test_formal_kills_stale_verify_cache():
+    """BMC, depth 12, ABC's ``bmc3``, fails on a pipeline whose register-file writes do
+    not invalidate the verify cache (``mutants.CacheNotInvalidated``): "every valid line
+    holds its register's value" fails once a cached register is reallocated and
+    rewritten."""
+    result = prove(PipelineFormal(block=mutants.CacheNotInvalidated),
+                   name="wir_pipeline_CacheNotInvalidated", depth=12, mode="bmc",
+                   engine="abc bmc3")
+    assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
 
 
 @needs_solver
@@ -137,8 +222,9 @@ def test_formal_kills_mutant(mutant):
 
 def test_kernel_traffic_recorded_replays_on_the_golden_block(tmp_path):
     """vecadd's register traffic through ``wir.pipeline`` (``run_wir(record_pipeline=)``):
-    the trace names the block, and a fresh golden model stepped with its inputs gives its
-    outputs (``gpurf replay`` runs the same file on the RTL: docs/wir.md gives the
+    the trace names the block and RLPV's 8-entry verify cache, and a fresh golden model
+    stepped with its inputs gives its outputs (the verify-reads the cache answered
+    included) (``gpurf replay`` runs the same file on the RTL: docs/wir.md gives the
     figure)."""
     from gpurf.golden.trace import Trace
     from gpurf.sim.sm.wir import run_wir
@@ -149,8 +235,12 @@ def test_kernel_traffic_recorded_replays_on_the_golden_block(tmp_path):
     trace = Trace(path)
     trace.check_block("wir.pipeline")
     assert trace.cycles == stats["pipeline_cycles"]
+    assert trace.params["verify_cache"] == 8
     model = GoldenPipeline(**trace.params)
+    cached = 0
     for cycle, inputs, outputs in trace.rows():
         got = model.step(inputs)
         assert all(got[k] == v for k, v in outputs.items() if v is not None), cycle
+        cached += outputs["verify_cached"]
     assert model.checks == trace.cycles
+    assert cached == stats["pipeline_verify_cached"]

@@ -58,6 +58,22 @@ def test_golden_fifo_replacement_and_in_place_refill():
     assert model.lines == [(3, [0xD]), None]
 
 
+def test_without_lookup_port():
+    """``lookup_port`` off (``wir.pipeline`` reads through ``peek``): no ``lookup`` or
+    ``result`` port; the golden model answers nothing and still fills and invalidates."""
+    params = {"entries": 2, "pregs": 8, "lanes": 1, "data_width": 4, "invalidate_ports": 1,
+              "lookup_port": False}
+    assert {"lookup", "result"}.isdisjoint(VerifyCacheConfig(**params).signature().members)
+    model = golden(**params)
+    fill = model.config.codecs["fill__payload"].pack({"preg": 5, "value": [3]})
+    assert model.step({"fill__valid": 1, "fill__payload": fill, "invalidate_valid": 0,
+                       "invalidate_preg": 0}) == {}
+    assert model.lines == [(5, [3]), None]
+    model.step({"fill__valid": 0, "fill__payload": 0, "invalidate_valid": 1,
+                "invalidate_preg": 5})
+    assert model.lines == [None, None]
+
+
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 @pytest.mark.parametrize("params", [{}, {"entries": 3, "pregs": 4, "invalidate_ports": 2}],
                          ids=["small", "e3-w2"])

@@ -116,6 +116,7 @@ class Backend(PortModel, config=BackendConfig):
             "retired__payload": back_out["retired__payload"],
             "in_use": back_out["in_use"],
             "low_register": back_out["low_register"],
+            "verify_cached": back_out["verify_cached"],
             "hits": waiting,
             "ready": front_out["ready"],
         }

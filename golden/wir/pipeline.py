@@ -13,6 +13,7 @@ from gpurf.hw.wir.layouts import Outcome
 from .h3_hash import h3
 from .register_pool import ProtocolError, RegisterPool
 from .value_signature_buffer import ValueSignatureBuffer
+from .verify_cache import VerifyCache
 
 __all__ = ["LeakError", "Pipeline"]
 
@@ -27,7 +28,8 @@ class Pipeline(PortModel, config=PipelineConfig):
 
     ``pipe[0]`` is the result in the table cycle (its VSB lookup is made now), ``pipe[1]``
     the one decided now (``None``: empty). ``mapping[row]`` is ``(preg, valid, pin)``;
-    ``holds`` counts the in-flight source references per register.
+    ``holds`` counts the in-flight source references per register; :attr:`cache` is the
+    verify cache (its lines hold packed values), looked up before the register file.
     """
 
     @cached_property
@@ -38,10 +40,18 @@ class Pipeline(PortModel, config=PipelineConfig):
     def pool(self) -> RegisterPool:
         return RegisterPool(**self.config.pool.params())
 
+    @cached_property
+    def cache(self) -> VerifyCache | None:
+        """The verify cache's lines (packed values), ``None`` without one."""
+        cache = self.config.cache
+        return None if cache is None else VerifyCache(**cache.params())
+
     def reset(self):
         config = self.config
         self.vsb.reset()
         self.pool.reset()
+        if self.cache is not None:
+            self.cache.reset()
         self.values = codec(config.alloc.value_layout)
         self.masks = config.alloc.hash.masks
         self.pipe: deque = deque([None, None], maxlen=2)
@@ -102,6 +112,7 @@ class Pipeline(PortModel, config=PipelineConfig):
                                  else self.ports["retired__payload"].pack(retired)),
             "in_use": config.pregs - free,
             "low_register": int(low),
+            "verify_cached": int(deciding and decision["cached"]),
         }
         if config.extra_query:
             queries = self.ports["query"].unpack(inputs["query"])
@@ -142,7 +153,11 @@ class Pipeline(PortModel, config=PipelineConfig):
         verify = (answer is not None and answer[0] and not self._saturated(probe)
                   and not (self.wrote and self.wrote_index == index))
         pinned = divergent and valid and pin
-        shared = verify and self.regfile[probe] == leaving["value"]
+        line = self.cache.find(probe) if verify and self.cache is not None else None
+        cached = line is not None
+        stored = self.cache.lines[line][1] if cached else self.regfile[probe]
+        shared = verify and stored == leaving["value"]
+        fill = (probe, stored) if verify and self.cache is not None and not cached else None
         failed = verify and not shared
         allocates = not pinned and not shared
         new = None
@@ -160,6 +175,7 @@ class Pipeline(PortModel, config=PipelineConfig):
             outcome, target = (Outcome.VERIFY_FAILED if failed else Outcome.ALLOCATED), new
         return {"leaving": leaving, "row": row, "old": (preg, valid, pin), "index": index,
                 "outcome": outcome, "target": target, "new": new, "shared": shared,
+                "cached": cached, "fill": fill,
                 "pinned": pinned, "installs": allocates and not divergent and not low,
                 "evicts_own": low and allocates and not divergent}
 
@@ -193,6 +209,7 @@ class Pipeline(PortModel, config=PipelineConfig):
         install = evict = None
         if decision is not None:
             inc[0], dec[0] = self._retire(decision)
+            self._cache_edge(decision)
             if decision["installs"]:
                 install = _Install(decision["leaving"]["hash"], decision["new"])
             elif decision["evicts_own"]:
@@ -224,6 +241,18 @@ class Pipeline(PortModel, config=PipelineConfig):
                         [p for p in dec if p is not None] + list(extra[1]))
         self.pipe.appendleft(self._entering(result))
         self._last = f"decision={decision} inc={inc} dec={dec}"
+
+    def _cache_edge(self, decision):
+        """The verify cache's edge: a bank verify-read fills it, the register-file write
+        (if any) invalidates its register's line."""
+        if self.cache is None:
+            return
+        written = set()
+        if decision["pinned"]:
+            written.add(decision["old"][0])
+        elif not decision["shared"]:
+            written.add(decision["new"])
+        self.cache.update(decision["fill"], written)
 
     def _remap(self, row, entry):
         """Set mapping ``row`` to ``entry``; the old register if it was mapped (its

@@ -27,7 +27,9 @@ class VerifyCache(PortModel, config=VerifyCacheConfig):
     def step(self, inputs: dict) -> dict:
         config, ports = self.config, self.ports
         out = {"result__valid": int(self.answer is not None), "result__payload": None}
-        if self.answer is not None:
+        if not config.lookup_port:
+            out = {}
+        elif self.answer is not None:
             hit, value = self.answer
             out["result__payload"] = ports["result__payload"].pack({"hit": hit, "value": value})
         written = set()
@@ -36,25 +38,33 @@ class VerifyCache(PortModel, config=VerifyCacheConfig):
             pregs = ports["invalidate_preg"].unpack(inputs["invalidate_preg"])
             written = {pregs[p] for p in range(config.invalidate_ports) if valid >> p & 1}
         self.answer = None
-        if inputs["lookup__valid"]:
+        if config.lookup_port and inputs["lookup__valid"]:
             preg = ports["lookup__payload"].unpack(inputs["lookup__payload"])
             line = self.find(preg)
             self.answer = ((1, self.lines[line][1]) if line is not None and preg not in written
                            else (0, 0))
-        stored = None
+        fill = None
         if inputs["fill__valid"]:
-            fill = ports["fill__payload"].unpack(inputs["fill__payload"])
-            if fill.preg not in written:
-                stored = self.find(fill.preg)
-                if stored is None:
-                    stored = self.pointer
-                    self.pointer = (self.pointer + 1) % config.entries
-                self.lines[stored] = (fill.preg, fill.value)
+            payload = ports["fill__payload"].unpack(inputs["fill__payload"])
+            fill = (payload.preg, payload.value)
+        self.update(fill, written)
+        return out
+
+    def update(self, fill: tuple | None, written: set) -> None:
+        """The clock edge of the lines: ``fill`` (``(preg, value)`` or ``None``) stored
+        unless a write names its register, then the lines of the ``written`` registers
+        invalidated (a composition that looks the lines up itself calls this)."""
+        stored = None
+        if fill is not None and fill[0] not in written:
+            stored = self.find(fill[0])
+            if stored is None:
+                stored = self.pointer
+                self.pointer = (self.pointer + 1) % self.config.entries
+            self.lines[stored] = fill
         if written:
             for e, line in enumerate(self.lines):
                 if e != stored and line is not None and line[0] in written:
                     self.lines[e] = None
-        return out
 
     def line_trace(self) -> str:
         lines = " ".join("-" if line is None else f"p{line[0]}={line[1]}"

@@ -78,6 +78,8 @@ class Backend(ConfiguredComponent, config=BackendConfig):
     retired : Out(valid_only(retired_layout))
     in_use, low_register : Out
         The pool's.
+    verify_cached : Out(1)
+        The pipeline's: this cycle's verify-read was answered by the verify cache.
     hits : Out(range(5))
         Reuse hits waiting to retire.
     ready : Out(1)
@@ -115,6 +117,7 @@ class Backend(ConfiguredComponent, config=BackendConfig):
         m.submodules.front = front = self.front
         m.submodules.back = back = self.back
         m.d.comb += [self.in_use.eq(back.in_use), self.low_register.eq(back.low_register),
+                     self.verify_cached.eq(back.verify_cached),
                      self.ready.eq(front.ready), self.hits.eq(self.count)]
         _copy(m, self.out, front.out)
         self._front_inputs(m)

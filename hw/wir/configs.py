@@ -270,6 +270,8 @@ class VerifyCacheConfig(BlockConfig):
     data_width: int = param(32, "Bits per lane.", low=1, high=32)
     invalidate_ports: int = param(2, "Register writes per cycle (2: two warp instructions a "
                                      "cycle).", low=1, high=8)
+    lookup_port: bool = param(True, "The registered ``lookup`` -> ``result`` port (off: a "
+                                    "composition reads through ``VerifyCache.peek`` alone).")
 
     preg_bits = index_width("pregs")
 
@@ -303,14 +305,17 @@ class VerifyCacheConfig(BlockConfig):
         return verify_result_layout(lanes=self.lanes, data_width=self.data_width)
 
     def signature(self) -> wiring.Signature:
-        """``lookup`` -> ``result``; ``fill``; ``invalidate_valid``, ``invalidate_preg``."""
-        return wiring.Signature({
-            "lookup": In(valid_only(self.preg_bits)),
-            "result": Out(valid_only(self.result_layout)),
+        """``lookup`` -> ``result`` (with ``lookup_port``); ``fill``; ``invalidate_valid``,
+        ``invalidate_preg``."""
+        ports = {
             "fill": In(valid_only(self.fill_layout)),
             "invalidate_valid": In(self.invalidate_ports),
             "invalidate_preg": In(data.ArrayLayout(self.preg_bits, self.invalidate_ports)),
-        })
+        }
+        if self.lookup_port:
+            ports = {"lookup": In(valid_only(self.preg_bits)),
+                     "result": Out(valid_only(self.result_layout)), **ports}
+        return wiring.Signature(ports)
 
 
 # --- rename tables ------------------------------------------------------------------------
@@ -787,10 +792,11 @@ class RegisterAllocConfig(BlockConfig):
 class PipelineConfig(BlockConfig):
     """The composed allocation pipeline's parameters and its parts' configs.
 
-    Attributes (built by :meth:`validate`): ``alloc`` (``wir.register_alloc``) and ``pool``
+    Attributes (built by :meth:`validate`): ``alloc`` (``wir.register_alloc``), ``pool``
     (``wir.register_pool``: 3 increment ports — verify hit, VSB install, hold — 4 decrement
     ports — old mapping, VSB, drop, unmap — and 2 saturation queries — the VSB hit, the
-    hold).
+    hold) and ``cache`` (``wir.verify_cache`` with one invalidate port, the register file's
+    one write; ``None`` when ``verify_cache`` is 0).
     """
 
     warps: int = param(2, "Warps (one mapping row each).", low=1, high=8)
@@ -812,9 +818,17 @@ class PipelineConfig(BlockConfig):
                                 "(``query`` -> ``saturated``).", low=0, high=12)
     headroom: int = param(0, "The pool's ``headroom``: saturated below the maximum count.",
                           low=0, high=64)
+    verify_cache: int = param(4, "Verify-cache entries (paper VI-C; 8 in its RLPV), at least "
+                                 "2; 0: no verify cache (its RLP).", low=0, high=64)
 
     def validate(self):
         """Build the parts' configs (each checks its own rules)."""
+        cache = None
+        if self.verify_cache:
+            cache = VerifyCacheConfig(entries=self.verify_cache, pregs=self.pregs,
+                                      lanes=self.lanes, data_width=self.data_width,
+                                      invalidate_ports=1, lookup_port=False)
+        object.__setattr__(self, "cache", cache)
         ticket = self.ticket_layout_of(index_bits(self.warps), index_bits(self.regs))
         object.__setattr__(self, "alloc", RegisterAllocConfig(
             lanes=self.lanes, data_width=self.data_width, hash_width=self.hash_width,
@@ -866,8 +880,8 @@ class PipelineConfig(BlockConfig):
 
     def signature(self) -> wiring.Signature:
         """``result`` -> ``retired``; ``reuse``; ``hold`` -> ``held``; ``drop``; ``unmap``;
-        ``in_use``, ``low_register``; the extra pool ports ``inc``, ``dec``, ``query`` ->
-        ``saturated`` when configured."""
+        ``in_use``, ``low_register``, ``verify_cached``; the extra pool ports ``inc``,
+        ``dec``, ``query`` -> ``saturated`` when configured."""
         ports = {
             "result": In(stream.Signature(self.result_layout)),
             "reuse": In(stream.Signature(self.reuse_layout)),
@@ -878,6 +892,7 @@ class PipelineConfig(BlockConfig):
             "retired": Out(valid_only(self.retired_layout)),
             "in_use": Out(range(self.pregs + 1)),
             "low_register": Out(1),
+            "verify_cached": Out(1),
         }
         ref = preg_ref_layout(preg_bits=self.preg_bits)
         if self.extra_inc:
@@ -925,6 +940,8 @@ class BackendConfig(BlockConfig):
                              low=5, high=10)
     low_water: int = param(2, "Low-register mode while at most this many registers are "
                               "available; below ``pregs``.", low=0, high=max(POOL_PREGS) - 1)
+    verify_cache: int = param(4, "Verify-cache entries of the pipeline (0: none).",
+                              low=0, high=64)
 
     def validate(self):
         """Build the parts' configs (each checks its own rules)."""
@@ -937,7 +954,8 @@ class BackendConfig(BlockConfig):
             hash_width=self.hash_width, seed=self.seed, entries=self.entries,
             pregs=self.pregs, count_width=self.count_width, low_water=self.low_water,
             extra_inc=INC_PORTS + SOURCES, extra_dec=DEC_PORTS + 2 * SOURCES,
-            extra_query=1 + 2 * SOURCES, headroom=BACKEND_HEADROOM)
+            extra_query=1 + 2 * SOURCES, headroom=BACKEND_HEADROOM,
+            verify_cache=self.verify_cache)
         object.__setattr__(self, "front", front)
         object.__setattr__(self, "back", back)
 
@@ -968,7 +986,7 @@ class BackendConfig(BlockConfig):
     def signature(self) -> wiring.Signature:
         """``issue`` -> ``out``, ``sources``; ``release``; ``barrier``, ``launch``;
         ``result`` -> ``retired``; ``hold`` -> ``held``, ``drop``; ``exit``; ``in_use``,
-        ``low_register``, ``hits``, ``ready``."""
+        ``low_register``, ``verify_cached``, ``hits``, ``ready``."""
         front, back = self.front, self.back
         ref = preg_ref_layout(preg_bits=self.preg_bits)
         return wiring.Signature({
@@ -986,6 +1004,7 @@ class BackendConfig(BlockConfig):
             "retired": Out(valid_only(back.retired_layout)),
             "in_use": Out(range(self.pregs + 1)),
             "low_register": Out(1),
+            "verify_cached": Out(1),
             "hits": Out(range(BACKEND_HITS + 1)),
             "ready": Out(1),
         })

@@ -14,6 +14,7 @@ from .configs import PipelineConfig
 from .layouts import AllocKind, Outcome
 from .register_alloc import RegisterAlloc
 from .register_pool import RegisterPool
+from .verify_cache import VerifyCache
 
 __all__ = ["Pipeline", "PipelineConfig"]
 
@@ -21,10 +22,11 @@ __all__ = ["Pipeline", "PipelineConfig"]
 class Pipeline(ConfiguredComponent, config=PipelineConfig):
     """The allocation path of WIR from a completed result to its retirement, composed of
     ``wir.register_alloc`` (``alloc``: H3 hash, then VSB lookup, 2 cycles) and
-    ``wir.register_pool`` (``pool``), with the rename mappings (``warps x regs`` entries
-    ``{preg, valid, pin}`` in flip-flops), the register file the verify-read and the dummy
-    MOV read (``pregs`` values, an unmapped memory), the verify comparator, installation,
-    low-register eviction and retirement.
+    ``wir.register_pool`` (``pool``) and, with ``verify_cache`` entries, ``wir.verify_cache``
+    (``cache``), with the rename mappings (``warps x regs`` entries ``{preg, valid, pin}`` in
+    flip-flops), the register file the verify-read and the dummy MOV read (``pregs``
+    values, an unmapped memory), the verify comparator, installation, low-register
+    eviction and retirement.
 
     **Stages.** A result taken on ``result`` in cycle ``t`` is hashed (``t``), looked up in
     the VSB (``t + 1``) and decided and retired in ``t + 2`` (``retired``), reading the
@@ -35,15 +37,38 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
     - divergent, mapping not pinned: ``DUMMY_MOV``, a new register gets the active lanes
       and, from the old mapping's register (0 when unmapped), the others; the mapping
       becomes ``{new, pin}``. Divergent results are never looked up nor installed (V-D).
-    - convergent VSB hit: the verify-read of the hit's register is compared with the
-      value; equal: ``SHARED``, the mapping takes the hit's register, no write. Unequal
-      (a hash collision): ``VERIFY_FAILED``, handled as a miss. A hit whose entry was
-      rewritten in the lookup's cycle (an install or eviction of the same index, which the
-      synchronous lookup did not see) is treated as a miss: its register may have lost
-      its last reference. A hit on a saturated count is a miss (``register_alloc``).
+    - convergent VSB hit: the verify-read of the hit's register (the verify cache first,
+      the banks on a miss) is compared with the value; equal: ``SHARED``, the mapping
+      takes the hit's register, no write. Unequal (a hash collision): ``VERIFY_FAILED``,
+      handled as a miss. A hit whose entry was rewritten in the lookup's cycle (an
+      install or eviction of the same index, which the synchronous lookup did not see) is
+      treated as a miss: its register may have lost its last reference. A hit on a
+      saturated count is a miss (``register_alloc``).
     - convergent miss: ``ALLOCATED``, a new register written and ``{hash, new}``
       installed (displacing the entry's old register), unless in low-register mode, where
       the entry it would write is evicted instead (V-E).
+
+    **Verify cache** (paper VI-C, the RLPV configurations; ``verify_cache`` 0 is its RLP).
+    The verify-read looks the cache up in the decide cycle through a combinational read
+    port on its value memory (:meth:`VerifyCache.peek`): a hit answers the compare and the
+    banks are not read (``verify_cached`` high: one bank read saved); a miss compares the
+    banks' value and fills the cache with it (FIFO replacement); every register-file write
+    (allocation, dummy MOV, pinned write) invalidates the written register's line. Why a
+    combinational port and not a verify stage: the paper's cache is accessed "before they
+    access register banks" and "bypass[es] bank access" in the same verify-read (Table III:
+    0.19 ns, within a cycle), and a stage would delay every decision, ``retired`` and the
+    ``ready`` credits by a cycle, while the composed read changes no timing at all: only
+    the bank reads. The outcome never depends on the cache: a line holds its register's
+    current value (proved: ``tb/wir/formal_pipeline.py``), since the cache only answers
+    for a register a VSB entry holds, which is never written in place (a pinned register is
+    never installed) and never the register allocated in the same cycle. Cost (``gpurf
+    synth wir.pipeline``, defaults): logic depth 52 -> 72 (tag compare, value mux and
+    compare in series in the decide cycle), 737 more cells (docs/wir.md). Paper and spec
+    agree on the cache (tagged by register, looked up before the banks, filled by a
+    missed verify-read's bank read, a write evicts the register's line); the spec adds the
+    FIFO replacement the paper leaves open. Here it has one read and one write (invalidate)
+    port, the paper's Table III two of each: this pipeline serves one scheduler's stream
+    (as its one rename table, below).
 
     **Reference-count protocol** (one count per register, the pool's; docs/wir.md). The
     holders are the mappings, the VSB entries and the in-flight source references taken
@@ -76,6 +101,10 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
     retired : Out(valid_only(retired_layout))
     in_use, low_register : Out
         The pool's.
+    verify_cached : Out(1)
+        High in a decide cycle whose verify-read the verify cache answered (no bank read);
+        0 without a cache. Bank verify-reads are the ``SHARED`` and ``VERIFY_FAILED``
+        retirements less these.
     inc, dec : In(ArrayLayout(preg_ref_layout, extra_inc / extra_dec))
         With ``extra_inc`` / ``extra_dec``: reference events of a block in front (e.g. the
         reuse buffer's), to the pool after the pipeline's own ports.
@@ -106,6 +135,11 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         return RegisterPool(**self.config.pool.params())
 
     @functools.cached_property
+    def cache(self) -> VerifyCache:
+        """The verify cache (``verify_cache`` entries; only elaborated when non-zero)."""
+        return VerifyCache(**self.config.cache.params())
+
+    @functools.cached_property
     def regfile(self) -> memory.Memory:
         """The physical registers' values."""
         config = self.config
@@ -117,6 +151,8 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         m.submodules.alloc = self.alloc
         m.submodules.pool = self.pool
         m.submodules.regfile = self.regfile
+        if self.config.cache:
+            m.submodules.cache = self.cache
         m.d.comb += [self.in_use.eq(self.pool.in_use),
                      self.low_register.eq(self.pool.low_register)]
         self._enter(m)
@@ -196,11 +232,12 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         hit = Signal()
         m.d.comb += hit.eq(valid & equals(request.kind.as_value(), AllocKind.VERIFY.value)
                            & ~stale)
+        stored = self._verify_read(m, hit, request.preg, read.data)
         shared = Signal()
         failed = Signal()
         allocates = Signal()
-        m.d.comb += [shared.eq(hit & (read.data == value)),
-                     failed.eq(hit & (read.data != value)),
+        m.d.comb += [shared.eq(hit & (stored == value)),
+                     failed.eq(hit & (stored != value)),
                      allocates.eq(valid & ~pinned & ~shared),
                      pool.alloc.ready.eq(allocates)]
         new = pool.alloc.payload
@@ -214,6 +251,7 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
         m.d.comb += [write.en.eq(valid & ~shared),
                      write.addr.eq(Mux(pinned, current.preg, new)),
                      write.data.eq(Mux(divergent, Cat(*lanes), value))]
+        self._invalidate(m, write)
         low = pool.low_register
         installs = allocates & ~divergent & ~low
         m.d.comb += [alloc.install.valid.eq(installs),
@@ -239,6 +277,28 @@ class Pipeline(ConfiguredComponent, config=PipelineConfig):
                      self.retired.payload.outcome.eq(outcome)]
         return {"valid": valid, "current": current, "shared": shared, "pinned": pinned,
                 "preg": request.preg}
+
+    def _verify_read(self, m, hit, preg, banks):
+        """The value a verify-read of ``preg`` compares: the verify cache's when it holds
+        the register (``verify_cached``: no bank read), else the banks' (``banks``), which
+        then fills the cache. Without a cache (``verify_cache`` 0), the banks'."""
+        if not self.config.cache:
+            return banks
+        cache = self.cache
+        cached, value = cache.peek(m, preg, "verify")
+        answered = Signal()
+        m.d.comb += [answered.eq(hit & cached),
+                     self.verify_cached.eq(answered),
+                     cache.fill.valid.eq(hit & ~cached),
+                     cache.fill.payload.preg.eq(preg),
+                     cache.fill.payload.value.eq(banks)]
+        return Mux(answered, value, banks)
+
+    def _invalidate(self, m, write):
+        """Every register-file write invalidates the register's verify-cache line."""
+        if self.config.cache:
+            m.d.comb += [self.cache.invalidate_valid.eq(write.en),
+                         self.cache.invalidate_preg[0].eq(write.addr)]
 
     def _sources(self, m, decided):
         """``hold`` -> ``held`` (+1), ``drop`` (-1)."""

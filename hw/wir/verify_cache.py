@@ -42,9 +42,9 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
     Attributes
     ----------
     lookup : In(valid_only(preg_bits))
-        Verify-read of a register.
+        Verify-read of a register (with ``lookup_port``).
     result : Out(valid_only(result_layout))
-        One cycle after each lookup: ``hit``, ``value``.
+        One cycle after each lookup: ``hit``, ``value`` (with ``lookup_port``).
     fill : In(valid_only(fill_layout))
         ``preg``, ``value`` read from the banks.
     invalidate_valid : In(invalidate_ports)
@@ -73,7 +73,8 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
     def elaborate(self, platform):
         m = Module()
         m.submodules.values = self.values
-        self._lookup(m)
+        if self.config.lookup_port:
+            self._lookup(m)
         self._fill(m)
         return m
 
@@ -98,6 +99,19 @@ class VerifyCache(ConfiguredComponent, config=VerifyCacheConfig):
         m.d.comb += written.eq(Cat(self.invalidate_valid[p] & (self.invalidate_preg[p] == preg)
                                    for p in range(self.config.invalidate_ports)).any())
         return written
+
+    def peek(self, m, preg, name):
+        """A combinational read of ``preg`` for a composition (``wir.pipeline``'s verify in
+        its decide cycle): a second, asynchronous read port on the value memory, addressed
+        by the tag match. Returns ``(hit, value)`` as the cache is at the start of the
+        cycle; no same-cycle invalidate is checked, so the caller must never write the
+        register it peeks in that cycle (the pipeline's verify-read names a register its
+        VSB entry holds, never the one it allocates). Make the calls before elaboration
+        ends (the memory builds its ports then)."""
+        match = self._match(m, preg, f"{name}_match")
+        read = self.values.read_port(domain="comb")
+        m.d.comb += read.addr.eq(self._encode(match))
+        return match.any(), read.data.as_value()
 
     def _lookup(self, m):
         lookup = self.lookup

@@ -825,14 +825,16 @@ class WirStorage(RegisterStorage):
         ``path`` (:mod:`gpurf.sim.sm.wir_trace`) until :meth:`close_pipeline`."""
         from .wir_trace import PipelineTap
 
-        self.tap = PipelineTap(path, source, self.config.seed)
+        self.tap = PipelineTap(path, source, self.config.seed,
+                               verify_cache=self.config.verify_cache)
 
     def record_backend(self, path, source: dict) -> None:
         """Record the run's instruction stream through ``wir.backend`` to the trace ``path``
         (:class:`~gpurf.sim.sm.wir_trace.BackendTap`) until :meth:`close_backend`."""
         from .wir_trace import BackendTap
 
-        self.backend_tap = BackendTap(path, source, self.config.seed)
+        self.backend_tap = BackendTap(path, source, self.config.seed,
+                                      verify_cache=self.config.verify_cache)
 
     def close_backend(self) -> tuple[int, dict, dict]:
         """Close the backend trace; its cycle count (0: none recorded), retirements per
@@ -842,13 +844,13 @@ class WirStorage(RegisterStorage):
             return 0, {}, {}
         return tap.close(), dict(tap.outcomes), dict(tap.responses)
 
-    def close_pipeline(self) -> tuple[int, dict]:
-        """Close the pipeline trace; its cycle count (0: none recorded) and retirements
-        per outcome."""
+    def close_pipeline(self) -> tuple[int, dict, int]:
+        """Close the pipeline trace; its cycle count (0: none recorded), retirements per
+        outcome and verify-reads its verify cache answered."""
         if self.tap is None:
-            return 0, {}
-        cycles, outcomes, self.tap = self.tap.close(), dict(self.tap.outcomes), None
-        return cycles, outcomes
+            return 0, {}, 0
+        tap, self.tap = self.tap, None
+        return tap.close(), dict(tap.outcomes), tap.verify_cached
 
     def close_trace(self) -> int:
         """Close the trace being recorded; its cycle count (0: none recorded)."""
@@ -1116,7 +1118,8 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
     (outputs equal numpy). ``check_every``: recount the references during the run too;
     ``record_vsb``: a trace file for the VSB's ports (the first launch; ``vsb_cycles``);
     ``record_pipeline``: a trace file of the run's register traffic through ``wir.pipeline``
-    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``); ``record_backend``: a trace
+    (every launch; ``pipeline_cycles``, ``pipeline_outcomes``, ``pipeline_verify_cached``:
+    the verify-reads its verify cache answered); ``record_backend``: a trace
     file of the run's instruction stream through ``wir.backend`` (every launch;
     ``backend_cycles``, ``backend_outcomes``, ``backend_responses``); ``mechanism``: more
     options for the WIR run's timing model (:func:`~gpurf.sim.sm.run.run_kernel`'s
@@ -1147,12 +1150,13 @@ def run_wir(kernel: str, config: str = "RLPV", size: str = "test", *, seed: int 
                      mechanism=mechanism)
     backend_cycles, backend_outcomes, backend_responses = storage.close_backend()
     vsb_cycles = storage.close_trace()
-    pipeline_cycles, pipeline_outcomes = storage.close_pipeline()
+    pipeline_cycles, pipeline_outcomes, pipeline_cached = storage.close_pipeline()
     storage.check_references()
     out = storage.summary()
     out.update(kernel=kernel, config=config, size=size, seed=seed, passed=run.passed,
                vsb_cycles=vsb_cycles, pipeline_cycles=pipeline_cycles,
-               pipeline_outcomes=pipeline_outcomes, backend_cycles=backend_cycles,
+               pipeline_outcomes=pipeline_outcomes, pipeline_verify_cached=pipeline_cached,
+               backend_cycles=backend_cycles,
                backend_outcomes=backend_outcomes, backend_responses=backend_responses,
                cycles=run.stats["timing"].cycles, energy=energy(out, wir),
                warp_instructions=run.stats["warp_instructions"])

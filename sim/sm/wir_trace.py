@@ -44,14 +44,18 @@ class PipelineTap:
         What the trace records (kernel, size, configuration), for its header.
     seed : int
         The trace header's seed.
+    verify_cache : int
+        The pipeline's verify-cache entries: the SM run's (8 in the V configurations, 0
+        else), so the trace carries its verify-reads answered by the cache
+        (``verify_cached``, counted in :attr:`verify_cached`).
     """
 
-    def __init__(self, path, source: dict, seed: int = 0):
+    def __init__(self, path, source: dict, seed: int = 0, *, verify_cache: int = 0):
         from gpurf.golden.trace import Recorder, TraceWriter, layout_of
         from gpurf.hw.registry import get_block
 
         block = get_block("wir.pipeline")
-        params = block.resolve(TAP_PARAMS)
+        params = block.resolve({**TAP_PARAMS, "verify_cache": verify_cache})
         self.model = block.golden(params)
         self.config = self.model.config
         header = {"block": block.qualname, "params": params, "seed": seed, "sm": None,
@@ -66,6 +70,8 @@ class PipelineTap:
         self.events: deque = deque()
         self.outcomes: Counter = Counter()
         """Retirements per outcome name (``SHARED``, ``ALLOCATED``, ...)."""
+        self.verify_cached = 0
+        """Verify-reads the verify cache answered (bank reads saved)."""
 
     def _reg(self, key, reg) -> dict:
         warp = self.warps.setdefault(key, len(self.warps) % self.config.warps)
@@ -140,6 +146,7 @@ class PipelineTap:
 
     def _cycle(self, inputs: dict) -> dict:
         outputs = self.recorder.step({**self.idle, **inputs})
+        self.verify_cached += outputs["verify_cached"]
         if outputs["retired__valid"]:
             retired = self.model.ports["retired__payload"].unpack(outputs["retired__payload"])
             self.outcomes[Outcome(retired.outcome).name] += 1
@@ -221,15 +228,17 @@ class BackendTap:
         What the trace records, for its header.
     seed : int
         The trace header's seed.
+    verify_cache : int
+        The pipeline's verify-cache entries (the SM run's, as :class:`PipelineTap`).
     """
 
-    def __init__(self, path, source: dict, seed: int = 0):
+    def __init__(self, path, source: dict, seed: int = 0, *, verify_cache: int = 0):
         from gpurf.golden.trace import Recorder, TraceWriter, layout_of
         from gpurf.hw.ports import codec
         from gpurf.hw.registry import get_block
 
         block = get_block("wir.backend")
-        params = block.resolve({**BACKEND_PARAMS, "seed": seed})
+        params = block.resolve({**BACKEND_PARAMS, "seed": seed, "verify_cache": verify_cache})
         self.model = block.golden(params)
         self.config = config = self.model.config
         header = {"block": block.qualname, "params": params, "seed": seed, "sm": None,

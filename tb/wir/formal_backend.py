@@ -40,10 +40,12 @@ __all__ = ["DIRECTED", "SMALL", "BackendFormal"]
 
 SMALL = {"warps": 1, "regs": 2, "pregs": 4, "lanes": 1, "data_width": 2, "hash_width": 1,
          "entries": 2, "reuse_entries": 2, "imm_bits": 2, "blocks": 1, "barrier_bits": 1,
-         "retry_depth": 2, "count_width": 5, "low_water": 1}
+         "retry_depth": 2, "count_width": 5, "low_water": 1, "verify_cache": 0}
 """The proof configuration: 1 warp x 2 logical registers, 4 physical registers, 2 VSB
 and 2 reuse-buffer entries, 2-bit values with 1-bit hashes (collisions), a 2-deep
-pending-retry queue, 5-bit counts (the backend's least: saturation from 22)."""
+pending-retry queue, 5-bit counts (the backend's least: saturation from 22). No verify
+cache: it holds no reference and decides no outcome (its coherence is proved in
+``formal_pipeline.py``), so it would only add state to this proof."""
 
 DIRECTED = {"regs": 1, "data_width": 1}
 """The configuration of the directed harness (``BackendFormal(directed=True)``): ``SMALL``

@@ -22,7 +22,10 @@ references ``holds[r]``:
 - **every allocation is served**: when the decide stage asks the pool for a register,
   one is offered (``result.ready``'s credit);
 - **the pool's protocol holds**: every reference event names a register with a reference
-  (or the one allocated in the cycle), and no count leaves ``0..2**count_width - 1``.
+  (or the one allocated in the cycle), and no count leaves ``0..2**count_width - 1``;
+- **the verify cache is coherent**: every valid line holds its register's value in the
+  register file, so a verify-read it answers compares what a bank read would (the outcome
+  never depends on the cache, only the bank reads saved do).
 """
 
 from amaranth import Cat, Signal
@@ -36,9 +39,10 @@ from ..formal_base import FormalHarness, popcount
 __all__ = ["SMALL", "PipelineFormal"]
 
 SMALL = {"warps": 1, "regs": 2, "lanes": 1, "data_width": 2, "hash_width": 1,
-         "entries": 2, "pregs": 4, "count_width": 2, "low_water": 1}
+         "entries": 2, "pregs": 4, "count_width": 2, "low_water": 1, "verify_cache": 2}
 """The proof configuration: 2 mappings, 2 VSB entries, 4 registers (2 + 2 holders fill
-the pool), 2-bit values and 1-bit hashes (collisions), 2-bit counts (saturation)."""
+the pool), 2-bit values and 1-bit hashes (collisions), 2-bit counts (saturation), a
+2-line verify cache (a line replaced and a line invalidated within a few cycles)."""
 
 
 class PipelineFormal(FormalHarness):
@@ -53,6 +57,7 @@ class PipelineFormal(FormalHarness):
         holds = self._holds(m)
         self._parts(m)
         self._no_leak(m, holds)
+        self._coherent(m)
         self._covers(m)
 
     def _drive(self, m):
@@ -138,9 +143,23 @@ class PipelineFormal(FormalHarness):
                 m.d.comb += Assert(~handed + queued + returning == 1)
         m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid)
 
+    def _coherent(self, m):
+        """Every valid verify-cache line holds its register's value (when configured)."""
+        dut = self.dut
+        if not dut.config.cache:
+            return
+        cache = dut.cache
+        for e in range(cache.config.entries):
+            line = cache.values.read_port(domain="comb")
+            bank = dut.regfile.read_port(domain="comb")
+            m.d.comb += [line.addr.eq(e), bank.addr.eq(cache.tag[e])]
+            with m.If(cache.valid[e]):
+                m.d.comb += Assert(line.data.as_value() == bank.data)
+
     def _covers(self, m):
         """Each outcome, an install displacing an entry, a sweep eviction, a full pool, a
-        low-register miss, a result waiting, a hold refused, an unmap (out of reset)."""
+        low-register miss, a result waiting, a hold refused, an unmap, a share the verify
+        cache answered (out of reset)."""
         dut = self.dut
         retired = dut.retired
         vsb = dut.alloc.vsb
@@ -156,4 +175,6 @@ class PipelineFormal(FormalHarness):
             (dut.result.valid & ~dut.result.ready, "result_waits"),
             (dut.hold.valid & ~dut.hold.ready, "hold_refused"),
             (dut.unmap.valid & dut.unmap.ready, "unmap"),
+            *([(dut.verify_cached & (dut.retired.payload.outcome == Outcome.SHARED),
+                "verify_cache_hit")] if dut.config.cache else []),
         ], guard=self.running)

@@ -19,10 +19,10 @@ from gpurf.hw.wir.reuse_buffer import ReuseBuffer
 from gpurf.hw.wir.value_signature_buffer import ValueSignatureBuffer
 from gpurf.hw.wir.verify_cache import VerifyCache
 
-__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CounterWraps", "HitNotCounted", "HitSourcesKept",
-           "LookupIgnoresWrite", "OldMappingKept", "RemapCounted", "ReplacedNotReleased",
-           "ResultReferenceKept", "SaturatedHitVerifies", "SaturationFromMemory",
-           "StaleHitTrusted"]
+__all__ = ["AcceptsWhenFull", "BarrierIgnored", "CacheNotInvalidated", "CounterWraps",
+           "HitNotCounted", "HitSourcesKept", "LookupIgnoresWrite", "OldMappingKept",
+           "RemapCounted", "ReplacedNotReleased", "ResultReferenceKept",
+           "SaturatedHitVerifies", "SaturationFromMemory", "StaleHitTrusted"]
 
 
 class ResultReferenceKept(ReuseBuffer):
@@ -184,6 +184,16 @@ class StaleHitTrusted(Pipeline):
         decided = super()._decide(m)
         m.d.sync += self.wrote.eq(0)
         return decided
+
+
+class CacheNotInvalidated(Pipeline):
+    """A register-file write leaves the register's verify-cache line valid: once the
+    register is freed, reallocated and rewritten, the cache answers a verify-read with its
+    old value (a share decided on a stale line). Killed by "every valid line holds its
+    register's value"."""
+
+    def _invalidate(self, m, write):
+        pass
 
 
 class SaturatedHitVerifies(RegisterAlloc):
