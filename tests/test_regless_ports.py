@@ -2,6 +2,9 @@
 (``gpurf.sim.sm.regless_ports``); the kernels' agreement with the golden shard itself is
 ``tests/test_sm_regless_exact.py``."""
 
+import pytest
+
+from gpurf.sim.sm import regless_ports
 from gpurf.sim.sm.regless_ports import PORTS, Request, ShardPortTiming
 
 
@@ -9,13 +12,16 @@ class _Owner:
     """Records what the ports report to the fast model."""
 
     def __init__(self):
-        self.cycles, self.entries = [], []
+        self.cycles, self.entries, self.displaced_lines = [], [], []
 
     def port_cycle(self, shard, cycle, issue, written, fake):
         self.cycles.append((cycle, None if issue is None else issue.slot, written, fake))
 
-    def entry_taken(self, shard, entry, cycle):
+    def entry_taken(self, shard, entry, cycle, hit):
         self.entries.append((entry[0], cycle))
+
+    def displaced(self, shard, owner, dirty, cycle):
+        self.displaced_lines.append((owner, dirty, cycle))
 
 
 def _ports():
@@ -59,7 +65,7 @@ def test_tag_port_order_read_reserve_queue_release():
     read = ports.add(Request("read", 0, 3, 0, 3))
     release = ports.add(Request("release", 1, 2, 0, 3))
     reserve = ports.add(Request("reserve", 2, 1, 0, 3))
-    ports.queues[3].append((0, ("entry", None, 0, False)))
+    ports.queues[3].append((0, ("entry", 0, 4, False, None)))
     assert _taken_at(ports, [read, reserve, release]) == [0, 1, 3]
     assert owner.entries == [("entry", 2)]
 
@@ -104,7 +110,7 @@ def test_written_reports_one_per_cycle_in_offer_order():
 def test_invalidations_wait_for_the_fetch_register_lowest_bank_first():
     ports, owner = _ports()
     for bank in (4, 2, 4):
-        ports.queues[bank].append((0, (f"b{bank}", None, 0, True)))
+        ports.queues[bank].append((0, (f"b{bank}", 0, bank, True, None)))
     for cycle in range(4):
         ports.step(cycle)
     assert owner.entries == [("b2", 0), ("b4", 0), ("b4", 2)]
@@ -118,3 +124,58 @@ def test_an_empty_region_drains_in_a_cycle_no_instruction_issues():
     for cycle in range(4):
         ports.step(cycle)
     assert [c for c in owner.cycles if c[3] is not None] == [(2, None, None, 7)]
+
+
+def _fill_bank(ports, places, order=None):
+    """Bank 0's lines in ``places`` (``"clean"`` / ``"dirty"``), line ``k`` holding
+    register ``8 * k`` of slot 0 owned by ``("r", 8 * k)``: all reserved, then released in
+    ``order`` (line indices; default by index)."""
+    for k in range(len(places)):
+        ports.add(Request("reserve", 0, 8 * k, ports.time, 0, owner=("r", 8 * k)))
+        ports.step(ports.time)
+    for k in order or range(len(places)):
+        line = ports.lines[0][k]
+        line.written = places[k] == "dirty"
+        release = ports.add(Request("release", 0, 8 * k, ports.time, 0, owner=("r", 8 * k)))
+        ports.step(ports.time)
+        assert release.taken and line.place == places[k]
+
+
+def _reserve_in_bank0(ports, reg=64):
+    return ports.add(Request("reserve", 0, reg, ports.time, 0, owner=("new", reg)))
+
+
+def test_a_reserve_takes_the_first_free_line_by_index():
+    owner = _Owner()
+    ports = ShardPortTiming(owner, None, 8, 3)
+    _fill_bank(ports, ["dirty", "clean"])
+    reserve = _reserve_in_bank0(ports)
+    ports.step(ports.time)
+    assert reserve.taken and ports.where[0][(0, 64)] == 2 and not owner.displaced_lines
+
+
+def test_a_reserve_drops_the_first_clean_line_by_index_not_the_oldest():
+    """``allocation_choice``: no free line, so the first clean one by index (line 1), not
+    the one released first (line 2) nor a dirty one (line 0)."""
+    _drops_first_clean()
+
+
+def test_an_oldest_first_line_choice_is_caught(monkeypatch):
+    """The fast model's session-12 choice (clean lines in release order) fails the test."""
+    def oldest_clean(lines):
+        clean = [k for k, line in enumerate(lines) if line.place == "clean"]
+        return ("take", clean[-1]) if clean else None
+
+    monkeypatch.setattr(regless_ports, "allocation_choice", oldest_clean)
+    with pytest.raises(AssertionError):
+        _drops_first_clean()
+
+
+def _drops_first_clean():
+    owner = _Owner()
+    ports = ShardPortTiming(owner, None, 8, 3)
+    _fill_bank(ports, ["dirty", "clean", "clean"], order=[2, 0, 1])
+    reserve = _reserve_in_bank0(ports)
+    ports.step(ports.time)
+    assert reserve.taken and ports.where[0][(0, 64)] == 1
+    assert [(o, d) for o, d, _ in owner.displaced_lines] == [(("r", 8), False)]

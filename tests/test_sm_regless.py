@@ -258,9 +258,9 @@ def test_registers_sharing_the_data_l1_stay_correct():
     assert out["preloads_l1"] + out["preloads_l2"] > 0
 
 
-def test_an_invalidation_frees_the_osu_line_unless_held():
-    """5.2.2: "Registers marked for invalidation are added to the free list"; a line the
-    region holds (an invalidating preload brought it) stays."""
+def test_an_invalidation_leaves_the_osu_line():
+    """As the golden bank (an invalidation only fills its fetch register): the register's
+    compressed copy goes, its OSU line stays until the ports give it to another register."""
     from types import SimpleNamespace
 
     from gpurf.sim.sm.regless import ReglessSM, _Line, _Shard
@@ -268,14 +268,10 @@ def test_an_invalidation_frees_the_osu_line_unless_held():
 
     regless = ReglessSM(load_workload("saxpy")[1])
     shard = _Shard(0, 16)
-    regless.lines, regless.packed, regless.l1 = {}, {}, {}
     state = SimpleNamespace(key=(0, 0))
-    for reg, held in ((4, False), (5, True)):
-        line = regless.lines[(state.key, reg)] = _Line(np.zeros(32, np.uint32), reg % 8)
-        line.held = held
-        if not held:
-            shard.cached[line.bank][(state.key, reg)] = line
+    key = (state.key, 4)
+    regless.lines = {key: _Line(np.zeros(32, np.uint32), 4)}
+    regless.packed, regless.l1 = {key: np.zeros(32, np.uint32)}, {}
     regless._invalidate(shard, state, 4, 10)
-    regless._invalidate(shard, state, 5, 10)
-    assert list(regless.lines) == [(state.key, 5)] and not shard.cached[4]
-    assert regless.counts["invalidations_osu"] == 1
+    assert list(regless.lines) == [key] and not regless.packed
+    assert regless.counts["invalidations"] == 1

@@ -136,10 +136,15 @@ def _no_bank_conflicts(monkeypatch):
     order within a bank)."""
 
     def banks(self, grants, now):
-        for queue in self.queues:
-            while queue and queue[0][0] <= now:
-                self.owner.entry_taken(self.shard, queue.popleft()[1], now)
-        return [request for kind in grants.values() for request in kind.values()]
+        for bank, queue in enumerate(self.queues):
+            while queue and queue[0][0] <= now and self._entry(bank, queue, bank, now):
+                pass
+        taken = [request for kind in grants.values() for request in kind.values()]
+        for request in taken:
+            if request.kind in ("reserve", "write", "release"):
+                getattr(self, f"_{request.kind}")(request.bank, request, *(
+                    (now,) if request.kind == "reserve" else ()))
+        return taken
 
     monkeypatch.setattr(regless_ports.ShardPortTiming, "_banks", banks)
 

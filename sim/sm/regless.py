@@ -210,10 +210,10 @@ def compressible(values: np.ndarray) -> bool:
 class _Line:
     """An OSU line: a warp register's 32 lanes, dirty since it came from L1?"""
 
-    __slots__ = ("bank", "dirty", "held", "values")
+    __slots__ = ("bank", "dirty", "values")
 
     def __init__(self, values, bank, *, dirty=False):
-        self.values, self.bank, self.dirty, self.held = values, bank, dirty, True
+        self.values, self.bank, self.dirty = values, bank, dirty
 
 
 class _WarpState:
@@ -252,6 +252,8 @@ class _WarpState:
         """Registers the region read or wrote without a last-use flag."""
         self.write_done: dict[int, int] = {}
         """Register -> the cycle its latest write completes in the SM."""
+        self.write_req: dict = {}
+        """Register -> its latest write request on the ports."""
 
 
 class _Shard:
@@ -291,9 +293,6 @@ class _Shard:
         """The first cycle the CM has not decided yet."""
         self.issue_free = 0
         """The first cycle the scheduler is not issuing metadata instructions."""
-        self.held = [0] * BANKS
-        self.cached = [OrderedDict() for _ in range(BANKS)]
-        """Per bank, ``key -> line`` on the clean / dirty lists, oldest first."""
         self.compressed: OrderedDict = OrderedDict()
         """Compressed lines in the compressor (line -> dirty), FIFO."""
         self.compressor_free = 0
@@ -368,11 +367,11 @@ class ReglessSM(RegisterStorage):
         self.shards = [_Shard(i, self.lines_per_bank, sm.config.slots)
                        for i in range(sm.config.subcores)]
         for shard in self.shards:
-            shard.ports = ShardPortTiming(self, shard, BANKS)
+            shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
-        """``(warp key, reg)`` -> its OSU line (held by a region or on a list)."""
-        self.held: dict[tuple, set] = defaultdict(set)
+        """``(warp key, reg)`` -> the values of its OSU line (which line, and when it
+        leaves, is the ports' :class:`~gpurf.sim.sm.regless_ports.PortLine`)."""
         self.l1: dict[tuple, np.ndarray] = {}
         """Register values in L1 (and beyond): the backing store."""
         self.packed: dict[tuple, np.ndarray] = {}
@@ -407,14 +406,20 @@ class ReglessSM(RegisterStorage):
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
 
-    def entry_taken(self, shard: _Shard, entry: tuple, cycle: int) -> None:
+    def entry_taken(self, shard: _Shard, entry: tuple, cycle: int, hit: bool) -> None:
         """The OSU bank took a descriptor entry of the region in ``cycle``
         (:class:`~gpurf.sim.sm.regless_ports.ShardPortTiming`): a hit or an invalidation is
-        acknowledged then, a miss when its line arrives (the fast model's estimate, moved by
-        the cycles the entry waited in its queue). The warp is ACTIVE the cycle after the
-        last acknowledgement."""
-        state, arrival, offered, _ = entry
-        done = cycle + 1 if arrival is None else arrival + cycle - offered
+        acknowledged then, a miss when its line arrives (the fast model's estimate from
+        ``cycle``). The warp is ACTIVE the cycle after the last acknowledgement."""
+        state, _, reg, invalidate, _ = entry
+        done = cycle + 1
+        if invalidate:
+            self._invalidate(shard, state, reg, cycle)
+        elif hit:
+            self._preload_hit(state, reg)
+        else:
+            state.far = True
+            done = self._preload(shard, state, reg, (state.warp.slot + reg) % BANKS, cycle)
         state.bound = max(state.bound, done)
         state.entries -= 1
         if not state.entries:
@@ -460,8 +465,6 @@ class ReglessSM(RegisterStorage):
         state.left_to_dispatch -= 1
         last = not state.left_to_dispatch and not state.left_to_issue
         self._requests(self.shards[sub.index].ports, state, pc, now, done, last)
-        if last:
-            self._drain(state, now)
         return done
 
     def _requests(self, ports: ShardPortTiming, state: _WarpState, pc: int, now: int,
@@ -474,28 +477,35 @@ class ReglessSM(RegisterStorage):
         slot = state.warp.slot
         sources, dests = (sorted(flags) for flags in self.flags[pc])
         touched = state.touched
-        for reg, _ in sources:
-            ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS, dispatch=now))
+        key = state.key
+        for reg, erase in sources:
+            ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS, dispatch=now,
+                              flag=int(erase), owner=(key, reg)))
             touched.discard(reg)
         last_use = {reg for reg, _ in dests}
         writes = self.sm.info.writes[pc]
         new = []
         for k, reg in enumerate(writes):
-            bank = (slot + reg) % BANKS
-            reserve = ports.add(Request("reserve", slot, reg, now, bank, dispatch=now))
-            write = ports.add(Request("write", slot, reg, max(now, done - 1), bank))
+            bank, flag = (slot + reg) % BANKS, int(reg in last_use)
+            reserve = ports.add(Request("reserve", slot, reg, now, bank, dispatch=now,
+                                        owner=(key, reg)))
+            write = ports.add(Request("write", slot, reg, max(now, done - 1), bank,
+                                      flag=flag, owner=(key, reg)))
             write.reserve, write.written = reserve, k == 0
             new.append(write)
             state.write_done[reg] = max(state.write_done.get(reg, 0), done)
-            (touched.discard if reg in last_use else touched.add)(reg)
+            state.write_req[reg] = write
+            (touched.discard if flag else touched.add)(reg)
         released = {reg for reg, _ in sources}
         touched.update(reg for reg in self.sm.info.reads[pc] if reg not in released)
         if last:
             for reg in sorted(touched):
                 self.counts["unflagged_releases"] += 1
-                if state.write_done.get(reg, 0) <= now:
+                if state.write_done.get(reg, 0) > now:
+                    state.write_req[reg].flag = 1
+                else:
                     ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS,
-                                      dispatch=now))
+                                      dispatch=now, owner=(key, reg)))
             touched.clear()
         issue = ports.add(Request("issue", slot, -1, now, 0, dispatch=now))
         issue.info = (state, bool(writes), (slot + writes[0]) % BANKS if writes else 0, last)
@@ -540,25 +550,14 @@ class ReglessSM(RegisterStorage):
                  drained: bool = False) -> None:
         heapq.heappush(shard.releases, (cycle, next(self.sequence), state, lines, drained))
 
-    def _drain(self, state: _WarpState, now: int) -> None:
-        """The region read its last operands in cycle ``now``: its lines without a last-use
-        flag go on the lists (the values' side; the capacity manager's drain follows the
-        ``issue`` port, :meth:`port_cycle`)."""
-        if state.drained_at > now + 1:
-            in_flight_regs = frozenset(reg for reg, at in state.landed.items() if at > now)
-            self._later(now + 0.75, self._release_lines, state.key, in_flight_regs)
-        self._later(state.drained_at + 0.75, self._release_lines, state.key, frozenset())
-
     # -- RegisterStorage: the values -----------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
         self._apply(cycle)
         key = ((warp.block, warp.warp), reg)
         line = self.lines.get(key)
         if line is None:
-            line = self._allocate(key, warp.subcore, (warp.slot + reg) % BANKS,
-                                  np.full(LANES, POISON, np.uint32), cycle)
-        elif not line.held:
-            self._hold(key, line, warp.subcore)
+            line = self._allocate(key, (warp.slot + reg) % BANKS,
+                                  np.full(LANES, POISON, np.uint32))
         line.values = np.where(lanes, values, line.values)
         line.dirty = True
 
@@ -568,10 +567,9 @@ class ReglessSM(RegisterStorage):
         self._run(shard, cycle)
         shard.ports.add_read(Request("read", warp.slot, reg, cycle, (warp.slot + reg) % BANKS))
         line = self.lines.get(((warp.block, warp.warp), reg))
-        if line is None or not line.held:
-            where = "is not in the OSU" if line is None else "is not held by its region"
+        if line is None:
             raise ReglessError(f"{self.program.kernel.file}: {warp}, cycle {cycle}: read of "
-                               f"R{reg}, which {where} (lost by RegLess)")
+                               f"R{reg}, which is not in the OSU (lost by RegLess)")
         return line.values
 
     # -- the capacity manager ------------------------------------------------------------
@@ -733,28 +731,15 @@ class ReglessSM(RegisterStorage):
         self._apply(cycle)
         entries = self.entries[start]
         shard.header_free = cycle + 1 + len(entries)
-        near = self.counts["preloads_osu"]
-        preloads = 0
         queues = shard.ports.queues
         for k, (reg, preload) in enumerate(entries, start=1):
-            bank = (warp.slot + reg) % BANKS
-            at = cycle + k + 1
-            arrival = None
-            if preload:
-                preloads += 1
-                served = self.counts["preloads_osu"]
-                arrival = self._preload(shard, state, reg, bank, at)
-                if self.counts["preloads_osu"] > served:
-                    arrival = None
-            else:
-                self._invalidate(shard, state, reg, at)
-            fetch = not preload or arrival is not None
-            queues[bank].append((at, (state, arrival, at, fetch)))
+            queues[(warp.slot + reg) % BANKS].append(
+                (cycle + k + 1, (state, warp.slot, reg, not preload, (state.key, reg))))
         state.bound = cycle + 2
         state.entries = len(entries)
         state.active_at = INF if entries else state.bound
         state.activated_at = cycle
-        state.far = self.counts["preloads_osu"] - near < preloads
+        state.far = False
         if not entries:
             self._staged(state, state.bound)
         self.counts["activations"] += 1
@@ -778,19 +763,22 @@ class ReglessSM(RegisterStorage):
         counts["wait_barrier"] += state.pushed_at - drained - 1
 
     # -- preloads, invalidations, evictions ----------------------------------------------
-    def _preload(self, shard, state, reg, bank, cycle) -> int:
-        """Bring ``reg`` into the OSU from cycle ``cycle`` on; the cycle it arrives."""
+    def _preload_hit(self, state, reg) -> None:
+        """A preload found its register's line in the OSU."""
+        self.counts["preloads_osu"] += 1
         key = (state.key, reg)
-        line = self.lines.get(key)
-        if line is not None:
-            if not line.held:
-                self._hold(key, line, shard.index)
-            self.counts["preloads_osu"] += 1
-            return cycle + 1
+        if key not in self.lines:
+            self.counts["preloads_never_stored"] += 1
+            self.lines[key] = _Line(np.full(LANES, POISON, np.uint32), 0)
+
+    def _preload(self, shard, state, reg, bank, cycle) -> int:
+        """Bring ``reg`` into the OSU (a miss) from cycle ``cycle`` on; the cycle it
+        arrives."""
+        key = (state.key, reg)
         if self.config.compressor:
             cycle = self._compressor_slot(shard, cycle) + 1
             if key in self.packed:
-                self._allocate(key, shard.index, bank, self.packed[key].copy(), cycle)
+                self._allocate(key, bank, self.packed[key].copy())
                 arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
                 self.counts[f"preloads_{source}"] += 1
                 return arrival + 2
@@ -798,66 +786,42 @@ class ReglessSM(RegisterStorage):
         if values is None:
             self.counts["preloads_never_stored"] += 1
             values = np.full(LANES, POISON, np.uint32)
-        self._allocate(key, shard.index, bank, values.copy(), cycle)
+        self._allocate(key, bank, values.copy())
         arrival, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
                                      cycle)
         self.counts["preloads_l1" if hit else "preloads_l2"] += 1
         return arrival
 
     def _invalidate(self, shard, state, reg, cycle) -> None:
-        """``reg`` is dead: its compressed and L1 copies go, and its OSU line, unless the
-        region holds it (an invalidating preload), goes to the free list (5.2.2:
-        "Registers marked for invalidation are added to the free list to be recycled")."""
+        """``reg`` is dead: its compressed and L1 copies go; its OSU line stays where it is
+        (the golden bank's invalidation only fills the fetch register)."""
         key = (state.key, reg)
         self.counts["invalidations"] += 1
-        line = self.lines.get(key)
-        if line is not None and not line.held:
-            del shard.cached[line.bank][key]
-            del self.lines[key]
-            self.counts["invalidations_osu"] += 1
         self.packed.pop(key, None)
         if self.l1.pop(key, None) is not None:
             self.sm.l1.serve(cycle)
             self.counts["l1_register_requests"] += 1
             self.counts["invalidations_l1"] += 1
 
-    def _allocate(self, key, shard_index: int, bank: int, values, cycle) -> _Line:
-        """A line of ``bank`` for ``key``: free, else the oldest clean (dropped), else the
-        oldest dirty (evicted first)."""
-        shard = self.shards[shard_index]
-        cached = shard.cached[bank]
-        if shard.held[bank] + len(cached) >= shard.lines_per_bank:
-            if not cached:
-                raise ReglessError(f"{self.program.kernel.file}: OSU bank {bank} of shard "
-                                   f"{shard_index} has no line for R{key[1]} of {key[0]} "
-                                   "(every line held)")
-            victim = next((k for k, line in cached.items() if not line.dirty), None)
-            if victim is None:
-                victim = next(iter(cached))
-            line = cached.pop(victim)
-            del self.lines[victim]
-            if line.dirty:
-                self._evict(shard, victim, line.values, cycle)
+    def _allocate(self, key, bank: int, values) -> _Line:
+        """The values of ``key``'s new line (the ports chose the line)."""
         line = self.lines[key] = _Line(values, bank)
-        shard.held[bank] += 1
-        self.held[key[0]].add(key[1])
         return line
 
-    def _hold(self, key, line: _Line, shard_index: int) -> None:
-        shard = self.shards[shard_index]
-        del shard.cached[line.bank][key]
-        line.held = True
-        shard.held[line.bank] += 1
-        self.held[key[0]].add(key[1])
-
-    def _unhold(self, key, line: _Line, shard: _Shard, *, erase: bool) -> None:
-        line.held = False
-        shard.held[line.bank] -= 1
-        self.held[key[0]].discard(key[1])
-        if erase:
-            del self.lines[key]
-        else:
-            shard.cached[line.bank][key] = line
+    def displaced(self, shard: _Shard, key, dirty: bool, cycle: int) -> None:
+        """The ports' line of ``key`` goes to another register in ``cycle``: dropped if
+        clean, evicted (written back) if dirty. Kept when a write of ``key`` is pending on
+        the ports with its reserve not yet taken (the SM wrote the new value already)."""
+        if key is None:
+            return
+        state = self.warps.get(key[0])
+        pending = state is not None and state.write_req.get(key[1])
+        line = self.lines.get(key)
+        if not (pending and not pending.reserve.taken):
+            self.lines.pop(key, None)
+        if dirty:
+            values = np.full(LANES, POISON, np.uint32) if line is None else line.values
+            self._evict(shard, key, values, cycle)
 
     def _evict(self, shard, key, values, cycle) -> None:
         """A dirty line leaves the OSU: compressed into the compressor, else to L1."""
@@ -940,23 +904,10 @@ class ReglessSM(RegisterStorage):
             action(*args)
 
     def _flag(self, warp_key, flags) -> None:
-        """Last uses: erase frees the line, evict puts it on the clean / dirty list."""
-        shard = self.shards[self.warps[warp_key].warp.sub.index]
+        """Last uses: an erased register's values go (its line is freed on the ports)."""
         for reg, erase in flags:
-            key = (warp_key, reg)
-            line = self.lines.get(key)
-            if line is not None and line.held:
-                self._unhold(key, line, shard, erase=erase)
-
-    def _release_lines(self, warp_key, keep: frozenset) -> None:
-        """A drained region's lines without a last-use flag, but those of registers in
-        ``keep``, go on the lists."""
-        state = self.warps[warp_key]
-        shard = self.shards[state.warp.sub.index]
-        for reg in list(self.held[warp_key] - keep):
-            key = (warp_key, reg)
-            self.counts["unflagged_lines"] += 1
-            self._unhold(key, self.lines[key], shard, erase=False)
+            if erase:
+                self.lines.pop((warp_key, reg), None)
 
     # -- results -------------------------------------------------------------------------
     def summary(self) -> dict:

@@ -30,9 +30,10 @@ needs a line evicted first, the fill of a preload miss and the transfer unit's s
 
 from collections import deque
 
+from gpurf.golden.regless.osu_bank import allocation_choice
 from gpurf.hw.regless.configs import OsuConfig
 
-__all__ = ["PORTS", "Request", "ShardPortTiming"]
+__all__ = ["PORTS", "PortLine", "Request", "ShardPortTiming"]
 
 PORTS = {kind: OsuConfig(instructions=2).port_count(kind)
          for kind in ("read", "reserve", "write", "release")}
@@ -43,13 +44,17 @@ class Request:
     """A register unit's request: ``kind`` read / release / reserve / write / issue of
     ``reg`` of warp slot ``slot``, offered from cycle ``due``."""
 
-    __slots__ = ("bank", "dispatch", "due", "info", "issue", "kind", "reg", "reserve", "slot",
-                 "taken", "written")
+    __slots__ = ("bank", "dispatch", "due", "flag", "info", "issue", "kind", "owner", "reg",
+                 "reserve", "slot", "taken", "written")
 
     def __init__(self, kind: str, slot: int, reg: int, due: int, bank: int, *,
-                 dispatch: int | None = None):
+                 dispatch: int | None = None, flag: int = 0, owner=None):
         self.kind, self.slot, self.reg, self.due, self.bank = kind, slot, reg, due, bank
         self.dispatch = dispatch
+        self.flag = flag
+        """A release's ``erase``, a write's ``last_use``."""
+        self.owner = owner
+        """The register's key in the fast model (a line's owner once allocated)."""
         self.taken = False
         self.reserve = self.issue = None
         self.written = False
@@ -57,19 +62,36 @@ class Request:
         """An issue's ``(warp state, has_dst, dst_bank, last)``."""
 
 
-class ShardPortTiming:
-    """One shard's request ports (module docstring). ``owner`` is told of each cycle's
-    taken ``issue`` and ``written`` (``port_cycle(shard, cycle, issue, written)``) and of
-    each bank queue entry the OSU takes (``entry_taken(shard, entry, cycle)``)."""
+class PortLine:
+    """An OSU line as the golden bank keeps it (``osu_bank.Line``): ``place`` free / clean
+    / dirty / used, ``tag`` ``(slot, reg)``, ``written`` since allocated, and ``owner``, the
+    fast model's key of the register it holds."""
 
-    def __init__(self, owner, shard, banks: int):
+    __slots__ = ("owner", "place", "tag", "written")
+
+    def __init__(self):
+        self.place, self.tag, self.written, self.owner = "free", None, False, None
+
+
+class ShardPortTiming:
+    """One shard's request ports and OSU lines (module docstring). ``owner`` is told of
+    each cycle's taken ``issue`` and ``written`` (``port_cycle(shard, cycle, issue,
+    written, fake)``), of each bank queue entry the OSU takes (``entry_taken(shard, entry,
+    cycle, hit)``) and of each line whose register leaves the OSU (``displaced(shard,
+    owner, dirty, cycle)``: dropped if clean, evicted if dirty)."""
+
+    def __init__(self, owner, shard, banks: int, lines: int = 16):
         self.owner, self.shard, self.banks = owner, shard, banks
         self.steps: list[Request] = []
         self.queues = [deque() for _ in range(banks)]
-        """Per bank, ``[cycle offered from, entry]`` of the capacity manager's queue."""
+        """Per bank, ``[cycle offered from, entry]`` of the capacity manager's queue; an
+        entry is ``(token, slot, reg, invalidate, owner)``."""
         self.fetch = [False] * banks
         """Per bank, the fetch register holds an invalidation or a preload miss for the
         transfer unit."""
+        self.lines = [[PortLine() for _ in range(lines)] for _ in range(banks)]
+        self.where: list[dict] = [{} for _ in range(banks)]
+        """Per bank, the line of each valid tag ``(slot, reg)`` (a line not free)."""
         self.written: deque = deque()
         self.fake: deque = deque()
         """``(slot, first cycle ACTIVE)`` of empty regions to drain with an issue."""
@@ -152,7 +174,8 @@ class ShardPortTiming:
 
     def _banks(self, grants, now: int) -> list[Request]:
         """Per bank: the data port (write > read) and the tag port (read > reserve >
-        queued preload or invalidation > release); the requests taken."""
+        queued preload or invalidation > release); the requests taken. A reserve or a
+        preload miss that finds no line to allocate is not taken this cycle."""
         taken = []
         reads, reserves, writes, releases = (grants[k] for k in ("read", "reserve", "write",
                                                                  "release"))
@@ -163,27 +186,100 @@ class ShardPortTiming:
         for bank in set(reads) | set(reserves) | set(writes) | set(releases) | {
                 b for b, queue in enumerate(queues) if queue and queue[0][0] <= now}:
             write = writes.get(bank)
-            if write is not None:
-                taken.append(write)
             read = reads.get(bank)
             if read is not None and write is None:
                 taken.append(read)
-                continue
-            reserve = reserves.get(bank)
-            if reserve is not None:
-                taken.append(reserve)
-                continue
-            queue = queues[bank]
-            if queue and queue[0][0] <= now:
-                entry = queue[0][1]
-                if not entry[3]:
-                    self.owner.entry_taken(self.shard, queue.popleft()[1], now)
-                    continue
-                if not fetch[bank] or bank == granted:
-                    fetch[bank] = True
-                    self.owner.entry_taken(self.shard, queue.popleft()[1], now)
-                    continue
-            release = releases.get(bank)
-            if release is not None:
-                taken.append(release)
+            else:
+                self._tag_port(bank, reserves.get(bank), releases.get(bank), granted, now,
+                               taken)
+            if write is not None:
+                taken.append(write)
+                self._write(bank, write)
         return taken
+
+    def _tag_port(self, bank, reserve, release, granted, now, taken) -> None:
+        """The bank's tag port without a read: a reserve, else the queue's head, else a
+        release (``osu_bank._tag_port``); what it takes goes to ``taken``."""
+        if reserve is not None and self._reserve(bank, reserve, now):
+            taken.append(reserve)
+            return
+        queue = self.queues[bank]
+        if queue and queue[0][0] <= now and self._entry(bank, queue, granted, now):
+            return
+        if release is not None:
+            taken.append(release)
+            self._release(bank, release)
+
+    def _reserve(self, bank: int, request: Request, now: int) -> bool:
+        """A reserve hits its register's line, else allocates one (``_apply_tag``)."""
+        index = self.where[bank].get((request.slot, request.reg))
+        if index is None:
+            return self._allocate(bank, request.slot, request.reg, request.owner, now)
+        self._hit(self.lines[bank][index], request.owner, now)
+        return True
+
+    def _hit(self, line: PortLine, owner, now: int) -> None:
+        """A reserve or preload found its tag: the line is in use again, now ``owner``'s
+        (a slot's new warp takes over the last one's line without a write-back)."""
+        line.place = "used"
+        if line.owner != owner:
+            self.owner.displaced(self.shard, line.owner, False, now)
+            line.owner = owner
+
+    def _entry(self, bank: int, queue, granted, now: int) -> bool:
+        """The queue's head: an invalidation or a preload miss needs the fetch register
+        (free, or emptied by the transfer unit this cycle); a miss also a line."""
+        entry = queue[0][1]
+        _, slot, reg, invalidate, owner = entry
+        index = None if invalidate else self.where[bank].get((slot, reg))
+        if index is not None:
+            self._hit(self.lines[bank][index], owner, now)
+        else:
+            if self.fetch[bank] and bank != granted:
+                return False
+            if not invalidate and not self._allocate(bank, slot, reg, owner, now):
+                return False
+            self.fetch[bank] = True
+        queue.popleft()
+        self.owner.entry_taken(self.shard, entry, now, index is not None)
+        return True
+
+    def _allocate(self, bank: int, slot: int, reg: int, owner, now: int) -> bool:
+        """A line for ``(slot, reg)``: the first free, else the first clean (dropped), else
+        the first dirty (evicted) (``allocation_choice``); ``False`` if every line is in
+        use."""
+        lines, where = self.lines[bank], self.where[bank]
+        choice = allocation_choice(lines)
+        if choice is None:
+            return False
+        kind, index = choice
+        line = lines[index]
+        if line.place != "free":
+            del where[line.tag]
+            self.owner.displaced(self.shard, line.owner, kind == "evict", now)
+        line.place, line.tag, line.written, line.owner = "used", (slot, reg), False, owner
+        where[(slot, reg)] = index
+        return True
+
+    def _write(self, bank: int, request: Request) -> None:
+        index = self.where[bank].get((request.slot, request.reg))
+        if index is not None:
+            line = self.lines[bank][index]
+            if line.place == "used":
+                line.written = True
+                if request.flag:
+                    line.place = "dirty"
+
+    def _release(self, bank: int, request: Request) -> None:
+        where = self.where[bank]
+        index = where.get((request.slot, request.reg))
+        if index is None:
+            return
+        line = self.lines[bank][index]
+        if line.place != "used":
+            return
+        if request.flag:
+            line.place, line.written = "free", False
+            del where[line.tag]
+        else:
+            line.place = "dirty" if line.written else "clean"
