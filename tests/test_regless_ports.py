@@ -23,6 +23,9 @@ class _Owner:
     def displaced(self, shard, owner, dirty, cycle):
         self.displaced_lines.append((owner, dirty, cycle))
 
+    def written_back(self, shard, owner, cycle):
+        self.displaced_lines.append((owner, "written back", cycle))
+
 
 def _ports():
     owner = _Owner()
@@ -179,3 +182,44 @@ def _drops_first_clean():
     ports.step(ports.time)
     assert reserve.taken and ports.where[0][(0, 64)] == 1
     assert [(o, d) for o, d, _ in owner.displaced_lines] == [(("r", 8), False)]
+
+
+def _evicting_reserve(*, fetch_at=None):
+    """Bank 0 holds only dirty lines; a reserve of a new register: the cycle it is taken,
+    relative to the cycle it was offered, and the lines' reports (relative cycles)."""
+    owner = _Owner()
+    ports = ShardPortTiming(owner, None, 8, 2)
+    _fill_bank(ports, ["dirty", "dirty"])
+    start = ports.time
+    reserve = _reserve_in_bank0(ports)
+    for _ in range(6):
+        if ports.time - start == fetch_at:
+            ports.fetch[5] = True
+        if not reserve.taken:
+            ports.step(ports.time)
+    reports = [(o, what, cycle - start) for o, what, cycle in owner.displaced_lines]
+    return ports.time - 1 - start, reports
+
+
+def test_a_reserve_finding_only_dirty_lines_waits_for_the_eviction():
+    """``OsuBank.advance``: the first dirty line is chosen (cycle 0), read out on the data
+    port (1), offered on ``writeback`` and taken (2: clean), then reserved (3)."""
+    taken, reports = _evicting_reserve()
+    assert taken == 3
+    assert reports == [(("r", 0), "written back", 2), (("r", 0), False, 3)]
+
+
+def test_a_writeback_waits_while_a_fetch_register_is_full():
+    """The transfer unit takes fetches first: a full fetch register delays the offer."""
+    assert _evicting_reserve(fetch_at=2)[0] == 4
+
+
+def test_an_eviction_at_once_is_caught(monkeypatch):
+    """Session 12's fast model evicted a dirty line in the reserve's own cycle."""
+    def dirty_taken(lines):
+        return next((("take", k) for k, line in enumerate(lines) if line.place != "used"),
+                    None)
+
+    monkeypatch.setattr(regless_ports, "allocation_choice", dirty_taken)
+    with pytest.raises(AssertionError):
+        test_a_reserve_finding_only_dirty_lines_waits_for_the_eviction()

@@ -808,6 +808,14 @@ class ReglessSM(RegisterStorage):
         line = self.lines[key] = _Line(values, bank)
         return line
 
+    def written_back(self, shard: _Shard, key, cycle: int) -> None:
+        """The ports wrote ``key``'s dirty line back in ``cycle`` (it stays, clean)."""
+        if key is None:
+            return
+        line = self.lines.get(key)
+        self._evict(shard, key, np.full(LANES, POISON, np.uint32) if line is None
+                    else line.values, cycle)
+
     def displaced(self, shard: _Shard, key, dirty: bool, cycle: int) -> None:
         """The ports' line of ``key`` goes to another register in ``cycle``: dropped if
         clean, evicted (written back) if dirty. Kept when a write of ``key`` is pending on

@@ -23,9 +23,23 @@ the golden model's:
   the transfer unit is taken as ready every cycle: its stalls are the miss path's).
 - ``written``: a taken write of an instruction's first destination word is reported from
   the next cycle, one per cycle, in order.
+- **Lines** (``OsuBank``'s tag store, session 13): each bank's lines are free, clean,
+  dirty or used, tagged ``(slot, reg)``, and change when the ports take a request: a
+  reserve or a preload hits its tag (the line is used again) or allocates the first free
+  line by index, else the first clean one (dropped: ``allocation_choice``); a write marks
+  the line written (dirty with its ``last_use``); a release frees it (``erase``) or puts it
+  on the dirty or clean list (written or not); an invalidation changes no line. A reserve
+  or a preload miss finding only dirty lines waits: in a cycle the tag port takes nothing
+  else the first dirty line is chosen, read out in the next cycle the data port is free (a
+  write or a read goes first; reads of the bank wait while the line is held), offered on
+  ``writeback`` (the lowest bank first, an offer not taken stays offered) and taken when
+  no fetch register is full (the transfer unit takes fetches first); the line is then
+  clean and allocated like any other. A reserve or preload hitting the line being evicted
+  waits.
 
-What it leaves to the fast model's estimates (the miss path): a reserve or a preload that
-needs a line evicted first, the fill of a preload miss and the transfer unit's stages.
+What it leaves to the fast model's estimates (the miss path): the fill of a preload miss,
+the transfer unit's three stages and the compressor's latencies (a fetch or a writeback is
+taken as soon as offered).
 """
 
 from collections import deque
@@ -92,6 +106,10 @@ class ShardPortTiming:
         self.lines = [[PortLine() for _ in range(lines)] for _ in range(banks)]
         self.where: list[dict] = [{} for _ in range(banks)]
         """Per bank, the line of each valid tag ``(slot, reg)`` (a line not free)."""
+        self.evict: list = [None] * banks
+        """Per bank, the eviction in flight: ``["chosen" or "held", line]``."""
+        self.offered = None
+        """The bank whose ``writeback`` offer was not taken last cycle."""
         self.written: deque = deque()
         self.fake: deque = deque()
         """``(slot, first cycle ACTIVE)`` of empty regions to drain with an issue."""
@@ -100,7 +118,7 @@ class ShardPortTiming:
 
     def idle(self) -> bool:
         return not (self.steps or self.written or self.fake or any(self.queues)
-                    or any(self.fetch))
+                    or any(self.fetch) or any(self.evict))
 
     # -- requests ----------------------------------------------------------------------
     def add(self, request: Request) -> Request:
@@ -173,50 +191,105 @@ class ShardPortTiming:
         return issue, presented
 
     def _banks(self, grants, now: int) -> list[Request]:
-        """Per bank: the data port (write > read) and the tag port (read > reserve >
-        queued preload or invalidation > release); the requests taken. A reserve or a
-        preload miss that finds no line to allocate is not taken this cycle."""
+        """Per bank: the data port (write > read > an eviction's read-out) and the tag port
+        (read > reserve > queued preload or invalidation > release); the requests taken.
+        A reserve or a preload miss that finds no free or clean line is not taken; if only
+        dirty lines are left the first is chosen for eviction, read out, offered on
+        ``writeback`` and, once taken, clean (``OsuBank.advance``)."""
         taken = []
         reads, reserves, writes, releases = (grants[k] for k in ("read", "reserve", "write",
                                                                  "release"))
-        queues, fetch = self.queues, self.fetch
+        queues, fetch, evict = self.queues, self.fetch, self.evict
+        writeback = self._writeback(now)
         granted = next((b for b, held in enumerate(fetch) if held), None)
         if granted is not None:
             fetch[granted] = False
         for bank in set(reads) | set(reserves) | set(writes) | set(releases) | {
-                b for b, queue in enumerate(queues) if queue and queue[0][0] <= now}:
-            write = writes.get(bank)
-            read = reads.get(bank)
-            if read is not None and write is None:
+                b for b, queue in enumerate(queues) if queue and queue[0][0] <= now} | {
+                b for b, out in enumerate(evict) if out is not None}:
+            write, read, reserve = writes.get(bank), reads.get(bank), reserves.get(bank)
+            out = evict[bank]
+            read_xfer = read is not None and write is None and (out is None
+                                                                or out[0] != "held")
+            if read_xfer:
                 taken.append(read)
+                took = False
             else:
-                self._tag_port(bank, reserves.get(bank), releases.get(bank), granted, now,
-                               taken)
+                took = self._tag_port(bank, reserve, releases.get(bank), granted, now, taken)
+            if out is None:
+                if not took:
+                    self._choose(bank, reserve, now)
+            elif out[0] == "chosen" and write is None and not read_xfer:
+                out[0] = "held"
             if write is not None:
                 taken.append(write)
                 self._write(bank, write)
+        if writeback is not None:
+            self._written_back(writeback, now)
         return taken
 
-    def _tag_port(self, bank, reserve, release, granted, now, taken) -> None:
+    def _writeback(self, now: int):
+        """The bank whose ``writeback`` offer the transfer unit takes in ``now`` (``None``:
+        none): the one left waiting, else the lowest holding an evicted line; taken when no
+        fetch register is full (the transfer unit takes fetches first)."""
+        bank = self.offered
+        if bank is None:
+            bank = next((b for b, out in enumerate(self.evict)
+                         if out is not None and out[0] == "held"), None)
+        if bank is None:
+            return None
+        self.offered = None if not any(self.fetch) else bank
+        return None if self.offered is not None else bank
+
+    def _written_back(self, bank: int, now: int) -> None:
+        line = self.lines[bank][self.evict[bank][1]]
+        self.evict[bank] = None
+        line.place, line.written = "clean", False
+        self.owner.written_back(self.shard, line.owner, now)
+
+    def _choose(self, bank: int, reserve, now: int) -> None:
+        """No tag operation this cycle: a reserve or a preload that misses with only dirty
+        lines left chooses the first for eviction."""
+        where = self.where[bank]
+        queue = self.queues[bank]
+        head = queue[0][1] if queue and queue[0][0] <= now else None
+        if not ((reserve is not None and (reserve.slot, reserve.reg) not in where)
+                or (head is not None and not head[3] and (head[1], head[2]) not in where)):
+            return
+        choice = allocation_choice(self.lines[bank])
+        if choice is not None and choice[0] == "evict":
+            self.evict[bank] = ["chosen", choice[1]]
+
+    def _tag_port(self, bank, reserve, release, granted, now, taken) -> bool:
         """The bank's tag port without a read: a reserve, else the queue's head, else a
-        release (``osu_bank._tag_port``); what it takes goes to ``taken``."""
+        release (``osu_bank._tag_port``); what it takes goes to ``taken``; whether it took
+        one."""
         if reserve is not None and self._reserve(bank, reserve, now):
             taken.append(reserve)
-            return
+            return True
         queue = self.queues[bank]
         if queue and queue[0][0] <= now and self._entry(bank, queue, granted, now):
-            return
+            return True
         if release is not None:
             taken.append(release)
             self._release(bank, release)
+            return True
+        return False
 
     def _reserve(self, bank: int, request: Request, now: int) -> bool:
         """A reserve hits its register's line, else allocates one (``_apply_tag``)."""
         index = self.where[bank].get((request.slot, request.reg))
         if index is None:
             return self._allocate(bank, request.slot, request.reg, request.owner, now)
+        if self._busy(bank, index):
+            return False
         self._hit(self.lines[bank][index], request.owner, now)
         return True
+
+    def _busy(self, bank: int, index: int) -> bool:
+        """The line is being evicted: a reserve or preload hitting it waits."""
+        out = self.evict[bank]
+        return out is not None and out[1] == index
 
     def _hit(self, line: PortLine, owner, now: int) -> None:
         """A reserve or preload found its tag: the line is in use again, now ``owner``'s
@@ -233,6 +306,8 @@ class ShardPortTiming:
         _, slot, reg, invalidate, owner = entry
         index = None if invalidate else self.where[bank].get((slot, reg))
         if index is not None:
+            if self._busy(bank, index):
+                return False
             self._hit(self.lines[bank][index], owner, now)
         else:
             if self.fetch[bank] and bank != granted:
@@ -245,18 +320,18 @@ class ShardPortTiming:
         return True
 
     def _allocate(self, bank: int, slot: int, reg: int, owner, now: int) -> bool:
-        """A line for ``(slot, reg)``: the first free, else the first clean (dropped), else
-        the first dirty (evicted) (``allocation_choice``); ``False`` if every line is in
-        use."""
+        """A line for ``(slot, reg)``: the first free, else the first clean (dropped)
+        (``allocation_choice``); ``False`` if there is none (a dirty line must be evicted
+        first: :meth:`_choose`)."""
         lines, where = self.lines[bank], self.where[bank]
         choice = allocation_choice(lines)
-        if choice is None:
+        if choice is None or choice[0] == "evict":
             return False
-        kind, index = choice
+        index = choice[1]
         line = lines[index]
         if line.place != "free":
             del where[line.tag]
-            self.owner.displaced(self.shard, line.owner, kind == "evict", now)
+            self.owner.displaced(self.shard, line.owner, False, now)
         line.place, line.tag, line.written, line.owner = "used", (slot, reg), False, owner
         where[(slot, reg)] = index
         return True
