@@ -6,6 +6,7 @@ import pytest
 
 from gpurf.sim.sm import regless_ports
 from gpurf.sim.sm.regless_ports import PORTS, Request, ShardPortTiming
+from gpurf.sim.sm.regless_transfer import TransferTiming
 
 
 class _Owner:
@@ -223,3 +224,40 @@ def test_an_eviction_at_once_is_caught(monkeypatch):
     monkeypatch.setattr(regless_ports, "allocation_choice", dirty_taken)
     with pytest.raises(AssertionError):
         test_a_reserve_finding_only_dirty_lines_waits_for_the_eviction()
+
+
+PARAMS = {"lines": 128, "banks": 8, "warps": 16, "regs": 64, "lanes": 32, "data_width": 32,
+          "compressor_lines": 16, "max_entries": 64, "instructions": 2}
+"""A gtx980 shard's parameters (``regless_exact.shard_params`` at 512 entries)."""
+
+
+class _Filling(_Owner):
+    def __init__(self):
+        super().__init__()
+        self.fills = []
+
+    def filled(self, shard, entry, cycle):
+        self.fills.append((entry[0], cycle))
+
+    def line_values(self, key):
+        return None
+
+
+def _preload_miss(latency: int):
+    """A preload of an uncompressed register missing in the OSU, its L1 read answered
+    ``latency`` cycles after it is served: the cycles it is taken and filled."""
+    owner = _Filling()
+    transfer = TransferTiming(PARAMS, lambda now, kind, key, op: now + latency)
+    ports = ShardPortTiming(owner, None, 8, 16, transfer)
+    ports.queues[0].append((0, ("p", 0, 0, False, ("k", 0))))
+    for cycle in range(latency + 12):
+        ports.step(cycle)
+    return owner.entries, owner.fills
+
+
+def test_a_preload_miss_is_filled_by_the_transfer_unit_after_the_l1_latency():
+    """Taken in cycle 0 (its fetch register full at the edge), the fetch is offered and
+    taken by the transfer unit (1), offered to the compressor (2), answered uncompressed
+    (3), sent to L1 (4), answered after the latency and filled the cycle after."""
+    for latency in (10, 20):
+        assert _preload_miss(latency) == ([("p", 0)], [("p", latency + 5)])

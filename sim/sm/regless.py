@@ -87,15 +87,18 @@ of writing them back (for the test that shows the check catches it).
 
 import heapq
 import itertools
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
 from gpurf.hw.params import check_bool, check_int_choice
+from gpurf.hw.regless.layouts import L1Op
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
 from .regless_ports import Request, ShardPortTiming
+from .regless_transfer import TransferTiming
 from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
@@ -254,6 +257,8 @@ class _WarpState:
         """Register -> the cycle its latest write completes in the SM."""
         self.write_req: dict = {}
         """Register -> its latest write request on the ports."""
+        self.write_reqs: dict = {}
+        """Register -> its write requests whose values the SM has not written yet."""
 
 
 class _Shard:
@@ -293,10 +298,6 @@ class _Shard:
         """The first cycle the CM has not decided yet."""
         self.issue_free = 0
         """The first cycle the scheduler is not issuing metadata instructions."""
-        self.compressed: OrderedDict = OrderedDict()
-        """Compressed lines in the compressor (line -> dirty), FIFO."""
-        self.compressor_free = 0
-        """The first cycle the compressor takes no request yet."""
 
 
 INF = float("inf")
@@ -366,8 +367,13 @@ class ReglessSM(RegisterStorage):
         self.slots = sm.config.slots
         self.shards = [_Shard(i, self.lines_per_bank, sm.config.slots)
                        for i in range(sm.config.subcores)]
+        from .regless_exact import shard_params
+
+        params = shard_params(self.program, self.config, sm.config.subcores, sm.config.slots)
         for shard in self.shards:
-            shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank)
+            transfer = TransferTiming(params, partial(self._l1_port, shard),
+                                      compressor=self.config.compressor)
+            shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank, transfer)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
         """``(warp key, reg)`` -> the values of its OSU line (which line, and when it
@@ -409,18 +415,26 @@ class ReglessSM(RegisterStorage):
     def entry_taken(self, shard: _Shard, entry: tuple, cycle: int, hit: bool) -> None:
         """The OSU bank took a descriptor entry of the region in ``cycle``
         (:class:`~gpurf.sim.sm.regless_ports.ShardPortTiming`): a hit or an invalidation is
-        acknowledged then, a miss when its line arrives (the fast model's estimate from
-        ``cycle``). The warp is ACTIVE the cycle after the last acknowledgement."""
+        acknowledged then, a miss when the transfer unit fills its line (:meth:`filled`).
+        The warp is ACTIVE the cycle after the last acknowledgement."""
         state, _, reg, invalidate, _ = entry
-        done = cycle + 1
         if invalidate:
-            self._invalidate(shard, state, reg, cycle)
+            self._invalidate(state, reg)
         elif hit:
             self._preload_hit(state, reg)
         else:
             state.far = True
-            done = self._preload(shard, state, reg, (state.warp.slot + reg) % BANKS, cycle)
-        state.bound = max(state.bound, done)
+            self._preload(state, reg, (state.warp.slot + reg) % BANKS)
+            return
+        self._acknowledged(state, cycle)
+
+    def filled(self, shard: _Shard, entry: tuple, cycle: int) -> None:
+        """The transfer unit filled a preload miss's line in ``cycle``: acknowledged."""
+        self._acknowledged(entry[0], cycle)
+
+    def _acknowledged(self, state: _WarpState, cycle: int) -> None:
+        """A preload or invalidation of the region acknowledged in ``cycle``."""
+        state.bound = max(state.bound, cycle + 1)
         state.entries -= 1
         if not state.entries:
             state.active_at = state.bound
@@ -450,13 +464,8 @@ class ReglessSM(RegisterStorage):
         dispatch."""
         self._catch_up(sub, now)
         state = self.warps[(warp.block.id, warp.index)]
-        sources, dests = self.flags[pc]
         writes = self.sm.info.writes[pc]
         landed = done if writes else now
-        if sources:
-            self._later(now + 0.5, self._flag, state.key, sources)
-        if dests:
-            self._later(landed + 0.5, self._flag, state.key, dests)
         for reg in writes:
             state.landed[reg] = landed
         if landed > state.drained_at:
@@ -495,6 +504,7 @@ class ReglessSM(RegisterStorage):
             new.append(write)
             state.write_done[reg] = max(state.write_done.get(reg, 0), done)
             state.write_req[reg] = write
+            state.write_reqs.setdefault(reg, deque()).append(write)
             (touched.discard if flag else touched.add)(reg)
         released = {reg for reg, _ in sources}
         touched.update(reg for reg in self.sm.info.reads[pc] if reg not in released)
@@ -560,6 +570,10 @@ class ReglessSM(RegisterStorage):
                                   np.full(LANES, POISON, np.uint32))
         line.values = np.where(lanes, values, line.values)
         line.dirty = True
+        pending = self.warps[key[0]].write_reqs.get(reg)
+        if pending:
+            base = self.shards[warp.subcore].ports.base(warp.slot, reg)
+            pending.popleft().data = np.where(lanes, values, 0 if base is None else base)
 
     def read(self, warp, reg, cycle, lanes):
         self._apply(cycle + 0.25)
@@ -771,37 +785,27 @@ class ReglessSM(RegisterStorage):
             self.counts["preloads_never_stored"] += 1
             self.lines[key] = _Line(np.full(LANES, POISON, np.uint32), 0)
 
-    def _preload(self, shard, state, reg, bank, cycle) -> int:
-        """Bring ``reg`` into the OSU (a miss) from cycle ``cycle`` on; the cycle it
-        arrives."""
+    def _preload(self, state, reg, bank) -> None:
+        """A preload miss: ``reg``'s values come back from the compressor, else from L1
+        (its timing is the transfer unit's)."""
         key = (state.key, reg)
-        if self.config.compressor:
-            cycle = self._compressor_slot(shard, cycle) + 1
-            if key in self.packed:
-                self._allocate(key, bank, self.packed[key].copy())
-                arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
-                self.counts[f"preloads_{source}"] += 1
-                return arrival + 2
+        if self.config.compressor and key in self.packed:
+            self._allocate(key, bank, self.packed[key].copy())
+            self.counts["preloads_compressor"] += 1
+            return
         values = self.l1.get(key)
         if values is None:
             self.counts["preloads_never_stored"] += 1
             values = np.full(LANES, POISON, np.uint32)
         self._allocate(key, bank, values.copy())
-        arrival, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
-                                     cycle)
-        self.counts["preloads_l1" if hit else "preloads_l2"] += 1
-        return arrival
 
-    def _invalidate(self, shard, state, reg, cycle) -> None:
+    def _invalidate(self, state, reg) -> None:
         """``reg`` is dead: its compressed and L1 copies go; its OSU line stays where it is
         (the golden bank's invalidation only fills the fetch register)."""
         key = (state.key, reg)
         self.counts["invalidations"] += 1
         self.packed.pop(key, None)
-        if self.l1.pop(key, None) is not None:
-            self.sm.l1.serve(cycle)
-            self.counts["l1_register_requests"] += 1
-            self.counts["invalidations_l1"] += 1
+        self.l1.pop(key, None)
 
     def _allocate(self, key, bank: int, values) -> _Line:
         """The values of ``key``'s new line (the ports chose the line)."""
@@ -813,8 +817,12 @@ class ReglessSM(RegisterStorage):
         if key is None:
             return
         line = self.lines.get(key)
-        self._evict(shard, key, np.full(LANES, POISON, np.uint32) if line is None
-                    else line.values, cycle)
+        self._evict(key, np.full(LANES, POISON, np.uint32) if line is None else line.values)
+
+    def line_values(self, key):
+        """``key``'s values (a preload's fill)."""
+        line = self.lines.get(key)
+        return None if line is None else line.values
 
     def displaced(self, shard: _Shard, key, dirty: bool, cycle: int) -> None:
         """The ports' line of ``key`` goes to another register in ``cycle``: dropped if
@@ -828,70 +836,45 @@ class ReglessSM(RegisterStorage):
         if not (pending and not pending.reserve.taken):
             self.lines.pop(key, None)
         if dirty:
-            values = np.full(LANES, POISON, np.uint32) if line is None else line.values
-            self._evict(shard, key, values, cycle)
+            self._evict(key, np.full(LANES, POISON, np.uint32) if line is None
+                        else line.values)
 
-    def _evict(self, shard, key, values, cycle) -> None:
-        """A dirty line leaves the OSU: compressed into the compressor, else to L1."""
+    def _evict(self, key, values) -> None:
+        """A dirty line leaves the OSU: compressed into the compressor when one of its
+        patterns matches, else to L1 (its timing is the transfer unit's)."""
         self.counts["evictions"] += 1
         if self.config.lossy:
             return
-        slot = self.warps[key[0]].warp.slot
-        if self.config.compressor:
-            cycle = self._compressor_slot(shard, cycle) + 1
         if self.config.compressor and compressible(values):
             self.packed[key] = values.copy()
             self.l1.pop(key, None)
-            self._compressed_line(shard, slot, key[1], cycle, dirty=True)
             self.counts["evictions_compressed"] += 1
             return
         self.packed.pop(key, None)
         self.l1[key] = values.copy()
-        self._l1_write(self._line_address(shard.index, slot, key[1]), cycle)
-
-    def _compressor_slot(self, shard: _Shard, cycle: int) -> int:
-        """The cycle the shard's compressor takes a request made in ``cycle`` (Table 1:
-        "one read or write per cycle")."""
-        taken = max(cycle, shard.compressor_free)
-        shard.compressor_free = taken + 1
-        self.counts["compressor_wait"] += taken - cycle
-        return taken
-
-    def _compressed_line(self, shard, slot, reg, cycle, *, dirty=False) -> tuple[int, str]:
-        """The compressed line of ``(slot, reg)`` in the compressor from ``cycle``: the
-        cycle it is there and where it came from (compressor, l1, l2)."""
-        index = (reg * self.slots + slot) // SLOTS_PER_LINE
-        cache = shard.compressed
-        if index in cache:
-            cache[index] = cache[index] or dirty
-            return cycle, "compressor"
-        base, shards = REGISTER_BASE + (1 << 36) + shard.index, len(self.shards)
-        cache[index] = dirty
-        if len(cache) > COMPRESSED_LINES:
-            old, changed = cache.popitem(last=False)
-            if changed:
-                self._l1_write(base + old * shards, cycle)
-        arrival, hit = self._l1_read(base + index * shards, cycle)
-        return arrival, "l1" if hit else "l2"
 
     def _line_address(self, shard_index: int, slot: int, reg: int) -> int:
         warps = self.slots * len(self.shards)
         return REGISTER_BASE + reg * warps + shard_index * self.slots + slot
 
-    def _l1_read(self, line: int, cycle: int) -> tuple[int, bool]:
-        """Read a register line through the SM's L1 port: the cycle it arrives, L1 hit?"""
-        l1, sm = self.sm.l1, self.sm
+    def _l1_port(self, shard: _Shard, now: int, kind: str, key, op: L1Op) -> int:
+        """A request of the shard's transfer unit or compressor on the SM's L1 port in
+        ``now`` (one request per cycle, FIFO with the data accesses); a read: the cycle its
+        line is there (the L1 hit or miss latency)."""
+        sm, l1 = self.sm, self.sm.l1
+        line = self._line_address(shard.index, *key) if kind == "r" else \
+            REGISTER_BASE + (1 << 36) + shard.index + key * len(self.shards)
         self.counts["l1_register_requests"] += 1
-        served = l1.serve(cycle)
-        self.counts["l1_port_wait"] += served - cycle - 1
-        hit = self.store.lookup(line, True)
-        return served + (sm.hit_after if hit else sm.miss_after), hit
-
-    def _l1_write(self, line: int, cycle: int) -> None:
-        """Write a register line: one L1 port cycle; no fetch (the whole line is written)."""
-        l1 = self.sm.l1
-        self.counts["l1_register_requests"] += 1
-        self.counts["l1_port_wait"] += l1.serve(cycle) - cycle - 1
+        served = l1.serve(now)
+        self.counts["l1_port_wait"] += served - now - 1
+        if op == L1Op.READ:
+            hit = self.store.lookup(line, True)
+            if kind == "r":
+                self.counts["preloads_l1" if hit else "preloads_l2"] += 1
+            return served + (sm.hit_after if hit else sm.miss_after)
+        if op == L1Op.INVALIDATE:
+            self.counts["invalidations_l1"] += 1
+            return served
         store = self.store
         if self.config.l1_bytes or l1.enabled:
             entries = store.sets[line % len(store.sets)]
@@ -899,6 +882,7 @@ class ReglessSM(RegisterStorage):
             entries.move_to_end(line)
             if len(entries) > store.ways:
                 entries.popitem(last=False)
+        return served
 
     # -- timed actions on the values ---------------------------------------------------
     def _later(self, when: float, action, *args) -> None:
@@ -911,11 +895,6 @@ class ReglessSM(RegisterStorage):
             _, _, action, args = heapq.heappop(actions)
             action(*args)
 
-    def _flag(self, warp_key, flags) -> None:
-        """Last uses: an erased register's values go (its line is freed on the ports)."""
-        for reg, erase in flags:
-            if erase:
-                self.lines.pop((warp_key, reg), None)
 
     # -- results -------------------------------------------------------------------------
     def summary(self) -> dict:

@@ -58,8 +58,8 @@ class Request:
     """A register unit's request: ``kind`` read / release / reserve / write / issue of
     ``reg`` of warp slot ``slot``, offered from cycle ``due``."""
 
-    __slots__ = ("bank", "dispatch", "due", "flag", "info", "issue", "kind", "owner", "reg",
-                 "reserve", "slot", "taken", "written")
+    __slots__ = ("bank", "data", "dispatch", "due", "flag", "info", "issue", "kind", "owner",
+                 "reg", "reserve", "slot", "taken", "written")
 
     def __init__(self, kind: str, slot: int, reg: int, due: int, bank: int, *,
                  dispatch: int | None = None, flag: int = 0, owner=None):
@@ -69,6 +69,9 @@ class Request:
         """A release's ``erase``, a write's ``last_use``."""
         self.owner = owner
         """The register's key in the fast model (a line's owner once allocated)."""
+        self.data = None
+        """A write's lanes as the OSU's write port carries them (:meth:`ShardPortTiming.
+        base`)."""
         self.taken = False
         self.reserve = self.issue = None
         self.written = False
@@ -81,10 +84,16 @@ class PortLine:
     / dirty / used, ``tag`` ``(slot, reg)``, ``written`` since allocated, and ``owner``, the
     fast model's key of the register it holds."""
 
-    __slots__ = ("owner", "place", "tag", "written")
+    __slots__ = ("data", "entry", "filling", "owner", "place", "tag", "written")
 
     def __init__(self):
         self.place, self.tag, self.written, self.owner = "free", None, False, None
+        self.filling = False
+        """A preload miss's line until the transfer unit fills it."""
+        self.entry = None
+        """The queue entry of the preload filling it."""
+        self.data = None
+        """The data store's lanes (kept when the line is allocated again)."""
 
 
 class ShardPortTiming:
@@ -94,15 +103,21 @@ class ShardPortTiming:
     cycle, hit)``) and of each line whose register leaves the OSU (``displaced(shard,
     owner, dirty, cycle)``: dropped if clean, evicted if dirty)."""
 
-    def __init__(self, owner, shard, banks: int, lines: int = 16):
+    def __init__(self, owner, shard, banks: int, lines: int = 16, transfer=None):
         self.owner, self.shard, self.banks = owner, shard, banks
+        self.transfer = transfer
+        """The transfer unit, compressor and L1 port
+        (:class:`~gpurf.sim.sm.regless_transfer.TransferTiming`); ``None``: a fetch or a
+        writeback is taken as soon as offered (a fetch first) and no line is filled."""
         self.steps: list[Request] = []
         self.queues = [deque() for _ in range(banks)]
         """Per bank, ``[cycle offered from, entry]`` of the capacity manager's queue; an
         entry is ``(token, slot, reg, invalidate, owner)``."""
-        self.fetch = [False] * banks
-        """Per bank, the fetch register holds an invalidation or a preload miss for the
-        transfer unit."""
+        self.fetch: list = [None] * banks
+        """Per bank, the fetch register: an invalidation or a preload miss for the transfer
+        unit (``{warp, reg, line, invalidate}``), or ``None``."""
+        self.offered_fetch = None
+        """The bank whose ``fetch`` offer was not taken last cycle."""
         self.lines = [[PortLine() for _ in range(lines)] for _ in range(banks)]
         self.where: list[dict] = [{} for _ in range(banks)]
         """Per bank, the line of each valid tag ``(slot, reg)`` (a line not free)."""
@@ -118,7 +133,8 @@ class ShardPortTiming:
 
     def idle(self) -> bool:
         return not (self.steps or self.written or self.fake or any(self.queues)
-                    or any(self.fetch) or any(self.evict))
+                    or any(self.fetch) or any(self.evict)
+                    or (self.transfer is not None and not self.transfer.idle()))
 
     # -- requests ----------------------------------------------------------------------
     def add(self, request: Request) -> Request:
@@ -134,6 +150,21 @@ class ShardPortTiming:
                 self.steps.insert(index, request)
                 return
         self.steps.append(request)
+
+    def base(self, slot: int, reg: int):
+        """The lanes a write of ``(slot, reg)`` in fewer than all lanes is merged with
+        (``ShardPorts.value``): a write still waiting for its port, else the line's data
+        while it is in use and filled; ``None``: zeros."""
+        for request in reversed(self.steps):
+            if request.kind == "write" and request.slot == slot and request.reg == reg \
+                    and request.data is not None:
+                return request.data
+        bank = (slot + reg) % self.banks
+        index = self.where[bank].get((slot, reg))
+        if index is None:
+            return None
+        line = self.lines[bank][index]
+        return line.data if line.place == "used" and not line.filling else None
 
     # -- one cycle -----------------------------------------------------------------------
     def step(self, now: int) -> None:
@@ -191,55 +222,92 @@ class ShardPortTiming:
         return issue, presented
 
     def _banks(self, grants, now: int) -> list[Request]:
-        """Per bank: the data port (write > read > an eviction's read-out) and the tag port
-        (read > reserve > queued preload or invalidation > release); the requests taken.
-        A reserve or a preload miss that finds no free or clean line is not taken; if only
-        dirty lines are left the first is chosen for eviction, read out, offered on
-        ``writeback`` and, once taken, clean (``OsuBank.advance``)."""
+        """Per bank: the data port (write > read > the transfer unit's fill > an eviction's
+        read-out) and the tag port (read > reserve > queued preload or invalidation >
+        release); the requests taken. A reserve or a preload miss that finds no free or
+        clean line is not taken; if only dirty lines are left the first is chosen for
+        eviction, read out, offered on ``writeback`` and, once taken, clean
+        (``OsuBank.advance``). Then the transfer unit's edge."""
         taken = []
         reads, reserves, writes, releases = (grants[k] for k in ("read", "reserve", "write",
                                                                  "release"))
         queues, fetch, evict = self.queues, self.fetch, self.evict
-        writeback = self._writeback(now)
-        granted = next((b for b, held in enumerate(fetch) if held), None)
+        grant_fetch, grant_wb = self._grants()
+        transfer = self.transfer
+        if transfer is not None and grant_fetch is None and grant_wb is None \
+                and transfer.idle():
+            transfer = None  # nothing offered, nothing in flight: the edge changes nothing
+        if transfer is None:
+            fetch_ready, wb_ready, fill = True, grant_fetch is None, None
+        else:
+            shown = transfer.show(grant_fetch is not None)
+            fetch_ready, wb_ready = shown["fetch_ready"], shown["writeback_ready"]
+            fill = shown["fill"]
+        fetch_offer = None if grant_fetch is None else fetch[grant_fetch]
+        wb_offer = None if grant_wb is None else self._offer_line(grant_wb)
+        self.offered_fetch = None if grant_fetch is None or fetch_ready else grant_fetch
+        self.offered = None if grant_wb is None or wb_ready else grant_wb
+        granted = grant_fetch if fetch_ready else None
         if granted is not None:
-            fetch[granted] = False
+            fetch[granted] = None
+        fill_bank = None if fill is None else fill[0][1]
+        fill_ready = 0
         for bank in set(reads) | set(reserves) | set(writes) | set(releases) | {
                 b for b, queue in enumerate(queues) if queue and queue[0][0] <= now} | {
-                b for b, out in enumerate(evict) if out is not None}:
+                b for b, out in enumerate(evict) if out is not None} | (
+                set() if fill_bank is None else {fill_bank}):
             write, read, reserve = writes.get(bank), reads.get(bank), reserves.get(bank)
             out = evict[bank]
             read_xfer = read is not None and write is None and (out is None
                                                                 or out[0] != "held")
+            filled = bank == fill_bank and write is None and not read_xfer
+            if bank == fill_bank:
+                fill_ready = int(filled)
+            took = False
             if read_xfer:
                 taken.append(read)
-                took = False
             else:
-                took = self._tag_port(bank, reserve, releases.get(bank), granted, now, taken)
+                took = self._tag_port(bank, reserve, releases.get(bank), granted, filled,
+                                      now, taken)
             if out is None:
                 if not took:
                     self._choose(bank, reserve, now)
-            elif out[0] == "chosen" and write is None and not read_xfer:
+            elif out[0] == "chosen" and write is None and not read_xfer and not filled:
                 out[0] = "held"
             if write is not None:
                 taken.append(write)
                 self._write(bank, write)
-        if writeback is not None:
-            self._written_back(writeback, now)
+            if filled:
+                line = self.lines[bank][fill[0][0]]
+                if line.filling:
+                    line.filling = False
+                    line.data = self.owner.line_values(line.owner)
+                    self.owner.filled(self.shard, line.entry, now)
+        if grant_wb is not None and wb_ready:
+            self._written_back(grant_wb, now)
+        if transfer is not None:
+            transfer.advance(now, fetch_offer, wb_offer, fill_ready)
         return taken
 
-    def _writeback(self, now: int):
-        """The bank whose ``writeback`` offer the transfer unit takes in ``now`` (``None``:
-        none): the one left waiting, else the lowest holding an evicted line; taken when no
-        fetch register is full (the transfer unit takes fetches first)."""
-        bank = self.offered
-        if bank is None:
-            bank = next((b for b, out in enumerate(self.evict)
-                         if out is not None and out[0] == "held"), None)
-        if bank is None:
-            return None
-        self.offered = None if not any(self.fetch) else bank
-        return None if self.offered is not None else bank
+    def _grants(self) -> tuple:
+        """The banks whose ``fetch`` and ``writeback`` offers the OSU shows: the one left
+        waiting, else the lowest with an offer (``Osu._grant``)."""
+        grant_fetch = self.offered_fetch
+        if grant_fetch is None:
+            grant_fetch = next((b for b, held in enumerate(self.fetch) if held), None)
+        grant_wb = self.offered
+        if grant_wb is None:
+            grant_wb = next((b for b, out in enumerate(self.evict)
+                             if out is not None and out[0] == "held"), None)
+        return grant_fetch, grant_wb
+
+    def _offer_line(self, bank: int) -> dict:
+        """The ``writeback`` offer of the bank's evicted line."""
+        index = self.evict[bank][1]
+        line = self.lines[bank][index]
+        data = line.data
+        return {"warp": line.tag[0], "reg": line.tag[1], "line": (index, bank),
+                "data": [0] * 32 if data is None else data.tolist()}
 
     def _written_back(self, bank: int, now: int) -> None:
         line = self.lines[bank][self.evict[bank][1]]
@@ -260,7 +328,7 @@ class ShardPortTiming:
         if choice is not None and choice[0] == "evict":
             self.evict[bank] = ["chosen", choice[1]]
 
-    def _tag_port(self, bank, reserve, release, granted, now, taken) -> bool:
+    def _tag_port(self, bank, reserve, release, granted, filled, now, taken) -> bool:
         """The bank's tag port without a read: a reserve, else the queue's head, else a
         release (``osu_bank._tag_port``); what it takes goes to ``taken``; whether it took
         one."""
@@ -268,11 +336,11 @@ class ShardPortTiming:
             taken.append(reserve)
             return True
         queue = self.queues[bank]
-        if queue and queue[0][0] <= now and self._entry(bank, queue, granted, now):
+        if queue and queue[0][0] <= now and self._entry(bank, queue, granted, filled, now):
             return True
         if release is not None:
             taken.append(release)
-            self._release(bank, release)
+            self._release(bank, release, now)
             return True
         return False
 
@@ -287,9 +355,9 @@ class ShardPortTiming:
         return True
 
     def _busy(self, bank: int, index: int) -> bool:
-        """The line is being evicted: a reserve or preload hitting it waits."""
+        """The line is being filled or evicted: a reserve or preload hitting it waits."""
         out = self.evict[bank]
-        return out is not None and out[1] == index
+        return self.lines[bank][index].filling or (out is not None and out[1] == index)
 
     def _hit(self, line: PortLine, owner, now: int) -> None:
         """A reserve or preload found its tag: the line is in use again, now ``owner``'s
@@ -299,22 +367,29 @@ class ShardPortTiming:
             self.owner.displaced(self.shard, line.owner, False, now)
             line.owner = owner
 
-    def _entry(self, bank: int, queue, granted, now: int) -> bool:
-        """The queue's head: an invalidation or a preload miss needs the fetch register
-        (free, or emptied by the transfer unit this cycle); a miss also a line."""
+    def _entry(self, bank: int, queue, granted, filled: bool, now: int) -> bool:
+        """The queue's head: a hit or an invalidation not while the bank takes a fill; an
+        invalidation or a preload miss needs the fetch register (free, or emptied by the
+        transfer unit this cycle); a miss also a line, filled later."""
         entry = queue[0][1]
         _, slot, reg, invalidate, owner = entry
         index = None if invalidate else self.where[bank].get((slot, reg))
         if index is not None:
-            if self._busy(bank, index):
+            if self._busy(bank, index) or filled:
                 return False
             self._hit(self.lines[bank][index], owner, now)
         else:
-            if self.fetch[bank] and bank != granted:
+            if (self.fetch[bank] and bank != granted) or (invalidate and filled):
                 return False
             if not invalidate and not self._allocate(bank, slot, reg, owner, now):
                 return False
-            self.fetch[bank] = True
+            line = 0
+            if not invalidate:
+                line = self.where[bank][(slot, reg)]
+                self.lines[bank][line].filling = True
+                self.lines[bank][line].entry = entry
+            self.fetch[bank] = {"warp": slot, "reg": reg, "line": (line, bank),
+                                "invalidate": int(invalidate)}
         queue.popleft()
         self.owner.entry_taken(self.shard, entry, now, index is not None)
         return True
@@ -333,6 +408,7 @@ class ShardPortTiming:
             del where[line.tag]
             self.owner.displaced(self.shard, line.owner, False, now)
         line.place, line.tag, line.written, line.owner = "used", (slot, reg), False, owner
+        line.filling = False
         where[(slot, reg)] = index
         return True
 
@@ -342,10 +418,11 @@ class ShardPortTiming:
             line = self.lines[bank][index]
             if line.place == "used":
                 line.written = True
+                line.data = request.data
                 if request.flag:
                     line.place = "dirty"
 
-    def _release(self, bank: int, request: Request) -> None:
+    def _release(self, bank: int, request: Request, now: int) -> None:
         where = self.where[bank]
         index = where.get((request.slot, request.reg))
         if index is None:
@@ -356,5 +433,6 @@ class ShardPortTiming:
         if request.flag:
             line.place, line.written = "free", False
             del where[line.tag]
+            self.owner.displaced(self.shard, line.owner, False, now)
         else:
             line.place = "dirty" if line.written else "clean"
