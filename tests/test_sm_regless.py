@@ -240,16 +240,6 @@ def test_register_lines_are_lru_sets():
     assert not store.lookup(1, False) and not store.lookup(1, False)
 
 
-def test_compressor_takes_one_request_per_cycle():
-    from gpurf.sim.sm.regless import ReglessSM, _Shard
-    from gpurf.sim.sm.run import load_workload
-
-    regless = ReglessSM(load_workload("saxpy")[1])
-    shard = _Shard(0, 16)
-    assert [regless._compressor_slot(shard, c) for c in (5, 5, 5, 9)] == [5, 6, 7, 9]
-    assert regless.counts["compressor_wait"] == 3
-
-
 def test_registers_sharing_the_data_l1_stay_correct():
     assert ReglessConfig.parse("256+sharedl1") == ReglessConfig(capacity=256, l1_bytes=0)
     with pytest.raises(ValueError):

@@ -48,25 +48,29 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   first instruction issues (no warp of that scheduler issues then); the descriptor itself
   is in the metadata store when the warp reaches the stack (the decode stage runs ahead).
   ``metadata=False`` turns the cost off.
-- **OSU** (5.2): lines not held by an active region sit on the free, clean or dirty lists;
-  allocation takes free, then the oldest clean (dropped), then the oldest dirty (written
-  back first). A preload that finds its line (from an earlier region's output) takes it off
-  the list; otherwise it goes to the compressor, then to L1. Last-use flags act when the
-  instruction has read its operands (a source) or written its result (a destination):
-  erase frees the line, evict puts it on the clean or dirty list.
-- **Compressor** (5.3): bit vector of compressed registers (1 cycle on every miss), 16
-  cached compressed lines of 15 registers (FIFO; a dirty line replaced is written back to
-  L1), 2 more cycles for a compressed register, its line fetched from L1 when missing. A
-  dirty line evicted from the OSU is stored compressed when one of the 5 patterns matches,
-  else written to L1 as a full line. The compressor takes one request per cycle (Table 1:
-  a preload's bit-vector match, an eviction). ``compressor=False`` sends everything to L1.
+- **OSU** (5.2), the golden bank's lines (:class:`~gpurf.sim.sm.regless_ports.PortLine`,
+  changed when the ports take a request, since session 13): a reserve or a preload hits
+  its register's line or allocates the first free line by index, else the first clean one
+  (dropped); with only dirty lines left the first is evicted (read out, offered on
+  ``writeback`` after any fetch, then clean) while the request waits. A release frees
+  the line (erase) or puts it on the dirty or clean list; an invalidation leaves it. The
+  values (:class:`_Line`) follow: a line given to another register drops its values, a
+  written-back one is stored compressed or in L1.
+- **Compressor and transfer unit** (5.3): the golden ones, stepped every cycle
+  (:mod:`gpurf.sim.sm.regless_transfer`): the transfer unit's three one-request stages
+  (fetches before writebacks), the compressor's cycles per request (bit-vector check or
+  pattern match, tag match, the compressed line's L1 refill: 16 cached lines of 15
+  registers, FIFO, a changed line written back) and the shared L1 port. A preload miss
+  is acknowledged when its line is filled. A dirty line evicted from the OSU is stored
+  compressed when one of the 5 patterns matches, else written to L1 as a full line.
+  ``compressor=False``: every request is answered at once, uncompressed (to L1).
 - **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
   FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
   allocates the line without going to L2); a register read that misses in L1 pays the L2
   latency. Register lines have their own addresses (above the data's), one 128-byte line
   per (register, sub-core, warp slot), register-major so a register's lines spread over
   the L1's sets, and one per compressed line. An invalidation reaches L1 (one port cycle)
-  only for a register with an L1 copy (paper 6.5; the golden shard's ``l1_copy`` bit).
+  only for a register with an L1 copy (paper 6.5; the transfer unit's ``l1_copies``).
   The L1's capacity is the paper's (Table 1: 48 KB, "data accesses bypassed"): register
   lines have 48 KB of LRU sets to themselves, while the data keep the SM's L1 (the gtx980
   preset caches them, in the baseline too); ``l1_bytes=0`` (``sharedl1``) puts register
@@ -87,6 +91,7 @@ of writing them back (for the test that shows the check catches it).
 
 import heapq
 import itertools
+import math
 from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass, replace
 from functools import partial
@@ -103,7 +108,8 @@ from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
 
-__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_regless"]
+__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_regless",
+           "shard_params"]
 
 BANKS = 8
 CAPACITIES = (256, 384, 512, 768, 1024)
@@ -208,6 +214,22 @@ def compressible(values: np.ndarray) -> bool:
         if np.array_equal((base + offsets).astype(np.uint32), values):
             return True
     return False
+
+
+REGS = 64
+"""Registers per warp of the golden shard (the block's default, so one Verilator build of
+the shard at its defaults replays every kernel's trace; the suite's kernels use at most
+36)."""
+
+
+def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> dict:
+    """The ``regless.shard`` parameters of one sub-core's shard for ``program``."""
+    from .timing import static_info
+
+    registers = max(REGS, static_info(program).registers)
+    return {"lines": config.capacity // subcores, "banks": BANKS, "warps": slots,
+            "regs": 1 << math.ceil(math.log2(registers)), "lanes": LANES, "data_width": 32,
+            "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2}
 
 
 class _Line:
@@ -367,8 +389,6 @@ class ReglessSM(RegisterStorage):
         self.slots = sm.config.slots
         self.shards = [_Shard(i, self.lines_per_bank, sm.config.slots)
                        for i in range(sm.config.subcores)]
-        from .regless_exact import shard_params
-
         params = shard_params(self.program, self.config, sm.config.subcores, sm.config.slots)
         for shard in self.shards:
             transfer = TransferTiming(params, partial(self._l1_port, shard),
@@ -905,7 +925,7 @@ class ReglessSM(RegisterStorage):
         counts["preloads"] = preloads
         for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
                      "invalidations", "l1_register_requests", "unflagged_lines",
-                     "preloads_never_stored", "l1_port_wait", "compressor_wait",
+                     "preloads_never_stored", "l1_port_wait",
                      "boundaries",
                      *(f"wait_{w}" for w in WAITS),
                      "metadata_instructions", "activations"):
