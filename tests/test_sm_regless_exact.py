@@ -206,12 +206,17 @@ def _oldest_first(monkeypatch):
 
 
 def _evict_at_once(monkeypatch):
-    """Session 12's eviction: a dirty line is given to the reserve or preload at once."""
-    def choice(lines):
-        found = GOLDEN_CHOICE(lines)
-        return found if found is None else ("take", found[1])
+    """Session 12's eviction: a dirty line is written back and given to the reserve or
+    preload in the same cycle."""
+    def allocate(self, bank, slot, reg, owner, now):
+        choice = GOLDEN_CHOICE(self.lines[bank])
+        if choice is not None and choice[0] == "evict":
+            line = self.lines[bank][choice[1]]
+            line.place, line.written = "clean", False
+            self.owner.written_back(self.shard, line.owner, now)
+        return _ALLOCATE(self, bank, slot, reg, owner, now)
 
-    monkeypatch.setattr(regless_ports, "allocation_choice", choice)
+    monkeypatch.setattr(regless_ports.ShardPortTiming, "_allocate", allocate)
 
 
 def _compressor_at_once(monkeypatch):
@@ -220,9 +225,11 @@ def _compressor_at_once(monkeypatch):
     monkeypatch.setattr(regless_transfer.Compressor, "advance", _answer_at_once)
 
 
-def _answer_at_once(self, request_valid, request, *_):
+def _answer_at_once(self, request_valid, request, response_ready, *_):
     from gpurf.golden.regless.compressor import Shown
 
+    if self.shown.response is not None and not response_ready:
+        return
     self.job = None
     self.shown = Shown(request_ready=1)
     if request_valid:
@@ -233,6 +240,7 @@ def _answer_at_once(self, request_valid, request, *_):
 
 EVICT = CompressorOp.EVICT.value
 _RELEASE = regless_ports.ShardPortTiming._release
+_ALLOCATE = regless_ports.ShardPortTiming._allocate
 GOLDEN_CHOICE = regless_ports.allocation_choice
 
 
@@ -244,10 +252,13 @@ def test_a_broken_fast_model_diverges(monkeypatch, broken, kernel):
     """A fast model without one of the golden rules diverges from the golden shard (saxpy:
     the stack, the banks' port order, the fetch register; histogram, where the OSU misses:
     the line choice, the eviction's wait, the compressor's cycles), and the agreement test
-    above fails on it."""
+    above fails on it (or its run stops: a register lost)."""
     exact = _exact(kernel)
     broken(monkeypatch)
-    result = compare(kernel, exact=exact)
+    try:
+        result = compare(kernel, exact=exact)
+    except ReglessError:
+        return  # the eviction at once also loses a register: the value check stops it
     assert result["first_divergence"] is not None
     with pytest.raises(AssertionError):
         _agrees_as_documented(result, kernel)

@@ -25,16 +25,18 @@ __all__ = ["TransferTiming"]
 
 
 class _NoCompressor:
-    """Answers every request in the cycle it is offered, uncompressed."""
+    """Answers every request the cycle after it is taken, uncompressed, and holds the
+    answer until the transfer unit takes it (as the compressor's ``_respond``)."""
 
     def __init__(self):
         self.shown = Shown(request_ready=1)
-        self.compressed = set()
 
     def accepts(self, response_ready) -> bool:
-        return True
+        return self.shown.response is None or bool(response_ready)
 
-    def advance(self, request_valid, request, *_):
+    def advance(self, request_valid, request, response_ready, *_):
+        if self.shown.response is not None and not response_ready:
+            return
         self.shown = Shown(request_ready=1, response=(0, 0)) if request_valid \
             else Shown(request_ready=1)
 
