@@ -37,9 +37,12 @@ the golden model's:
   clean and allocated like any other. A reserve or preload hitting the line being evicted
   waits.
 
-What it leaves to the fast model's estimates (the miss path): the fill of a preload miss,
-the transfer unit's three stages and the compressor's latencies (a fetch or a writeback is
-taken as soon as offered).
+- **Transfer unit** (``transfer``, :class:`~gpurf.sim.sm.regless_transfer.TransferTiming`:
+  the golden transfer unit, compressor and L1 port): it says when a fetch or a writeback
+  is taken and fills a preload miss's line on the data port (after a write and a read;
+  the preload is acknowledged then). Without one (``transfer=None``, the directed tests)
+  a fetch register is emptied one bank per cycle, a writeback taken when no fetch
+  register is full, and no line is filled.
 """
 
 from collections import deque
