@@ -253,15 +253,14 @@ def test_an_invalidation_leaves_the_osu_line():
     compressed copy goes, its OSU line stays until the ports give it to another register."""
     from types import SimpleNamespace
 
-    from gpurf.sim.sm.regless import ReglessSM, _Line, _Shard
+    from gpurf.sim.sm.regless import ReglessSM, _Line
     from gpurf.sim.sm.run import load_workload
 
     regless = ReglessSM(load_workload("saxpy")[1])
-    shard = _Shard(0, 16)
     state = SimpleNamespace(key=(0, 0))
     key = (state.key, 4)
     regless.lines = {key: _Line(np.zeros(32, np.uint32), 4)}
     regless.packed, regless.l1 = {key: np.zeros(32, np.uint32)}, {}
-    regless._invalidate(shard, state, 4, 10)
+    regless._invalidate(state, 4)
     assert list(regless.lines) == [key] and not regless.packed
     assert regless.counts["invalidations"] == 1
