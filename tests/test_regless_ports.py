@@ -2,20 +2,30 @@
 (``gpurf.sim.sm.regless_ports``); the kernels' agreement with the golden shard itself is
 ``tests/test_sm_regless_exact.py``."""
 
+import pytest
+
+from gpurf.sim.sm import regless_ports
 from gpurf.sim.sm.regless_ports import PORTS, Request, ShardPortTiming
+from gpurf.sim.sm.regless_transfer import TransferTiming
 
 
 class _Owner:
     """Records what the ports report to the fast model."""
 
     def __init__(self):
-        self.cycles, self.entries = [], []
+        self.cycles, self.entries, self.displaced_lines = [], [], []
 
     def port_cycle(self, shard, cycle, issue, written, fake):
         self.cycles.append((cycle, None if issue is None else issue.slot, written, fake))
 
-    def entry_taken(self, shard, entry, cycle):
+    def entry_taken(self, shard, entry, cycle, hit):
         self.entries.append((entry[0], cycle))
+
+    def displaced(self, shard, owner, dirty, cycle):
+        self.displaced_lines.append((owner, dirty, cycle))
+
+    def written_back(self, shard, owner, cycle):
+        self.displaced_lines.append((owner, "written back", cycle))
 
 
 def _ports():
@@ -59,7 +69,7 @@ def test_tag_port_order_read_reserve_queue_release():
     read = ports.add(Request("read", 0, 3, 0, 3))
     release = ports.add(Request("release", 1, 2, 0, 3))
     reserve = ports.add(Request("reserve", 2, 1, 0, 3))
-    ports.queues[3].append((0, ("entry", None, 0, False)))
+    ports.queues[3].append((0, ("entry", 0, 4, False, None)))
     assert _taken_at(ports, [read, reserve, release]) == [0, 1, 3]
     assert owner.entries == [("entry", 2)]
 
@@ -104,7 +114,7 @@ def test_written_reports_one_per_cycle_in_offer_order():
 def test_invalidations_wait_for_the_fetch_register_lowest_bank_first():
     ports, owner = _ports()
     for bank in (4, 2, 4):
-        ports.queues[bank].append((0, (f"b{bank}", None, 0, True)))
+        ports.queues[bank].append((0, (f"b{bank}", 0, bank, True, None)))
     for cycle in range(4):
         ports.step(cycle)
     assert owner.entries == [("b2", 0), ("b4", 0), ("b4", 2)]
@@ -118,3 +128,136 @@ def test_an_empty_region_drains_in_a_cycle_no_instruction_issues():
     for cycle in range(4):
         ports.step(cycle)
     assert [c for c in owner.cycles if c[3] is not None] == [(2, None, None, 7)]
+
+
+def _fill_bank(ports, places, order=None):
+    """Bank 0's lines in ``places`` (``"clean"`` / ``"dirty"``), line ``k`` holding
+    register ``8 * k`` of slot 0 owned by ``("r", 8 * k)``: all reserved, then released in
+    ``order`` (line indices; default by index)."""
+    for k in range(len(places)):
+        ports.add(Request("reserve", 0, 8 * k, ports.time, 0, owner=("r", 8 * k)))
+        ports.step(ports.time)
+    for k in order or range(len(places)):
+        line = ports.lines[0][k]
+        line.written = places[k] == "dirty"
+        release = ports.add(Request("release", 0, 8 * k, ports.time, 0, owner=("r", 8 * k)))
+        ports.step(ports.time)
+        assert release.taken and line.place == places[k]
+
+
+def _reserve_in_bank0(ports, reg=64):
+    return ports.add(Request("reserve", 0, reg, ports.time, 0, owner=("new", reg)))
+
+
+def test_a_reserve_takes_the_first_free_line_by_index():
+    owner = _Owner()
+    ports = ShardPortTiming(owner, None, 8, 3)
+    _fill_bank(ports, ["dirty", "clean"])
+    reserve = _reserve_in_bank0(ports)
+    ports.step(ports.time)
+    assert reserve.taken and ports.where[0][(0, 64)] == 2 and not owner.displaced_lines
+
+
+def test_a_reserve_drops_the_first_clean_line_by_index_not_the_oldest():
+    """``allocation_choice``: no free line, so the first clean one by index (line 1), not
+    the one released first (line 2) nor a dirty one (line 0)."""
+    _drops_first_clean()
+
+
+def test_an_oldest_first_line_choice_is_caught(monkeypatch):
+    """The fast model's session-12 choice (clean lines in release order) fails the test."""
+    def oldest_clean(lines):
+        clean = [k for k, line in enumerate(lines) if line.place == "clean"]
+        return ("take", clean[-1]) if clean else None
+
+    monkeypatch.setattr(regless_ports, "allocation_choice", oldest_clean)
+    with pytest.raises(AssertionError):
+        _drops_first_clean()
+
+
+def _drops_first_clean():
+    owner = _Owner()
+    ports = ShardPortTiming(owner, None, 8, 3)
+    _fill_bank(ports, ["dirty", "clean", "clean"], order=[2, 0, 1])
+    reserve = _reserve_in_bank0(ports)
+    ports.step(ports.time)
+    assert reserve.taken and ports.where[0][(0, 64)] == 1
+    assert [(o, d) for o, d, _ in owner.displaced_lines] == [(("r", 8), False)]
+
+
+def _evicting_reserve(*, fetch_at=None):
+    """Bank 0 holds only dirty lines; a reserve of a new register: the cycle it is taken,
+    relative to the cycle it was offered, and the lines' reports (relative cycles)."""
+    owner = _Owner()
+    ports = ShardPortTiming(owner, None, 8, 2)
+    _fill_bank(ports, ["dirty", "dirty"])
+    start = ports.time
+    reserve = _reserve_in_bank0(ports)
+    for _ in range(6):
+        if ports.time - start == fetch_at:
+            ports.fetch[5] = True
+        if not reserve.taken:
+            ports.step(ports.time)
+    reports = [(o, what, cycle - start) for o, what, cycle in owner.displaced_lines]
+    return ports.time - 1 - start, reports
+
+
+def test_a_reserve_finding_only_dirty_lines_waits_for_the_eviction():
+    """``OsuBank.advance``: the first dirty line is chosen (cycle 0), read out on the data
+    port (1), offered on ``writeback`` and taken (2: clean), then reserved (3)."""
+    taken, reports = _evicting_reserve()
+    assert taken == 3
+    assert reports == [(("r", 0), "written back", 2), (("r", 0), False, 3)]
+
+
+def test_a_writeback_waits_while_a_fetch_register_is_full():
+    """The transfer unit takes fetches first: a full fetch register delays the offer."""
+    assert _evicting_reserve(fetch_at=2)[0] == 4
+
+
+def test_an_eviction_at_once_is_caught(monkeypatch):
+    """Session 12's fast model evicted a dirty line in the reserve's own cycle."""
+    def dirty_taken(lines):
+        return next((("take", k) for k, line in enumerate(lines) if line.place != "used"),
+                    None)
+
+    monkeypatch.setattr(regless_ports, "allocation_choice", dirty_taken)
+    with pytest.raises(AssertionError):
+        test_a_reserve_finding_only_dirty_lines_waits_for_the_eviction()
+
+
+PARAMS = {"lines": 128, "banks": 8, "warps": 16, "regs": 64, "lanes": 32, "data_width": 32,
+          "compressor_lines": 16, "max_entries": 64, "instructions": 2}
+"""A gtx980 shard's parameters (``regless_exact.shard_params`` at 512 entries)."""
+
+
+class _Filling(_Owner):
+    def __init__(self):
+        super().__init__()
+        self.fills = []
+
+    def filled(self, shard, entry, cycle):
+        self.fills.append((entry[0], cycle))
+
+    def line_values(self, key):
+        return None
+
+
+def _preload_miss(latency: int):
+    """A preload of an uncompressed register missing in the OSU, its L1 read answered
+    ``latency`` cycles after it is served: the cycles it is taken and filled."""
+    owner = _Filling()
+    transfer = TransferTiming(PARAMS, lambda now, kind, key, op: now + latency)
+    ports = ShardPortTiming(owner, None, 8, 16, transfer)
+    ports.queues[0].append((0, ("p", 0, 0, False, ("k", 0))))
+    for cycle in range(latency + 12):
+        ports.step(cycle)
+    return owner.entries, owner.fills
+
+
+def test_a_preload_miss_is_filled_by_the_transfer_unit_after_the_l1_latency():
+    """Taken in cycle 0 (its fetch register full at the edge), the fetch is offered and
+    taken by the transfer unit (1), offered to the compressor (2), answered uncompressed
+    (3), sent to L1 (4), answered after the latency and filled the cycle after."""
+    for latency in (10, 20):
+        assert _preload_miss(latency) == ([("p", 0)], [("p", latency + 5)])

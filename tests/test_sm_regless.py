@@ -240,16 +240,6 @@ def test_register_lines_are_lru_sets():
     assert not store.lookup(1, False) and not store.lookup(1, False)
 
 
-def test_compressor_takes_one_request_per_cycle():
-    from gpurf.sim.sm.regless import ReglessSM, _Shard
-    from gpurf.sim.sm.run import load_workload
-
-    regless = ReglessSM(load_workload("saxpy")[1])
-    shard = _Shard(0, 16)
-    assert [regless._compressor_slot(shard, c) for c in (5, 5, 5, 9)] == [5, 6, 7, 9]
-    assert regless.counts["compressor_wait"] == 3
-
-
 def test_registers_sharing_the_data_l1_stay_correct():
     assert ReglessConfig.parse("256+sharedl1") == ReglessConfig(capacity=256, l1_bytes=0)
     with pytest.raises(ValueError):
@@ -258,24 +248,19 @@ def test_registers_sharing_the_data_l1_stay_correct():
     assert out["preloads_l1"] + out["preloads_l2"] > 0
 
 
-def test_an_invalidation_frees_the_osu_line_unless_held():
-    """5.2.2: "Registers marked for invalidation are added to the free list"; a line the
-    region holds (an invalidating preload brought it) stays."""
+def test_an_invalidation_leaves_the_osu_line():
+    """As the golden bank (an invalidation only fills its fetch register): the register's
+    compressed copy goes, its OSU line stays until the ports give it to another register."""
     from types import SimpleNamespace
 
-    from gpurf.sim.sm.regless import ReglessSM, _Line, _Shard
+    from gpurf.sim.sm.regless import ReglessSM, _Line
     from gpurf.sim.sm.run import load_workload
 
     regless = ReglessSM(load_workload("saxpy")[1])
-    shard = _Shard(0, 16)
-    regless.lines, regless.packed, regless.l1 = {}, {}, {}
     state = SimpleNamespace(key=(0, 0))
-    for reg, held in ((4, False), (5, True)):
-        line = regless.lines[(state.key, reg)] = _Line(np.zeros(32, np.uint32), reg % 8)
-        line.held = held
-        if not held:
-            shard.cached[line.bank][(state.key, reg)] = line
-    regless._invalidate(shard, state, 4, 10)
-    regless._invalidate(shard, state, 5, 10)
-    assert list(regless.lines) == [(state.key, 5)] and not shard.cached[4]
-    assert regless.counts["invalidations_osu"] == 1
+    key = (state.key, 4)
+    regless.lines = {key: _Line(np.zeros(32, np.uint32), 4)}
+    regless.packed, regless.l1 = {key: np.zeros(32, np.uint32)}, {}
+    regless._invalidate(state, 4)
+    assert list(regless.lines) == [key] and not regless.packed
+    assert regless.counts["invalidations"] == 1

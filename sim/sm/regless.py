@@ -48,25 +48,29 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   first instruction issues (no warp of that scheduler issues then); the descriptor itself
   is in the metadata store when the warp reaches the stack (the decode stage runs ahead).
   ``metadata=False`` turns the cost off.
-- **OSU** (5.2): lines not held by an active region sit on the free, clean or dirty lists;
-  allocation takes free, then the oldest clean (dropped), then the oldest dirty (written
-  back first). A preload that finds its line (from an earlier region's output) takes it off
-  the list; otherwise it goes to the compressor, then to L1. Last-use flags act when the
-  instruction has read its operands (a source) or written its result (a destination):
-  erase frees the line, evict puts it on the clean or dirty list.
-- **Compressor** (5.3): bit vector of compressed registers (1 cycle on every miss), 16
-  cached compressed lines of 15 registers (FIFO; a dirty line replaced is written back to
-  L1), 2 more cycles for a compressed register, its line fetched from L1 when missing. A
-  dirty line evicted from the OSU is stored compressed when one of the 5 patterns matches,
-  else written to L1 as a full line. The compressor takes one request per cycle (Table 1:
-  a preload's bit-vector match, an eviction). ``compressor=False`` sends everything to L1.
+- **OSU** (5.2), the golden bank's lines (:class:`~gpurf.sim.sm.regless_ports.PortLine`,
+  changed when the ports take a request, since session 13): a reserve or a preload hits
+  its register's line or allocates the first free line by index, else the first clean one
+  (dropped); with only dirty lines left the first is evicted (read out, offered on
+  ``writeback`` after any fetch, then clean) while the request waits. A release frees
+  the line (erase) or puts it on the dirty or clean list; an invalidation leaves it. The
+  values (:class:`_Line`) follow: a line given to another register drops its values, a
+  written-back one is stored compressed or in L1.
+- **Compressor and transfer unit** (5.3): the golden ones, stepped every cycle
+  (:mod:`gpurf.sim.sm.regless_transfer`): the transfer unit's three one-request stages
+  (fetches before writebacks), the compressor's cycles per request (bit-vector check or
+  pattern match, tag match, the compressed line's L1 refill: 16 cached lines of 15
+  registers, FIFO, a changed line written back) and the shared L1 port. A preload miss
+  is acknowledged when its line is filled. A dirty line evicted from the OSU is stored
+  compressed when one of the 5 patterns matches, else written to L1 as a full line.
+  ``compressor=False``: every request is answered at once, uncompressed (to L1).
 - **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
   FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
   allocates the line without going to L2); a register read that misses in L1 pays the L2
   latency. Register lines have their own addresses (above the data's), one 128-byte line
   per (register, sub-core, warp slot), register-major so a register's lines spread over
   the L1's sets, and one per compressed line. An invalidation reaches L1 (one port cycle)
-  only for a register with an L1 copy (paper 6.5; the golden shard's ``l1_copy`` bit).
+  only for a register with an L1 copy (paper 6.5; the transfer unit's ``l1_copies``).
   The L1's capacity is the paper's (Table 1: 48 KB, "data accesses bypassed"): register
   lines have 48 KB of LRU sets to themselves, while the data keep the SM's L1 (the gtx980
   preset caches them, in the baseline too); ``l1_bytes=0`` (``sharedl1``) puts register
@@ -87,20 +91,25 @@ of writing them back (for the test that shows the check catches it).
 
 import heapq
 import itertools
-from collections import OrderedDict, defaultdict
+import math
+from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
 from gpurf.hw.params import check_bool, check_int_choice
+from gpurf.hw.regless.layouts import L1Op
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
 from .regless_ports import Request, ShardPortTiming
+from .regless_transfer import TransferTiming
 from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
 
-__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_regless"]
+__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_regless",
+           "shard_params"]
 
 BANKS = 8
 CAPACITIES = (256, 384, 512, 768, 1024)
@@ -207,13 +216,29 @@ def compressible(values: np.ndarray) -> bool:
     return False
 
 
+REGS = 64
+"""Registers per warp of the golden shard (the block's default, so one Verilator build of
+the shard at its defaults replays every kernel's trace; the suite's kernels use at most
+36)."""
+
+
+def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> dict:
+    """The ``regless.shard`` parameters of one sub-core's shard for ``program``."""
+    from .timing import static_info
+
+    registers = max(REGS, static_info(program).registers)
+    return {"lines": config.capacity // subcores, "banks": BANKS, "warps": slots,
+            "regs": 1 << math.ceil(math.log2(registers)), "lanes": LANES, "data_width": 32,
+            "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2}
+
+
 class _Line:
     """An OSU line: a warp register's 32 lanes, dirty since it came from L1?"""
 
-    __slots__ = ("bank", "dirty", "held", "values")
+    __slots__ = ("bank", "dirty", "values")
 
     def __init__(self, values, bank, *, dirty=False):
-        self.values, self.bank, self.dirty, self.held = values, bank, dirty, True
+        self.values, self.bank, self.dirty = values, bank, dirty
 
 
 class _WarpState:
@@ -252,6 +277,10 @@ class _WarpState:
         """Registers the region read or wrote without a last-use flag."""
         self.write_done: dict[int, int] = {}
         """Register -> the cycle its latest write completes in the SM."""
+        self.write_req: dict = {}
+        """Register -> its latest write request on the ports."""
+        self.write_reqs: dict = {}
+        """Register -> its write requests whose values the SM has not written yet."""
 
 
 class _Shard:
@@ -291,13 +320,6 @@ class _Shard:
         """The first cycle the CM has not decided yet."""
         self.issue_free = 0
         """The first cycle the scheduler is not issuing metadata instructions."""
-        self.held = [0] * BANKS
-        self.cached = [OrderedDict() for _ in range(BANKS)]
-        """Per bank, ``key -> line`` on the clean / dirty lists, oldest first."""
-        self.compressed: OrderedDict = OrderedDict()
-        """Compressed lines in the compressor (line -> dirty), FIFO."""
-        self.compressor_free = 0
-        """The first cycle the compressor takes no request yet."""
 
 
 INF = float("inf")
@@ -367,12 +389,15 @@ class ReglessSM(RegisterStorage):
         self.slots = sm.config.slots
         self.shards = [_Shard(i, self.lines_per_bank, sm.config.slots)
                        for i in range(sm.config.subcores)]
+        params = shard_params(self.program, self.config, sm.config.subcores, sm.config.slots)
         for shard in self.shards:
-            shard.ports = ShardPortTiming(self, shard, BANKS)
+            transfer = TransferTiming(params, partial(self._l1_port, shard),
+                                      compressor=self.config.compressor)
+            shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank, transfer)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
-        """``(warp key, reg)`` -> its OSU line (held by a region or on a list)."""
-        self.held: dict[tuple, set] = defaultdict(set)
+        """``(warp key, reg)`` -> the values of its OSU line (which line, and when it
+        leaves, is the ports' :class:`~gpurf.sim.sm.regless_ports.PortLine`)."""
         self.l1: dict[tuple, np.ndarray] = {}
         """Register values in L1 (and beyond): the backing store."""
         self.packed: dict[tuple, np.ndarray] = {}
@@ -407,15 +432,29 @@ class ReglessSM(RegisterStorage):
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
 
-    def entry_taken(self, shard: _Shard, entry: tuple, cycle: int) -> None:
+    def entry_taken(self, shard: _Shard, entry: tuple, cycle: int, hit: bool) -> None:
         """The OSU bank took a descriptor entry of the region in ``cycle``
         (:class:`~gpurf.sim.sm.regless_ports.ShardPortTiming`): a hit or an invalidation is
-        acknowledged then, a miss when its line arrives (the fast model's estimate, moved by
-        the cycles the entry waited in its queue). The warp is ACTIVE the cycle after the
-        last acknowledgement."""
-        state, arrival, offered, _ = entry
-        done = cycle + 1 if arrival is None else arrival + cycle - offered
-        state.bound = max(state.bound, done)
+        acknowledged then, a miss when the transfer unit fills its line (:meth:`filled`).
+        The warp is ACTIVE the cycle after the last acknowledgement."""
+        state, _, reg, invalidate, _ = entry
+        if invalidate:
+            self._invalidate(state, reg)
+        elif hit:
+            self._preload_hit(state, reg)
+        else:
+            state.far = True
+            self._preload(state, reg, (state.warp.slot + reg) % BANKS)
+            return
+        self._acknowledged(state, cycle)
+
+    def filled(self, shard: _Shard, entry: tuple, cycle: int) -> None:
+        """The transfer unit filled a preload miss's line in ``cycle``: acknowledged."""
+        self._acknowledged(entry[0], cycle)
+
+    def _acknowledged(self, state: _WarpState, cycle: int) -> None:
+        """A preload or invalidation of the region acknowledged in ``cycle``."""
+        state.bound = max(state.bound, cycle + 1)
         state.entries -= 1
         if not state.entries:
             state.active_at = state.bound
@@ -445,13 +484,8 @@ class ReglessSM(RegisterStorage):
         dispatch."""
         self._catch_up(sub, now)
         state = self.warps[(warp.block.id, warp.index)]
-        sources, dests = self.flags[pc]
         writes = self.sm.info.writes[pc]
         landed = done if writes else now
-        if sources:
-            self._later(now + 0.5, self._flag, state.key, sources)
-        if dests:
-            self._later(landed + 0.5, self._flag, state.key, dests)
         for reg in writes:
             state.landed[reg] = landed
         if landed > state.drained_at:
@@ -460,8 +494,6 @@ class ReglessSM(RegisterStorage):
         state.left_to_dispatch -= 1
         last = not state.left_to_dispatch and not state.left_to_issue
         self._requests(self.shards[sub.index].ports, state, pc, now, done, last)
-        if last:
-            self._drain(state, now)
         return done
 
     def _requests(self, ports: ShardPortTiming, state: _WarpState, pc: int, now: int,
@@ -474,28 +506,36 @@ class ReglessSM(RegisterStorage):
         slot = state.warp.slot
         sources, dests = (sorted(flags) for flags in self.flags[pc])
         touched = state.touched
-        for reg, _ in sources:
-            ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS, dispatch=now))
+        key = state.key
+        for reg, erase in sources:
+            ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS, dispatch=now,
+                              flag=int(erase), owner=(key, reg)))
             touched.discard(reg)
         last_use = {reg for reg, _ in dests}
         writes = self.sm.info.writes[pc]
         new = []
         for k, reg in enumerate(writes):
-            bank = (slot + reg) % BANKS
-            reserve = ports.add(Request("reserve", slot, reg, now, bank, dispatch=now))
-            write = ports.add(Request("write", slot, reg, max(now, done - 1), bank))
+            bank, flag = (slot + reg) % BANKS, int(reg in last_use)
+            reserve = ports.add(Request("reserve", slot, reg, now, bank, dispatch=now,
+                                        owner=(key, reg)))
+            write = ports.add(Request("write", slot, reg, max(now, done - 1), bank,
+                                      flag=flag, owner=(key, reg)))
             write.reserve, write.written = reserve, k == 0
             new.append(write)
             state.write_done[reg] = max(state.write_done.get(reg, 0), done)
-            (touched.discard if reg in last_use else touched.add)(reg)
+            state.write_req[reg] = write
+            state.write_reqs.setdefault(reg, deque()).append(write)
+            (touched.discard if flag else touched.add)(reg)
         released = {reg for reg, _ in sources}
         touched.update(reg for reg in self.sm.info.reads[pc] if reg not in released)
         if last:
             for reg in sorted(touched):
                 self.counts["unflagged_releases"] += 1
-                if state.write_done.get(reg, 0) <= now:
+                if state.write_done.get(reg, 0) > now:
+                    state.write_req[reg].flag = 1
+                else:
                     ports.add(Request("release", slot, reg, now, (slot + reg) % BANKS,
-                                      dispatch=now))
+                                      dispatch=now, owner=(key, reg)))
             touched.clear()
         issue = ports.add(Request("issue", slot, -1, now, 0, dispatch=now))
         issue.info = (state, bool(writes), (slot + writes[0]) % BANKS if writes else 0, last)
@@ -540,27 +580,20 @@ class ReglessSM(RegisterStorage):
                  drained: bool = False) -> None:
         heapq.heappush(shard.releases, (cycle, next(self.sequence), state, lines, drained))
 
-    def _drain(self, state: _WarpState, now: int) -> None:
-        """The region read its last operands in cycle ``now``: its lines without a last-use
-        flag go on the lists (the values' side; the capacity manager's drain follows the
-        ``issue`` port, :meth:`port_cycle`)."""
-        if state.drained_at > now + 1:
-            in_flight_regs = frozenset(reg for reg, at in state.landed.items() if at > now)
-            self._later(now + 0.75, self._release_lines, state.key, in_flight_regs)
-        self._later(state.drained_at + 0.75, self._release_lines, state.key, frozenset())
-
     # -- RegisterStorage: the values -----------------------------------------------------
     def write(self, warp, reg, values, lanes, cycle, pc):
         self._apply(cycle)
         key = ((warp.block, warp.warp), reg)
         line = self.lines.get(key)
         if line is None:
-            line = self._allocate(key, warp.subcore, (warp.slot + reg) % BANKS,
-                                  np.full(LANES, POISON, np.uint32), cycle)
-        elif not line.held:
-            self._hold(key, line, warp.subcore)
+            line = self._allocate(key, (warp.slot + reg) % BANKS,
+                                  np.full(LANES, POISON, np.uint32))
         line.values = np.where(lanes, values, line.values)
         line.dirty = True
+        pending = self.warps[key[0]].write_reqs.get(reg)
+        if pending:
+            base = self.shards[warp.subcore].ports.base(warp.slot, reg)
+            pending.popleft().data = np.where(lanes, values, 0 if base is None else base)
 
     def read(self, warp, reg, cycle, lanes):
         self._apply(cycle + 0.25)
@@ -568,10 +601,9 @@ class ReglessSM(RegisterStorage):
         self._run(shard, cycle)
         shard.ports.add_read(Request("read", warp.slot, reg, cycle, (warp.slot + reg) % BANKS))
         line = self.lines.get(((warp.block, warp.warp), reg))
-        if line is None or not line.held:
-            where = "is not in the OSU" if line is None else "is not held by its region"
+        if line is None:
             raise ReglessError(f"{self.program.kernel.file}: {warp}, cycle {cycle}: read of "
-                               f"R{reg}, which {where} (lost by RegLess)")
+                               f"R{reg}, which is not in the OSU (lost by RegLess)")
         return line.values
 
     # -- the capacity manager ------------------------------------------------------------
@@ -733,28 +765,15 @@ class ReglessSM(RegisterStorage):
         self._apply(cycle)
         entries = self.entries[start]
         shard.header_free = cycle + 1 + len(entries)
-        near = self.counts["preloads_osu"]
-        preloads = 0
         queues = shard.ports.queues
         for k, (reg, preload) in enumerate(entries, start=1):
-            bank = (warp.slot + reg) % BANKS
-            at = cycle + k + 1
-            arrival = None
-            if preload:
-                preloads += 1
-                served = self.counts["preloads_osu"]
-                arrival = self._preload(shard, state, reg, bank, at)
-                if self.counts["preloads_osu"] > served:
-                    arrival = None
-            else:
-                self._invalidate(shard, state, reg, at)
-            fetch = not preload or arrival is not None
-            queues[bank].append((at, (state, arrival, at, fetch)))
+            queues[(warp.slot + reg) % BANKS].append(
+                (cycle + k + 1, (state, warp.slot, reg, not preload, (state.key, reg))))
         state.bound = cycle + 2
         state.entries = len(entries)
         state.active_at = INF if entries else state.bound
         state.activated_at = cycle
-        state.far = self.counts["preloads_osu"] - near < preloads
+        state.far = False
         if not entries:
             self._staged(state, state.bound)
         self.counts["activations"] += 1
@@ -778,148 +797,104 @@ class ReglessSM(RegisterStorage):
         counts["wait_barrier"] += state.pushed_at - drained - 1
 
     # -- preloads, invalidations, evictions ----------------------------------------------
-    def _preload(self, shard, state, reg, bank, cycle) -> int:
-        """Bring ``reg`` into the OSU from cycle ``cycle`` on; the cycle it arrives."""
+    def _preload_hit(self, state, reg) -> None:
+        """A preload found its register's line in the OSU."""
+        self.counts["preloads_osu"] += 1
         key = (state.key, reg)
-        line = self.lines.get(key)
-        if line is not None:
-            if not line.held:
-                self._hold(key, line, shard.index)
-            self.counts["preloads_osu"] += 1
-            return cycle + 1
-        if self.config.compressor:
-            cycle = self._compressor_slot(shard, cycle) + 1
-            if key in self.packed:
-                self._allocate(key, shard.index, bank, self.packed[key].copy(), cycle)
-                arrival, source = self._compressed_line(shard, state.warp.slot, reg, cycle)
-                self.counts[f"preloads_{source}"] += 1
-                return arrival + 2
+        if key not in self.lines:
+            self.counts["preloads_never_stored"] += 1
+            self.lines[key] = _Line(np.full(LANES, POISON, np.uint32), 0)
+
+    def _preload(self, state, reg, bank) -> None:
+        """A preload miss: ``reg``'s values come back from the compressor, else from L1
+        (its timing is the transfer unit's)."""
+        key = (state.key, reg)
+        if self.config.compressor and key in self.packed:
+            self._allocate(key, bank, self.packed[key].copy())
+            self.counts["preloads_compressor"] += 1
+            return
         values = self.l1.get(key)
         if values is None:
             self.counts["preloads_never_stored"] += 1
             values = np.full(LANES, POISON, np.uint32)
-        self._allocate(key, shard.index, bank, values.copy(), cycle)
-        arrival, hit = self._l1_read(self._line_address(shard.index, state.warp.slot, reg),
-                                     cycle)
-        self.counts["preloads_l1" if hit else "preloads_l2"] += 1
-        return arrival
+        self._allocate(key, bank, values.copy())
 
-    def _invalidate(self, shard, state, reg, cycle) -> None:
-        """``reg`` is dead: its compressed and L1 copies go, and its OSU line, unless the
-        region holds it (an invalidating preload), goes to the free list (5.2.2:
-        "Registers marked for invalidation are added to the free list to be recycled")."""
+    def _invalidate(self, state, reg) -> None:
+        """``reg`` is dead: its compressed and L1 copies go; its OSU line stays where it is
+        (the golden bank's invalidation only fills the fetch register)."""
         key = (state.key, reg)
         self.counts["invalidations"] += 1
-        line = self.lines.get(key)
-        if line is not None and not line.held:
-            del shard.cached[line.bank][key]
-            del self.lines[key]
-            self.counts["invalidations_osu"] += 1
         self.packed.pop(key, None)
-        if self.l1.pop(key, None) is not None:
-            self.sm.l1.serve(cycle)
-            self.counts["l1_register_requests"] += 1
-            self.counts["invalidations_l1"] += 1
+        self.l1.pop(key, None)
 
-    def _allocate(self, key, shard_index: int, bank: int, values, cycle) -> _Line:
-        """A line of ``bank`` for ``key``: free, else the oldest clean (dropped), else the
-        oldest dirty (evicted first)."""
-        shard = self.shards[shard_index]
-        cached = shard.cached[bank]
-        if shard.held[bank] + len(cached) >= shard.lines_per_bank:
-            if not cached:
-                raise ReglessError(f"{self.program.kernel.file}: OSU bank {bank} of shard "
-                                   f"{shard_index} has no line for R{key[1]} of {key[0]} "
-                                   "(every line held)")
-            victim = next((k for k, line in cached.items() if not line.dirty), None)
-            if victim is None:
-                victim = next(iter(cached))
-            line = cached.pop(victim)
-            del self.lines[victim]
-            if line.dirty:
-                self._evict(shard, victim, line.values, cycle)
+    def _allocate(self, key, bank: int, values) -> _Line:
+        """The values of ``key``'s new line (the ports chose the line)."""
         line = self.lines[key] = _Line(values, bank)
-        shard.held[bank] += 1
-        self.held[key[0]].add(key[1])
         return line
 
-    def _hold(self, key, line: _Line, shard_index: int) -> None:
-        shard = self.shards[shard_index]
-        del shard.cached[line.bank][key]
-        line.held = True
-        shard.held[line.bank] += 1
-        self.held[key[0]].add(key[1])
+    def written_back(self, shard: _Shard, key, cycle: int) -> None:
+        """The ports wrote ``key``'s dirty line back in ``cycle`` (it stays, clean)."""
+        if key is None:
+            return
+        line = self.lines.get(key)
+        self._evict(key, np.full(LANES, POISON, np.uint32) if line is None else line.values)
 
-    def _unhold(self, key, line: _Line, shard: _Shard, *, erase: bool) -> None:
-        line.held = False
-        shard.held[line.bank] -= 1
-        self.held[key[0]].discard(key[1])
-        if erase:
-            del self.lines[key]
-        else:
-            shard.cached[line.bank][key] = line
+    def line_values(self, key):
+        """``key``'s values (a preload's fill)."""
+        line = self.lines.get(key)
+        return None if line is None else line.values
 
-    def _evict(self, shard, key, values, cycle) -> None:
-        """A dirty line leaves the OSU: compressed into the compressor, else to L1."""
+    def displaced(self, shard: _Shard, key, dirty: bool, cycle: int) -> None:
+        """The ports' line of ``key`` goes to another register in ``cycle``: dropped if
+        clean, evicted (written back) if dirty. Kept when a write of ``key`` is pending on
+        the ports with its reserve not yet taken (the SM wrote the new value already)."""
+        if key is None:
+            return
+        state = self.warps.get(key[0])
+        pending = state is not None and state.write_req.get(key[1])
+        line = self.lines.get(key)
+        if not (pending and not pending.reserve.taken):
+            self.lines.pop(key, None)
+        if dirty:
+            self._evict(key, np.full(LANES, POISON, np.uint32) if line is None
+                        else line.values)
+
+    def _evict(self, key, values) -> None:
+        """A dirty line leaves the OSU: compressed into the compressor when one of its
+        patterns matches, else to L1 (its timing is the transfer unit's)."""
         self.counts["evictions"] += 1
         if self.config.lossy:
             return
-        slot = self.warps[key[0]].warp.slot
-        if self.config.compressor:
-            cycle = self._compressor_slot(shard, cycle) + 1
         if self.config.compressor and compressible(values):
             self.packed[key] = values.copy()
             self.l1.pop(key, None)
-            self._compressed_line(shard, slot, key[1], cycle, dirty=True)
             self.counts["evictions_compressed"] += 1
             return
         self.packed.pop(key, None)
         self.l1[key] = values.copy()
-        self._l1_write(self._line_address(shard.index, slot, key[1]), cycle)
-
-    def _compressor_slot(self, shard: _Shard, cycle: int) -> int:
-        """The cycle the shard's compressor takes a request made in ``cycle`` (Table 1:
-        "one read or write per cycle")."""
-        taken = max(cycle, shard.compressor_free)
-        shard.compressor_free = taken + 1
-        self.counts["compressor_wait"] += taken - cycle
-        return taken
-
-    def _compressed_line(self, shard, slot, reg, cycle, *, dirty=False) -> tuple[int, str]:
-        """The compressed line of ``(slot, reg)`` in the compressor from ``cycle``: the
-        cycle it is there and where it came from (compressor, l1, l2)."""
-        index = (reg * self.slots + slot) // SLOTS_PER_LINE
-        cache = shard.compressed
-        if index in cache:
-            cache[index] = cache[index] or dirty
-            return cycle, "compressor"
-        base, shards = REGISTER_BASE + (1 << 36) + shard.index, len(self.shards)
-        cache[index] = dirty
-        if len(cache) > COMPRESSED_LINES:
-            old, changed = cache.popitem(last=False)
-            if changed:
-                self._l1_write(base + old * shards, cycle)
-        arrival, hit = self._l1_read(base + index * shards, cycle)
-        return arrival, "l1" if hit else "l2"
 
     def _line_address(self, shard_index: int, slot: int, reg: int) -> int:
         warps = self.slots * len(self.shards)
         return REGISTER_BASE + reg * warps + shard_index * self.slots + slot
 
-    def _l1_read(self, line: int, cycle: int) -> tuple[int, bool]:
-        """Read a register line through the SM's L1 port: the cycle it arrives, L1 hit?"""
-        l1, sm = self.sm.l1, self.sm
+    def _l1_port(self, shard: _Shard, now: int, kind: str, key, op: L1Op) -> int:
+        """A request of the shard's transfer unit or compressor on the SM's L1 port in
+        ``now`` (one request per cycle, FIFO with the data accesses); a read: the cycle its
+        line is there (the L1 hit or miss latency)."""
+        sm, l1 = self.sm, self.sm.l1
+        line = self._line_address(shard.index, *key) if kind == "r" else \
+            REGISTER_BASE + (1 << 36) + shard.index + key * len(self.shards)
         self.counts["l1_register_requests"] += 1
-        served = l1.serve(cycle)
-        self.counts["l1_port_wait"] += served - cycle - 1
-        hit = self.store.lookup(line, True)
-        return served + (sm.hit_after if hit else sm.miss_after), hit
-
-    def _l1_write(self, line: int, cycle: int) -> None:
-        """Write a register line: one L1 port cycle; no fetch (the whole line is written)."""
-        l1 = self.sm.l1
-        self.counts["l1_register_requests"] += 1
-        self.counts["l1_port_wait"] += l1.serve(cycle) - cycle - 1
+        served = l1.serve(now)
+        self.counts["l1_port_wait"] += served - now - 1
+        if op == L1Op.READ:
+            hit = self.store.lookup(line, True)
+            if kind == "r":
+                self.counts["preloads_l1" if hit else "preloads_l2"] += 1
+            return served + (sm.hit_after if hit else sm.miss_after)
+        if op == L1Op.INVALIDATE:
+            self.counts["invalidations_l1"] += 1
+            return served
         store = self.store
         if self.config.l1_bytes or l1.enabled:
             entries = store.sets[line % len(store.sets)]
@@ -927,6 +902,7 @@ class ReglessSM(RegisterStorage):
             entries.move_to_end(line)
             if len(entries) > store.ways:
                 entries.popitem(last=False)
+        return served
 
     # -- timed actions on the values ---------------------------------------------------
     def _later(self, when: float, action, *args) -> None:
@@ -939,24 +915,6 @@ class ReglessSM(RegisterStorage):
             _, _, action, args = heapq.heappop(actions)
             action(*args)
 
-    def _flag(self, warp_key, flags) -> None:
-        """Last uses: erase frees the line, evict puts it on the clean / dirty list."""
-        shard = self.shards[self.warps[warp_key].warp.sub.index]
-        for reg, erase in flags:
-            key = (warp_key, reg)
-            line = self.lines.get(key)
-            if line is not None and line.held:
-                self._unhold(key, line, shard, erase=erase)
-
-    def _release_lines(self, warp_key, keep: frozenset) -> None:
-        """A drained region's lines without a last-use flag, but those of registers in
-        ``keep``, go on the lists."""
-        state = self.warps[warp_key]
-        shard = self.shards[state.warp.sub.index]
-        for reg in list(self.held[warp_key] - keep):
-            key = (warp_key, reg)
-            self.counts["unflagged_lines"] += 1
-            self._unhold(key, self.lines[key], shard, erase=False)
 
     # -- results -------------------------------------------------------------------------
     def summary(self) -> dict:
@@ -967,7 +925,7 @@ class ReglessSM(RegisterStorage):
         counts["preloads"] = preloads
         for name in (*(f"preloads_{s}" for s in SOURCES), "evictions", "evictions_compressed",
                      "invalidations", "l1_register_requests", "unflagged_lines",
-                     "preloads_never_stored", "l1_port_wait", "compressor_wait",
+                     "preloads_never_stored", "l1_port_wait",
                      "boundaries",
                      *(f"wait_{w}" for w in WAITS),
                      "metadata_instructions", "activations"):

@@ -96,11 +96,14 @@ def _row(decision: Decision) -> dict:
             "staged": decision.staged}
 
 
-def compare(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT) -> dict:
+def compare(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT, *,
+            exact: dict | None = None) -> dict:
     """Both models on ``kernel``: cycles, preload sources, evictions, decisions agreeing
-    and the first divergence."""
+    and the first divergence. ``exact``: the golden shards' run of ``kernel`` already made
+    (:func:`~gpurf.sim.sm.regless_exact.run_regless_exact`'s result)."""
     fast = run_fast(kernel, size, config)
-    exact = run_regless_exact(kernel, size, config, fast=False)
+    if exact is None:
+        exact = run_regless_exact(kernel, size, config, fast=False)
     same = sum(1 for a, b in zip(sorted(fast["decisions"], key=_key),
                                  sorted(exact["decisions"], key=_key), strict=False)
                if _row(a) == _row(b) and a.warp == b.warp)

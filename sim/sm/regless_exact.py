@@ -55,7 +55,6 @@ decides differently is in ``docs/regless.md`` ("Fast model vs golden shard";
 time (saxpy to kmeans; docs/regless.md).
 """
 
-import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
@@ -69,34 +68,21 @@ from gpurf.hw.regless.layouts import L1Op, WarpState
 
 from .regless import (
     BANKS,
-    COMPRESSED_LINES,
     REGISTER_BASE,
     ReglessConfig,
     ReglessError,
     ReglessSM,
+    shard_params,
 )
 from .values import LANES
 
 __all__ = ["Decision", "ReglessExactSM", "ShardPorts", "run_regless_exact", "shard_params"]
 
-REGS = 64
-"""Registers per warp of the shard (the block's default, so one Verilator build of the shard
-at its defaults replays every kernel's trace; the suite's kernels use at most 36)."""
 DEFAULT = ReglessConfig()
 """The paper's design point: 512 entries per SM, compressor and metadata on."""
 STUCK = 100_000
 """Cycles a request may wait for its port before the run stops as stuck (srad and imgvf
 wait over 5,000: their register lines queue behind the data on the one L1 port)."""
-
-
-def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> dict:
-    """The ``regless.shard`` parameters of one sub-core's shard for ``program``."""
-    from .timing import static_info
-
-    registers = max(REGS, static_info(program).registers)
-    return {"lines": config.capacity // subcores, "banks": BANKS, "warps": slots,
-            "regs": 1 << math.ceil(math.log2(registers)), "lanes": LANES, "data_width": 32,
-            "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2}
 
 
 @dataclass
