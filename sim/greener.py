@@ -20,6 +20,7 @@ from math import exp, log
 from gpurf.golden.greener.energy import ENDS, always_on_energy, register_energy
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.power import POLICIES, PowerSettings, RegisterPower
+from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.run import run_kernel
 
 __all__ = ["CONFIG", "LATENCIES", "PolicyRun", "compare", "gmean_ratio", "run_policy",
@@ -95,14 +96,16 @@ def compare(kernel: str, size: str = "test", *, policies=POLICIES, latencies=(1,
     """The baseline and every policy at latency 1 (``latencies[0]``), and ``sweep``'s
     policies at the other ``latencies``: per run cycles, slowdown against the baseline (%)
     and the register leakage energy's reduction against it (%) at both ends; the kernel's
-    warp instructions and the CPU seconds of all its runs."""
+    warp instructions and the CPU seconds of all its runs (which share one functional pass,
+    :func:`~gpurf.sim.sm.recording.shared_functional_runs`)."""
     start = time.process_time()
-    base = run_policy(kernel, size)
-    runs = []
-    for latency in latencies:
-        for policy in policies if latency == latencies[0] else sweep:
-            runs.append(run_policy(kernel, size, policy, latency=latency, wake_at=wake_at,
-                                   threshold=threshold))
+    with shared_functional_runs():
+        base = run_policy(kernel, size)
+        runs = []
+        for latency in latencies:
+            for policy in policies if latency == latencies[0] else sweep:
+                runs.append(run_policy(kernel, size, policy, latency=latency,
+                                       wake_at=wake_at, threshold=threshold))
     registers = runs[0].warp_registers
     rows = [_row(run, base, registers) for run in runs]
     return {"kernel": kernel, "size": size, "baseline_cycles": base.cycles,

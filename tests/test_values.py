@@ -137,6 +137,23 @@ def test_recorded_lanes_are_the_executing_lanes():
     assert len(divergent.partial) > 1
 
 
+class _GarblesIdleLanes(_LaneLog):
+    """Delivers the right value in the executing lanes and garbage in the others."""
+
+    def read(self, warp, reg, cycle, lanes):
+        value = super().read(warp, reg, cycle, lanes)
+        return np.where(lanes, value, ~value)
+
+
+def test_idle_lanes_are_not_compared():
+    """Directed (the check's equal-bytes shortcut falls back to the lane-masked comparison):
+    garbage in the lanes that do not execute passes; ``divergent`` reads with part of its
+    lanes in many warps."""
+    storage = _GarblesIdleLanes()
+    assert _run("divergent", storage).passed
+    assert len(storage.partial) > 1
+
+
 # -- storages that deliver wrong values ----------------------------------------------------
 
 class _Shadowed(BaselineStorage):

@@ -21,6 +21,7 @@ from itertools import pairwise
 from statistics import geometric_mean
 
 from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.regless import CAPACITIES, SOURCES, WAITS, ReglessConfig, run_regless
 from gpurf.sim.sm.regless_breakdown import COLUMNS, breakdown_row
 from gpurf.sim.sm.suite import SUITE
@@ -85,17 +86,19 @@ without the metadata cost, and the other capacities of the sweep."""
 def measure(kernel: str, size: str, say: Callable[[str], None] = to_stderr) -> dict:
     """One kernel at ``size``: ``{"baseline": cycles, "runs": {label: counters}}``, the
     counters :func:`run_regless` gives with ``runtime`` (cycles over the baseline's) for
-    every configuration of :data:`CONFIGS`. Wrong outputs raise."""
+    every configuration of :data:`CONFIGS`. Wrong outputs raise. The runs share one
+    functional pass (:func:`~gpurf.sim.sm.recording.shared_functional_runs`)."""
     sm = load_config(preset="gtx980")
-    cycles = baseline_cycles("regless", kernel, size, sm, say)
-    runs = {}
-    for config in CONFIGS:
-        say(f"regless: {kernel} {_label(config)}")
-        out = run_regless(kernel, size, config, sm=sm, baseline=False)
-        if not out["passed"]:
-            raise WrongOutputsError(f"regless: {kernel} {_label(config)}: outputs differ "
-                               "from numpy")
-        runs[_label(config)] = {**out, "runtime": out["cycles"] / cycles}
+    with shared_functional_runs():
+        cycles = baseline_cycles("regless", kernel, size, sm, say)
+        runs = {}
+        for config in CONFIGS:
+            say(f"regless: {kernel} {_label(config)}")
+            out = run_regless(kernel, size, config, sm=sm, baseline=False)
+            if not out["passed"]:
+                raise WrongOutputsError(f"regless: {kernel} {_label(config)}: outputs "
+                                        "differ from numpy")
+            runs[_label(config)] = {**out, "runtime": out["cycles"] / cycles}
     return {"baseline": cycles, "runs": runs}
 
 

@@ -11,6 +11,7 @@ from statistics import fmean, geometric_mean
 import gpurf.sim.kernels
 from gpurf.hw.registry import get_block
 from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.wir import CONFIGS, TABLE_III_PJ, run_wir
 from gpurf.synth.papers import paper_values
 from gpurf.synth.wir import PAPER_BITS
@@ -71,21 +72,23 @@ def reproduce(size: str, *, say: Callable[[str], None] = lambda _: None,
 def measure(kernel: str, size: str, say: Callable[[str], None] = to_stderr) -> dict:
     """One kernel at ``size``: ``{"baseline": cycles, "runs": {config: statistics}}``
     (:func:`run_wir`'s, with ``speedup``), or ``{"failed": error}`` when the baseline does
-    not run. A wrong output or value under WIR raises: it is WIR's failure, never left out."""
+    not run. A wrong output or value under WIR raises: it is WIR's failure, never left out.
+    The runs share one functional pass (:func:`~gpurf.sim.sm.recording.shared_functional_runs`)."""
     sm = load_config(preset="fermi")
-    try:
-        cycles = baseline_cycles("wir", kernel, size, sm, say)
-    except WrongOutputsError:
-        raise
-    except Exception as error:  # the baseline's failure, reported in the notes
-        return {"failed": f"baseline: {type(error).__name__}: {error}"}
-    runs = {}
-    for config in CONFIGS:
-        say(f"wir: {kernel} {config}")
-        stats = run_wir(kernel, config, size, sm=sm, baseline=False)
-        if not stats["passed"]:
-            raise WrongOutputsError(f"wir: {kernel} {config}: outputs differ from numpy")
-        runs[config] = {**stats, "speedup": cycles / stats["cycles"]}
+    with shared_functional_runs():
+        try:
+            cycles = baseline_cycles("wir", kernel, size, sm, say)
+        except WrongOutputsError:
+            raise
+        except Exception as error:  # the baseline's failure, reported in the notes
+            return {"failed": f"baseline: {type(error).__name__}: {error}"}
+        runs = {}
+        for config in CONFIGS:
+            say(f"wir: {kernel} {config}")
+            stats = run_wir(kernel, config, size, sm=sm, baseline=False)
+            if not stats["passed"]:
+                raise WrongOutputsError(f"wir: {kernel} {config}: outputs differ from numpy")
+            runs[config] = {**stats, "speedup": cycles / stats["cycles"]}
     return {"baseline": cycles, "runs": runs}
 
 

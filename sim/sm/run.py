@@ -12,6 +12,10 @@ is zeroed, after it the ``swap`` pairs exchange names and the loop ends when the
 zeros. With timing, each launch starts on an empty SM (caches and pipelines drained, as
 between two kernel launches) and the statistics add across launches
 (:func:`add_timing_stats`).
+
+Inside :func:`~gpurf.sim.sm.recording.shared_functional_runs`, timing runs of one kernel,
+size, program and values setting share one functional pass: the first records it, the others
+replay it (:mod:`~gpurf.sim.sm.recording`; the same statistics, outputs and expected outputs).
 """
 
 import itertools
@@ -29,6 +33,7 @@ from .batch import COHORT, run_blocks
 from .launch import PARAM_TYPES, Launch, LaunchError, LaunchSpec, load_launch
 from .memory import GlobalMemory
 from .program import Program
+from .recording import KernelRecording, LaunchRecording, RecordedBlock, current_scope
 from .warp import ThreadBlock
 from .workload import UnknownKernelError, find_workload
 
@@ -168,17 +173,44 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     spec, program, variant = load_workload(name)
     program, options = mechanism(program) if mechanism else (program, {})
     options = {"values": values, "power": power, **options}
+    stats = {"warp_instructions": 0, "thread_instructions": 0, "launches": 0, "blocks": 0,
+             "warps": 0, "barriers": 0}
+    scope = current_scope() if timing is not None and on_step is None else None
+    key = (name, size, program, _values_on(values), options.get("cohort", COHORT))
+    found = scope.get(key) if scope is not None else None
+    start, cpu = time.perf_counter(), time.process_time()
+    if found is not None:
+        run = _replay(found, program, name, size, stats, progress, timing, options)
+    else:
+        recording = KernelRecording(program) if scope is not None else None
+        run = _run(name, size, spec, program, variant, stats, progress, on_step, timing,
+                   options, recording)
+        if recording is not None:
+            recording.seal(run.outputs, run.expected, run.inputs, run.rtol)
+            scope.put(key, recording)
+    stats["seconds"] = time.perf_counter() - start
+    stats["cpu_seconds"] = time.process_time() - cpu
+    stats["simd_efficiency"] = (stats["thread_instructions"]
+                                / max(1, 32 * stats["warp_instructions"]))
+    return run
+
+
+def _run(name, size, spec, program, variant, stats, progress, on_step, timing, options,
+         recording) -> KernelRun:
+    """The launches of ``name`` at ``size`` run functionally (recorded into ``recording``
+    when given) and, with ``timing``, on the timing model."""
     launch = spec.make(size, variant)
     inputs = {k: v.copy() for k, v in launch.buffers.items()}
     memory = GlobalMemory(launch.buffers)
-    stats = {"warp_instructions": 0, "thread_instructions": 0, "launches": 0, "blocks": 0,
-             "warps": 0, "barriers": 0}
-    start, cpu = time.perf_counter(), time.process_time()
     for iteration in launch.iterations:
         if launch.loop and launch.loop.until:
             _zero(memory, launch.loop.until)
+        launched = None
+        if recording is not None:
+            launched = LaunchRecording()
+            recording.launches.append(launched)
         timed = _launch(program, launch, iteration, memory, stats, progress, on_step, timing,
-                        options)
+                        options, launched)
         if timed is not None:
             stats["timing"] = add_timing_stats(stats.get("timing"), timed)
         for first, second in launch.loop.swaps if launch.loop else ():
@@ -188,17 +220,51 @@ def run_kernel(name: str, size: str = "test", *, progress=None, on_step=None,
     else:
         if launch.loop and launch.loop.until:
             raise LaunchError(launch.loop.exhausted)
-    stats["seconds"] = time.perf_counter() - start
-    stats["cpu_seconds"] = time.process_time() - cpu
-    stats["simd_efficiency"] = (stats["thread_instructions"]
-                                / max(1, 32 * stats["warp_instructions"]))
     outputs = {k: memory.read(k) for k in launch.outputs}
     expected = find_workload(name).expected(spec, launch, size, inputs)
     return KernelRun(name, size, outputs, expected, inputs, stats, launch.rtol)
 
 
-def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, options):
-    """One launch of ``iteration``'s grid; the timing statistics with ``timing``."""
+def _values_on(values) -> bool:
+    """Whether ``run_kernel``'s ``values`` records register values."""
+    return values is not False and values is not None
+
+
+def _replay(recording: KernelRecording, program, name, size, stats, progress, timing,
+            options) -> KernelRun:
+    """The timing runs of ``recording``'s launches, replayed (:mod:`.recording`)."""
+    from .timing import TimingSM
+
+    recording.check(program)
+    for launched in recording.launches:
+        blocks = launched.block_ids
+        stats["launches"] += 1
+        stats["blocks"] += len(blocks)
+        timed = TimingSM(recording.program, timing, None, functional=launched.replayer(),
+                         **options).run_blocks(progress(blocks) if progress else blocks,
+                                               len(blocks), on_block=_counter(stats))
+        stats["timing"] = add_timing_stats(stats.get("timing"), timed)
+    return KernelRun(name, size, *({k: v.copy() for k, v in buffers.items()} for buffers in
+                                   (recording.outputs, recording.expected, recording.inputs)),
+                     stats, recording.rtol)
+
+
+def _counter(stats: dict):
+    """``count(block)``: add a run block's counters (a
+    :class:`~gpurf.sim.sm.recording.RecordedBlock`) to ``stats``."""
+    def count(block):
+        stats["warps"] += block.warp_count
+        stats["barriers"] += block.barriers
+        stats["warp_instructions"] += block.instructions
+        stats["thread_instructions"] += block.thread_instructions
+    return count
+
+
+def _launch(program, launch, iteration, memory, stats, progress, on_step, timing, options,
+            recording=None):
+    """One launch of ``iteration``'s grid; the timing statistics with ``timing`` (its
+    functional pass recorded into ``recording``, a
+    :class:`~gpurf.sim.sm.recording.LaunchRecording`, when given)."""
     params = pack_params(launch, program.kernel, memory, iteration.params)
     blocks = _blocks(iteration.grid)
     stats["launches"] += 1
@@ -207,29 +273,27 @@ def _launch(program, launch, iteration, memory, stats, progress, on_step, timing
     def make_block(block_id):
         return ThreadBlock(program, block_id, launch.block, iteration.grid, memory, params)
 
-    def count(block):
-        stats["warps"] += len(block.warps)
-        stats["barriers"] += block.barriers
-        stats["warp_instructions"] += sum(w.instructions for w in block.warps)
-        stats["thread_instructions"] += sum(w.thread_instructions for w in block.warps)
-
+    count = _counter(stats)
     ordered = progress(blocks) if progress else blocks
     if timing is not None:
         from .timing import TimingSM
 
-        return TimingSM(program, timing, make_block, **options).run_blocks(
-            ordered, len(blocks), on_block=count)
+        functional = None
+        if recording is not None:
+            functional = recording.recorder(make_block, values=_values_on(options["values"]))
+        return TimingSM(program, timing, make_block, functional=functional,
+                        **options).run_blocks(ordered, len(blocks), on_block=count)
     if on_step is None:
         ids = iter(ordered)
         while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:
             run_blocks(cohort)
             for block in cohort:
-                count(block)
+                count(RecordedBlock.of(block))
         return None
     for block_id in ordered:
         block = make_block(block_id)
         block.run(on_step)
-        count(block)
+        count(RecordedBlock.of(block))
     return None
 
 

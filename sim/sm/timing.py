@@ -61,10 +61,11 @@ from gpurf.golden.subcore.warp_selector import pick_warp
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
 
-from .batch import COHORT, new_traces, run_blocks
+from .batch import COHORT
 from .blocks import GOLDEN, GoldenBlocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
+from .recording import run_cohort
 from .stats import STALLS, TimingStats
 from .values import value_check
 from .warp import ExecutionError
@@ -960,6 +961,11 @@ class TimingSM:
     blocks : GoldenBlocks, optional
         Factory of the sub-core blocks the SM consults (:mod:`gpurf.sim.sm.blocks`;
         default: the golden models).
+    functional : callable, optional
+        ``functional(block_ids) -> [(RecordedBlock, traces)]``: the blocks of a cohort run
+        functionally (default: :func:`gpurf.sim.sm.recording.run_cohort` with
+        ``make_block``; a :class:`~gpurf.sim.sm.recording.LaunchRecording` records or
+        replays them).
     fast : bool
         Run the sub-cores' inlined cycle (:meth:`_SubCore.fast_cycle`) when the blocks are
         the golden ones, the scheduler is GTO, RBA or LRR, and no mechanism hooks in but
@@ -970,7 +976,7 @@ class TimingSM:
     def __init__(self, program: Program, config: SMConfig, make_block, *,
                  cohort: int = COHORT, values=False, power=None, registers=None,
                  stages=None, overwrites=None, needs=None, blocks=GOLDEN,
-                 fast=True):
+                 functional=None, fast=True):
         self.cohort = cohort
         self.blocks = blocks
         self.program = program
@@ -991,7 +997,8 @@ class TimingSM:
         self.values = value_check(program, values, self.issue_regs)
         self.reuser = getattr(values, "issue", None)
         """A reuse mechanism's issue hook (:meth:`gpurf.sim.sm.wir.WirStorage.issue`)."""
-        self.make_block = make_block
+        self.functional = functional or (
+            lambda ids: run_cohort(make_block, ids, values=self.values is not None))
         hooked = (self.values is not None or self.reuser is not None
                   or (power is not None and config.scheduler == "gto"))
         self.fast = False if hooked else fast
@@ -1097,12 +1104,9 @@ class TimingSM:
                     self._exit(warp, now)
 
     def _run_cohort(self, run: _Run) -> None:
-        """Run the next ``cohort`` blocks functionally (:func:`gpurf.sim.sm.batch.run_blocks`),
-        recording their traces, and queue them for admission."""
-        blocks = [self.make_block(b) for b in itertools.islice(run.blocks, self.cohort)]
-        traces = [new_traces(block) for block in blocks]
-        run_blocks(blocks, traces, values=self.values is not None)
-        run.ready.extend(zip(blocks, traces, strict=True))
+        """Run the next ``cohort`` blocks functionally (:attr:`functional`), recording
+        their traces, and queue them for admission."""
+        run.ready.extend(self.functional(list(itertools.islice(run.blocks, self.cohort))))
 
     def _retire(self, record: _Block) -> None:
         for warp in record.warps:
@@ -1225,7 +1229,7 @@ class TimingSM:
         """Run the ``total`` blocks whose ids ``blocks`` yields in launch order (it may be
         a progress bar: it advances as blocks run functionally, a cohort at a time);
         ``on_block(block)`` is called as each block is admitted (after its functional
-        run). Returns the statistics."""
+        run; a :class:`~gpurf.sim.sm.recording.RecordedBlock`). Returns the statistics."""
         self.run = run = _Run(iter(blocks), total, on_block)
         self._launch()
         start = time.perf_counter()

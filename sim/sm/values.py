@@ -167,6 +167,11 @@ def lane_mask(bits: int) -> np.ndarray:
     return mask
 
 
+FULL = lane_mask(0xFFFFFFFF)
+"""Every lane (the object :func:`lane_mask` gives for a full warp, so ``lanes is FULL``
+tests it)."""
+
+
 @dataclass(slots=True)
 class TraceValues:
     """The register values of one warp's dynamic instruction stream.
@@ -316,7 +321,8 @@ class BaselineStorage(RegisterStorage):
     def write(self, warp, reg, values, lanes, cycle, pc):
         file = self._file(warp)
         old = file.get(reg)
-        file[reg] = values.copy() if old is None else np.where(lanes, values, old)
+        file[reg] = (values.copy() if old is None or lanes is FULL
+                     else np.where(lanes, values, old))
 
     def read(self, warp, reg, cycle, lanes):
         value = self._file(warp).get(reg)
@@ -344,7 +350,8 @@ class _WarpState:
         self.last = 0
 
 
-_FREE = -1
+_FREE = object()
+"""In place of the registers of a write-heap entry: the warp's free."""
 
 
 class ValueCheck:
@@ -379,45 +386,52 @@ class ValueCheck:
         self.warps: dict = {}
         self.writes: list = []
         """Heap of ``(cycle, sequence, warp state, register, values, lanes, pc)``."""
+        self.dest_regs = [tuple(w.reg for w in d) if d else None for d in layout.dests]
+        """Per instruction, the registers of its destination words (``None``: none)."""
+        self.first_dest = [len(sources) for sources in layout.sources]
         self.sequence = 0
-        self.counts = {"reads": 0, "writes": 0, "results": 0, "recorded_instructions": 0,
-                       "dynamic_instructions": 0, "recorded_bytes": 0}
+        self.reads = self.writes_made = 0
+        self.counts = {"results": 0, "recorded_instructions": 0, "dynamic_instructions": 0,
+                       "recorded_bytes": 0}
 
     # -- hooks of the timing model -----------------------------------------------------
     def read(self, sub, grants: dict, now: int) -> None:
         """Check the reads the collector of sub-core ``sub`` was granted in cycle ``now``
         (``grants``: bank -> ``(cu, operand index)``)."""
-        if self.writes and self.writes[0][0] <= now:
+        writes = self.writes
+        if writes and writes[0][0] <= now:
             self._flush(now)
-        units = sub.oc.units
+        units, by_reg, warps = sub.oc.units, self.by_reg, self.warps
         for cu, index in grants.values():
             unit = units[cu]
             warp, pc, _, pos = unit.tag
-            state = self.warps.get(warp) or self._state(warp)
-            for i, word in self.by_reg[pc].get(unit.operands[index].reg, ()):
+            state = warps.get(warp) or self._state(warp)
+            for i, word in by_reg[pc].get(unit.operands[index].reg, ()):
                 self._read(state, pc, pos, i, word, now)
 
     def dispatch(self, warp, pc: int, pos: int, now: int, done: int) -> None:
         """Instruction ``pc`` (dynamic position ``pos``) of ``warp`` left the collector in
         cycle ``now``; its results are written in cycle ``done``."""
-        self._flush(now)
-        state = self._state(warp)
+        writes = self.writes
+        if writes and writes[0][0] <= now:
+            self._flush(now)
+        state = self.warps.get(warp) or self._state(warp)
         for i, word in self.at_dispatch[pc]:
             self._read(state, pc, pos, i, word, now)
-        dests = self.layout.dests[pc]
-        if dests:
+        regs = self.dest_regs[pc]
+        if regs is not None:
             self._results(state, pc, pos, now)
-            first = len(self.layout.sources[pc])
-            words, mask = self._words(state, pc, pos), self._mask(state, pos)
-            for k, word in enumerate(dests):
-                self._schedule(done, state, word.reg, words[first + k], mask, pc)
+            start = state.offsets[pos] + self.first_dest[pc]
+            self._schedule(done, state, regs, state.words[start:start + len(regs)],
+                           lane_mask(state.masks[pos]), pc)
         state.dispatched += 1
-        state.last = max(state.last, done)
+        if done > state.last:
+            state.last = done
         if state.dispatched == state.total:
             self._schedule(state.last, state, _FREE, None, None, None)
 
     def stats(self) -> dict:
-        return dict(self.counts)
+        return {"reads": self.reads, "writes": self.writes_made, **self.counts}
 
     # -- internals ---------------------------------------------------------------------
     def _state(self, warp) -> _WarpState:
@@ -444,7 +458,10 @@ class ValueCheck:
         expected = state.words[state.offsets[pos] + index]
         mask = lane_mask(state.masks[pos])
         actual = np.asarray(self.storage.read(state.id, word.reg, now, mask), np.uint32)
-        self.counts["reads"] += 1
+        self.reads += 1
+        # Equal in every lane (the usual case) is equal in the executing lanes.
+        if actual.shape == expected.shape and actual.tobytes() == expected.tobytes():
+            return
         if ((expected != actual) & mask).any():
             raise self._mismatch(state, pc, now, word, "read of", expected, actual, mask)
 
@@ -470,21 +487,25 @@ class ValueCheck:
                 raise self._mismatch(state, pc, now, word, "result in", expected, actual,
                                      mask)
 
-    def _schedule(self, cycle, state, reg, values, lanes, pc):
+    def _schedule(self, cycle, state, regs, rows, lanes, pc):
+        """Queue the writes of ``regs`` (``rows``: their values) in cycle ``cycle``, or
+        with ``regs`` :data:`_FREE` the warp's free."""
         self.sequence += 1
-        heapq.heappush(self.writes, (cycle, self.sequence, state, reg, values, lanes, pc))
+        heapq.heappush(self.writes, (cycle, self.sequence, state, regs, rows, lanes, pc))
 
     def _flush(self, now: int) -> None:
         """Complete the writes (and frees) due by cycle ``now``."""
         writes, storage = self.writes, self.storage
         while writes and writes[0][0] <= now:
-            cycle, _, state, reg, values, lanes, pc = heapq.heappop(writes)
-            if reg == _FREE:
+            cycle, _, state, regs, rows, lanes, pc = heapq.heappop(writes)
+            if regs is _FREE:
                 storage.free(state.id)
                 del self.warps[state.key]
-            elif reg is not None:
-                storage.write(state.id, reg, values, lanes, cycle, pc)
-                self.counts["writes"] += 1
+                continue
+            for reg, values in zip(regs, rows, strict=True):
+                if reg is not None:
+                    storage.write(state.id, reg, values, lanes, cycle, pc)
+                    self.writes_made += 1
 
     def _where(self, state, pc, now) -> str:
         ins = self.program.code[pc]
