@@ -185,6 +185,15 @@ def test_comparisons_say_matches_or_differs_and_why(greener):
     assert "**differs**: the replay differs" in text and "never shown" not in text
 
 
+@pytest.mark.parametrize("mean, says", [(2.0, "short and issue-bound"),
+                                         (-1.0, "below the paper's: per kernel the cycles "
+                                                "change by -2.00 to +1.00 %")])
+def test_a_cycle_overhead_that_differs_says_why_for_its_direction(mean, says):
+    comparison = greener_results._cycles_comparison("sleep_reg_cycles", mean, [-2.0, 1.0],
+                                                    "paper", 1e6)
+    assert not comparison.matches and says in comparison.why
+
+
 def test_tables_and_plots_refuse_inconsistent_shapes():
     with pytest.raises(ValueError, match="row columns"):
         Table("t", "T", {"a": "", "b": ""}, [{"a": 1}])
