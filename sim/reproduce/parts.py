@@ -24,7 +24,7 @@ import datetime
 import json
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from gpurf.sim.cache import cache_key, default_cache, source_digest, tool_key, value_digest
@@ -161,8 +161,15 @@ def _on_workers(measure: Callable, kernels: list[str], jobs: int, keep: Callable
             say(f"{kernel}: measured")
         return done
     finally:
-        client.close()
-        cluster.close()
+        _shut_down(client, cluster)
+
+
+def _shut_down(client, cluster) -> None:
+    """Close ``client`` and ``cluster``. A close slower than a minute (a loaded machine)
+    is not the run's error: it must not replace a measurement's own exception."""
+    client.close()
+    with suppress(TimeoutError):
+        cluster.close(timeout=60)
 
 
 def measure_kernels(mechanism: str, size: str, kernels: list[str], measure: Callable, *,
