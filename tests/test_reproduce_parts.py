@@ -1,5 +1,6 @@
 """A reproduction's per-kernel parts: cached by content, resumed, run on worker processes."""
 
+import json
 import time
 
 import pytest
@@ -151,7 +152,7 @@ def test_a_part_measured_with_other_options_is_not_used(tmp_path, monkeypatch):
     assert calls == ["bfs"]
 
 
-@pytest.mark.parametrize("damage", ["not json", '{"key": 1}', "edited value"])
+@pytest.mark.parametrize("damage", ["not json", '{"key": 1}', "edited value", "bad key"])
 def test_a_damaged_part_is_named_with_what_was_expected(tmp_path, monkeypatch, damage):
     parts = tmp_path / "parts"
     monkeypatch.setenv("GPURF_CACHE", str(tmp_path / "cache"))
@@ -160,6 +161,9 @@ def test_a_damaged_part_is_named_with_what_was_expected(tmp_path, monkeypatch, d
     path = parts / "compression-paper-bfs.json"
     if damage == "edited value":
         path.write_text(path.read_text().replace('"value": 9', '"value": 10'))
+    elif damage == "bad key":
+        part = json.loads(path.read_text())
+        path.write_text(json.dumps({**part, "key": 12}))
     else:
         path.write_text(damage)
     with pytest.raises(PartsError, match=r"compression-paper-bfs\.json: "):

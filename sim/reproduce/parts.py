@@ -96,6 +96,9 @@ def _read_part(path: Path) -> dict:
     if not isinstance(part, dict) or sorted(part) != sorted(_PART_FIELDS):
         raise PartsError(f"{path}: expected an object with the keys "
                          f"{', '.join(_PART_FIELDS)}")
+    if not (isinstance(part["key"], str) and len(part["key"]) == 64
+            and all(c in "0123456789abcdef" for c in part["key"])):
+        raise PartsError(f"{path}: expected key = a SHA-256 in hex (64 characters)")
     if part["sha256"] != value_digest(part["value"]):
         raise PartsError(f"{path}: the value does not match its sha256 (edited or truncated)")
     return part
