@@ -109,7 +109,7 @@ from .values import LANES, RegisterStorage
 from .warp import ExecutionError
 
 __all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_fields",
-           "run_regless", "shard_params", "store_line"]
+           "run_on", "run_regless", "shard_params", "store_line"]
 
 BANKS = 8
 CAPACITIES = (256, 384, 512, 768, 1024)
@@ -953,6 +953,16 @@ class ReglessSM(RegisterStorage):
         return counts
 
 
+def run_on(storage: ReglessSM, kernel: str, size: str, sm):
+    """The run of workload ``kernel`` at ``size`` on the timing SM ``sm`` with RegLess
+    ``storage`` (a fast or exact model) as both its ``values`` and ``power`` hooks, and no
+    register file of the mechanism's own."""
+    from .run import run_kernel
+
+    return run_kernel(kernel, size, timing=sm, values=storage, power=storage,
+                      mechanism=lambda p: (p, {"registers": 0}))
+
+
 def run_fields(kernel: str, size: str, config: ReglessConfig, run) -> dict:
     """What a RegLess ``run`` of ``kernel`` reports beside its counters: ``kernel``,
     ``size``, the configuration's ``capacity``, ``compressor`` and ``metadata``, ``cycles``
@@ -979,8 +989,7 @@ def run_regless(kernel: str, size: str = "test", config: ReglessConfig = Regless
     sm = sm or load_config(preset="gtx980")
     _, program, _ = load_workload(kernel)
     regless = ReglessSM(program, config, subcores=sm.subcores)
-    run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
-                     mechanism=lambda p: (p, {"registers": 0}))
+    run = run_on(regless, kernel, size, sm)
     out = regless.summary()
     out.update(run_fields(kernel, size, config, run), regions=len(regless.regions.regions))
     if baseline:

@@ -73,6 +73,7 @@ from .regless import (
     ReglessError,
     ReglessSM,
     run_fields,
+    run_on,
     shard_params,
     store_line,
 )
@@ -648,7 +649,7 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = D
     """
     from .config import load_config
     from .record import TraceFolder, sm_header
-    from .run import load_workload, run_kernel
+    from .run import load_workload
 
     sm = sm or load_config(preset="gtx980")
     _, program, _ = load_workload(kernel)
@@ -660,8 +661,7 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = D
     regless = ReglessExactSM(program, config, subcores=sm.subcores,
                              wrap=None if folder is None else folder.wrap)
     try:
-        run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
-                         mechanism=lambda p: (p, {"registers": 0}))
+        run = run_on(regless, kernel, size, sm)
     except BaseException:
         if folder is not None:
             folder.abandon()
