@@ -8,6 +8,7 @@ with a message that names the parameter and the allowed range, e.g.
 
 import inspect
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from functools import cache
 from typing import Any, ClassVar
@@ -66,6 +67,15 @@ def index_width(name: str, doc: str | None = None) -> property:
     width = property(lambda config: index_bits(getattr(config, name)))
     width.__doc__ = doc or f"Bits of an index into ``{name}``."
     return width
+
+
+def layout_from(build: Callable[..., Any], *names: str, doc: str | None = None) -> property:
+    """A configuration's derived layout: ``build`` called with the configuration's
+    attributes ``names`` as keywords of the same names, e.g. ``reg_layout =
+    layout_from(pipeline_reg_layout, "warp_bits", "reg_bits")``."""
+    layout = property(lambda config: build(**{name: getattr(config, name) for name in names}))
+    layout.__doc__ = doc or f"``{build.__name__}`` of ``{', '.join(names)}``."
+    return layout
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import warnings
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
-from gpurf.hw.params import BlockConfig, ConfiguredComponent, param
+from gpurf.hw.params import BlockConfig, ConfiguredComponent, index_width, layout_from, param
 from gpurf.hw.registry import all_blocks
 
 DECLARED = [block for block in all_blocks() if block.config_class is not None]
@@ -67,6 +67,25 @@ def test_a_declaration_without_bounds_is_refused():
         param(3, "An unbounded count.")
     with pytest.raises(ValueError, match=r"^default must be an integer in 4\.\.8, not 3$"):
         param(3, "A default outside its own range.", low=4, high=8)
+
+
+def test_a_derived_layout_is_built_from_the_named_attributes_of_each_configuration():
+    def row_layout(*, lines, line_bits):
+        return {"lines": lines, "line_bits": line_bits}
+
+    class ToyConfig(BlockConfig):
+        lines: int = param(8, "Lines.", low=1, high=64)
+        banks: int = param(2, "Banks.", choices=(1, 2, 4))
+
+        line_bits = index_width("lines")
+        row = layout_from(row_layout, "lines", "line_bits")
+        documented = layout_from(row_layout, "lines", "line_bits", doc="A row.")
+
+    assert ToyConfig(lines=5).row == {"lines": 5, "line_bits": 3}
+    assert ToyConfig().row == {"lines": 8, "line_bits": 3}
+    assert ToyConfig.row.__doc__ == "``row_layout`` of ``lines, line_bits``."
+    assert ToyConfig.documented.__doc__ == "A row."
+    assert ToyConfig.declared().keys() == {"lines", "banks"}
 
 
 def test_cross_parameter_rule_and_generated_docs_of_a_toy_config():

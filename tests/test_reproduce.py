@@ -220,12 +220,38 @@ def test_reproduce_command_writes_json_and_figures(capsys, tmp_path, monkeypatch
     (["reproduce", "nope"], "unknown mechanism 'nope'; results exist for: compression,"),
     (["reproduce", "greener", "--size", "huge"], "Invalid value for '--size'"),
     (["reproduce", "greener", "--cycles", "5"], "No such option '--cycles'"),
+    (["reproduce", "wir", "--no-fig11"], "gpurf: --no-fig11 applies to regless, not wir"),
+    (["reproduce", "nope", "--no-fig11"], "unknown mechanism 'nope'; results exist for: "),
     (["cost", "flow", "--json"], "no cost report for mechanism 'flow'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize(("flags", "synthesized"), [((), True), (("--no-fig11",), False)])
+def test_no_fig11_runs_regless_without_its_synthesis(capsys, tmp_path, monkeypatch, flags,
+                                                     synthesized):
+    """``--no-fig11`` reaches the reproduction as ``fig11=False``: Fig. 11's synthesis (here a
+    stand-in that records its call) is not run and its table is not written."""
+    calls = []
+
+    def fig11(size, say):
+        calls.append(size)
+        return Table("fig11", "Fig. 11", {"design": ""}, [{"design": "register file"}]), \
+            Plot("fig11", "Fig. 11", "ratio", ["register file"], [Series("s", "gpurf", [1.0])]), []
+
+    runtime = Table("fig16", "Fig. 16", {"kernel": ""}, [{"kernel": "saxpy"}])
+    monkeypatch.setattr(regless_results, "runtime_results",
+                        lambda size, kernels, say, jobs: ([runtime], [], [], []))
+    monkeypatch.setattr(regless_results, "_fig11", fig11)
+    code, out, err = run_cli(capsys, "reproduce", "regless", "--kernels", "saxpy", *flags,
+                             "--json", "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    assert calls == (["test"] if synthesized else [])
+    tables = [t["name"] for t in json.loads(out)["tables"]]
+    assert tables == (["fig16", "fig11"] if synthesized else ["fig16"])
 
 
 def test_a_mechanism_without_results_is_named(capsys, monkeypatch):

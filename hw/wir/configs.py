@@ -15,7 +15,15 @@ from amaranth import Shape
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from gpurf.hw.params import BlockConfig, Param, check_int, index_bits, index_width, param
+from gpurf.hw.params import (
+    BlockConfig,
+    Param,
+    check_int,
+    index_bits,
+    index_width,
+    layout_from,
+    param,
+)
 from gpurf.hw.signatures import valid_only
 
 from .layouts import (
@@ -236,17 +244,11 @@ class ValueSignatureBufferConfig(BlockConfig):
         """The entry a hash selects: its low ``log2(entries)`` bits."""
         return hash_value & (self.entries - 1)
 
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return vsb_entry_layout(hash_width=self.hash_width, preg_bits=self.preg_bits)
+    entry_layout = layout_from(vsb_entry_layout, "hash_width", "preg_bits")
 
-    @property
-    def result_layout(self) -> data.StructLayout:
-        return vsb_result_layout(preg_bits=self.preg_bits)
+    result_layout = layout_from(vsb_result_layout, "preg_bits")
 
-    @property
-    def install_layout(self) -> data.StructLayout:
-        return vsb_install_layout(hash_width=self.hash_width, preg_bits=self.preg_bits)
+    install_layout = layout_from(vsb_install_layout, "hash_width", "preg_bits")
 
     def signature(self) -> wiring.Signature:
         """``lookup`` -> ``result``; ``install``, ``evict``; ``ref_inc``, ``ref_dec``."""
@@ -291,18 +293,11 @@ class VerifyCacheConfig(BlockConfig):
         """``entries x entry_bits``: 8 x 1035 = 8,280 bits by default."""
         return self.entries * self.entry_bits
 
-    @property
-    def value_layout(self) -> data.ArrayLayout:
-        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
+    value_layout = layout_from(warp_value_layout, "lanes", "data_width")
 
-    @property
-    def fill_layout(self) -> data.StructLayout:
-        return verify_fill_layout(preg_bits=self.preg_bits, lanes=self.lanes,
-                                  data_width=self.data_width)
+    fill_layout = layout_from(verify_fill_layout, "preg_bits", "lanes", "data_width")
 
-    @property
-    def result_layout(self) -> data.StructLayout:
-        return verify_result_layout(lanes=self.lanes, data_width=self.data_width)
+    result_layout = layout_from(verify_result_layout, "lanes", "data_width")
 
     def signature(self) -> wiring.Signature:
         """``lookup`` -> ``result`` (with ``lookup_port``); ``fill``; ``invalidate_valid``,
@@ -333,32 +328,20 @@ class RenameTableConfig(BlockConfig):
     reg_bits = index_width("regs")
     preg_bits = index_width("pregs")
 
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return rename_entry_layout(preg_bits=self.preg_bits)
+    entry_layout = layout_from(rename_entry_layout, "preg_bits")
 
-    @property
-    def row_layout(self) -> data.ArrayLayout:
-        return rename_row_layout(regs=self.regs, preg_bits=self.preg_bits)
+    row_layout = layout_from(rename_row_layout, "regs", "preg_bits")
 
     @property
     def storage_bits(self) -> int:
         """``warps x regs x (preg + valid + pin)``: 48 x 63 x 12 = 36,288 bits by default."""
         return self.warps * self.row_layout.size
 
-    @property
-    def issue_layout(self) -> data.StructLayout:
-        return rename_issue_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                   sources=self.sources)
+    issue_layout = layout_from(rename_issue_layout, "warp_bits", "reg_bits", "sources")
 
-    @property
-    def renamed_layout(self) -> data.StructLayout:
-        return rename_renamed_layout(preg_bits=self.preg_bits, sources=self.sources)
+    renamed_layout = layout_from(rename_renamed_layout, "preg_bits", "sources")
 
-    @property
-    def retire_layout(self) -> data.StructLayout:
-        return rename_retire_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                    preg_bits=self.preg_bits)
+    retire_layout = layout_from(rename_retire_layout, "warp_bits", "reg_bits", "preg_bits")
 
     def signature(self) -> wiring.Signature:
         """``issue`` -> ``renamed``; ``retire``, ``exit``; ``ref_inc``, ``ref_dec``;
@@ -378,7 +361,25 @@ class RenameTableConfig(BlockConfig):
 # --- reuse buffer, pending-retry queue, load filter ---------------------------------------
 
 
-class ReuseBufferConfig(BlockConfig):
+class _ThreadBlockIds:
+    """The reuse buffer's thread-block ids, for a configuration with ``blocks`` slots."""
+
+    @property
+    def tbid_bits(self) -> int:
+        """Thread-block id field: the block slots plus the all-ones null value."""
+        return self.blocks.bit_length()
+
+    @property
+    def null_tbid(self) -> int:
+        """The thread-block id of everything but shared-memory loads (0xF by default)."""
+        return (1 << self.tbid_bits) - 1
+
+
+_TAG_FIELDS = ("opcode_bits", "preg_bits", "tbid_bits", "barrier_bits")
+"""The reuse buffer's tag widths, which its tag, row, entry and fill layouts take."""
+
+
+class ReuseBufferConfig(_ThreadBlockIds, BlockConfig):
     """The reuse buffer's parameters and the widths derived from them."""
 
     entries: int = param(256, "Buffer entries, a power of two.", choices=REUSE_ENTRIES)
@@ -393,48 +394,17 @@ class ReuseBufferConfig(BlockConfig):
 
     index_bits = index_width("entries")
 
-    @property
-    def tbid_bits(self) -> int:
-        """Thread-block id field: the block slots plus the all-ones null value."""
-        return self.blocks.bit_length()
+    tag_layout = layout_from(reuse_tag_layout, *_TAG_FIELDS)
+    row_layout = layout_from(reuse_row_layout, *_TAG_FIELDS)
+    entry_layout = layout_from(reuse_entry_layout, *_TAG_FIELDS)
+    fill_layout = layout_from(reuse_fill_layout, "index_bits", *_TAG_FIELDS)
 
-    @property
-    def null_tbid(self) -> int:
-        """The thread-block id of everything but shared-memory loads (0xF by default)."""
-        return (1 << self.tbid_bits) - 1
+    lookup_layout = layout_from(reuse_lookup_layout, "opcode_bits", "imm_bits", "tbid_bits",
+                                "barrier_bits")
 
-    def _fields(self) -> dict:
-        return {"opcode_bits": self.opcode_bits, "preg_bits": self.preg_bits,
-                "tbid_bits": self.tbid_bits, "barrier_bits": self.barrier_bits}
+    response_layout = layout_from(reuse_response_layout, "index_bits", "preg_bits")
 
-    @property
-    def tag_layout(self) -> data.StructLayout:
-        return reuse_tag_layout(**self._fields())
-
-    @property
-    def row_layout(self) -> data.StructLayout:
-        return reuse_row_layout(**self._fields())
-
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return reuse_entry_layout(**self._fields())
-
-    @property
-    def fill_layout(self) -> data.StructLayout:
-        return reuse_fill_layout(index_bits=self.index_bits, **self._fields())
-
-    @property
-    def lookup_layout(self) -> data.StructLayout:
-        return reuse_lookup_layout(opcode_bits=self.opcode_bits, imm_bits=self.imm_bits,
-                                   tbid_bits=self.tbid_bits, barrier_bits=self.barrier_bits)
-
-    @property
-    def response_layout(self) -> data.StructLayout:
-        return reuse_response_layout(index_bits=self.index_bits, preg_bits=self.preg_bits)
-
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return preg_ref_layout(preg_bits=self.preg_bits)
+    ref_layout = layout_from(preg_ref_layout, "preg_bits")
 
     @property
     def storage_bits(self) -> int:
@@ -480,7 +450,7 @@ class PendingRetryConfig(BlockConfig):
         })
 
 
-class LoadFilterConfig(BlockConfig):
+class LoadFilterConfig(_ThreadBlockIds, BlockConfig):
     """The load filter's parameters and the widths derived from them."""
 
     warps: int = param(48, "Warps per SM.", low=1, high=64)
@@ -491,34 +461,17 @@ class LoadFilterConfig(BlockConfig):
     tb_bits = index_width("blocks")
 
     @property
-    def tbid_bits(self) -> int:
-        """The reuse buffer's thread-block id field: block slots plus the null value."""
-        return self.blocks.bit_length()
-
-    @property
-    def null_tbid(self) -> int:
-        return (1 << self.tbid_bits) - 1
-
-    @property
     def saturated(self) -> int:
         """The barrier count that disables load reuse for its block (31 by default)."""
         return (1 << self.barrier_bits) - 1
 
-    @property
-    def store_layout(self) -> data.StructLayout:
-        return load_store_layout(warp_bits=self.warp_bits)
+    store_layout = layout_from(load_store_layout, "warp_bits")
 
-    @property
-    def block_layout(self) -> data.StructLayout:
-        return load_block_layout(warps=self.warps, tb_bits=self.tb_bits)
+    block_layout = layout_from(load_block_layout, "warps", "tb_bits")
 
-    @property
-    def query_layout(self) -> data.StructLayout:
-        return load_query_layout(warp_bits=self.warp_bits, tb_bits=self.tb_bits)
+    query_layout = layout_from(load_query_layout, "warp_bits", "tb_bits")
 
-    @property
-    def answer_layout(self) -> data.StructLayout:
-        return load_answer_layout(tbid_bits=self.tbid_bits, barrier_bits=self.barrier_bits)
+    answer_layout = layout_from(load_answer_layout, "tbid_bits", "barrier_bits")
 
     @property
     def state_bits(self) -> int:
@@ -608,13 +561,9 @@ class RegisterPoolConfig(BlockConfig):
         """The free-pool queue the paper leaves out: ``pregs x preg_bits`` (10,240)."""
         return self.pregs * self.preg_bits
 
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return preg_ref_layout(preg_bits=self.preg_bits)
+    ref_layout = layout_from(preg_ref_layout, "preg_bits")
 
-    @property
-    def merge_layout(self) -> data.StructLayout:
-        return refcount_merge_layout(preg_bits=self.preg_bits, delta_shape=self.delta_shape)
+    merge_layout = layout_from(refcount_merge_layout, "preg_bits", "delta_shape")
 
     def signature(self) -> wiring.Signature:
         """``alloc``; ``inc``, ``dec``; ``query`` -> ``saturated``; ``in_use``,
@@ -680,9 +629,7 @@ class RenameReuseConfig(BlockConfig):
     def preg_bits(self) -> int:
         return self.rename.preg_bits
 
-    @property
-    def ref_layout(self) -> data.StructLayout:
-        return preg_ref_layout(preg_bits=self.preg_bits)
+    ref_layout = layout_from(preg_ref_layout, "preg_bits")
 
     @property
     def issue_layout(self) -> data.StructLayout:
@@ -752,26 +699,17 @@ class RegisterAllocConfig(BlockConfig):
     def preg_bits(self) -> int:
         return self.vsb.preg_bits
 
-    @property
-    def value_layout(self) -> data.ArrayLayout:
-        """A result's value, lane ``l`` in the ``l``-th ``data_width`` bits of the hash
-        input."""
-        return warp_value_layout(lanes=self.lanes, data_width=self.data_width)
+    value_layout = layout_from(warp_value_layout, "lanes", "data_width",
+                               doc="A result's value, lane ``l`` in the ``l``-th "
+                                   "``data_width`` bits of the hash input.")
 
-    @property
-    def result_layout(self) -> data.StructLayout:
-        return alloc_result_layout(lanes=self.lanes, data_width=self.data_width,
-                                   preg_bits=self.preg_bits, ticket_bits=self.ticket_bits)
+    result_layout = layout_from(alloc_result_layout, "lanes", "data_width", "preg_bits",
+                                "ticket_bits")
 
-    @property
-    def request_layout(self) -> data.StructLayout:
-        return alloc_request_layout(hash_width=self.hash_width, preg_bits=self.preg_bits,
-                                    ticket_bits=self.ticket_bits)
+    request_layout = layout_from(alloc_request_layout, "hash_width", "preg_bits",
+                                 "ticket_bits")
 
-    @property
-    def stage_layout(self) -> data.StructLayout:
-        return alloc_stage_layout(hash_width=self.hash_width, preg_bits=self.preg_bits,
-                                  ticket_bits=self.ticket_bits)
+    stage_layout = layout_from(alloc_stage_layout, "hash_width", "preg_bits", "ticket_bits")
 
     def signature(self) -> wiring.Signature:
         """``result`` -> ``out``; ``probe`` / ``hit_saturated``; ``install``, ``evict``;
@@ -855,28 +793,16 @@ class PipelineConfig(BlockConfig):
         """Rename mappings: ``warps x regs``."""
         return self.warps * self.regs
 
-    @property
-    def reg_layout(self) -> data.StructLayout:
-        return pipeline_reg_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits)
+    reg_layout = layout_from(pipeline_reg_layout, "warp_bits", "reg_bits")
 
-    @property
-    def result_layout(self) -> data.StructLayout:
-        return pipeline_result_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                      lanes=self.lanes, data_width=self.data_width)
+    result_layout = layout_from(pipeline_result_layout, "warp_bits", "reg_bits", "lanes",
+                                "data_width")
 
-    @property
-    def reuse_layout(self) -> data.StructLayout:
-        return pipeline_reuse_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                     preg_bits=self.preg_bits)
+    reuse_layout = layout_from(pipeline_reuse_layout, "warp_bits", "reg_bits", "preg_bits")
 
-    @property
-    def retired_layout(self) -> data.StructLayout:
-        return pipeline_retired_layout(warp_bits=self.warp_bits, reg_bits=self.reg_bits,
-                                       preg_bits=self.preg_bits)
+    retired_layout = layout_from(pipeline_retired_layout, "warp_bits", "reg_bits", "preg_bits")
 
-    @property
-    def entry_layout(self) -> data.StructLayout:
-        return rename_entry_layout(preg_bits=self.preg_bits)
+    entry_layout = layout_from(rename_entry_layout, "preg_bits")
 
     def signature(self) -> wiring.Signature:
         """``result`` -> ``retired``; ``reuse``; ``hold`` -> ``held``; ``drop``; ``unmap``;

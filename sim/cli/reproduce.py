@@ -37,8 +37,11 @@ def cost(mechanism, as_json):
                    "whole suite].")
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="greener: where warps wake their registers [default: issue].")
+@click.option("--no-fig11", is_flag=True,
+              help="regless: only the run-time part, without Fig. 11's synthesis (minutes "
+                   "per OSU when not cached).")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None, metavar="N",
-              help="Measure kernels on N worker processes (compression, greener) "
+              help="Measure kernels on N worker processes (compression, greener, regless, wir) "
                    "[default: 1; greener 2]; each kernel's result is cached either way, so "
                    "a stopped run resumes.")
 @click.option("--parts", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -46,42 +49,46 @@ def cost(mechanism, as_json):
               help="Read kernels' parts from DIR and write each kernel's part there as it is "
                    "measured, to finish the run in a later session or on another machine "
                    "(compression, greener, regless, wir; docs/results.md).")
-def reproduce(mechanism, size, as_json, out, kernels, wake_at, jobs, parts):
+def reproduce(mechanism, size, as_json, out, kernels, wake_at, no_fig11, jobs, parts):
     """MECHANISM's paper results computed from runs: Markdown tables (or JSON) on stdout,
     report.md, result.json and figures (PNG, SVG) under --out."""
-    from gpurf.sim.reproduce import NoResultsError, takes_kernels, takes_option
-
     options = {}
     if kernels is not None:
-        with errors_as(NoResultsError):
-            if not takes_kernels(mechanism):
-                raise BadInput(f"--kernels does not apply to {mechanism}: its reproduction "
-                               "runs a fixed set")
+        _only_where_taken(mechanism, "kernels", "--kernels does not apply to {}: its "
+                          "reproduction runs a fixed set")
         options["kernels"] = [known_kernel(k) for k in kernels.split(",") if k] or None
         if options["kernels"] is None:
             raise BadInput("--kernels names no kernel")
     if wake_at is not None:
-        if mechanism != "greener":
-            raise BadInput(f"--wake-at applies to greener, not {mechanism}")
+        _only_where_taken(mechanism, "wake_at", "--wake-at applies to greener, not {}")
         options["wake_at"] = wake_at
+    if no_fig11:
+        _only_where_taken(mechanism, "fig11", "--no-fig11 applies to regless, not {}")
+        options["fig11"] = False
     if jobs is not None:
-        with errors_as(NoResultsError):
-            if not takes_option(mechanism, "jobs"):
-                raise BadInput(f"--jobs does not apply to {mechanism}: its reproduction runs "
-                               "in one process")
+        _only_where_taken(mechanism, "jobs", "--jobs does not apply to {}: its reproduction "
+                          "runs in one process")
         options["jobs"] = jobs
     if parts is None:
         reproduce_and_write(mechanism, size, as_json, out, **options)
         return
     from gpurf.sim.reproduce.parts import PartsError, keeping_parts
 
-    with errors_as(NoResultsError):
-        if not takes_option(mechanism, "jobs"):
-            raise BadInput(f"--parts does not apply to {mechanism}: its reproduction has no "
-                           "per-kernel parts")
+    _only_where_taken(mechanism, "jobs", "--parts does not apply to {}: its reproduction "
+                      "has no per-kernel parts")
     with errors_as(PartsError, OSError), keeping_parts(parts) as found:
         click.echo(f"gpurf: {found} parts read from {parts}", err=True)
         reproduce_and_write(mechanism, size, as_json, out, **options)
+
+
+def _only_where_taken(mechanism, option, message):
+    """A usage error, ``message`` formatted with ``mechanism``, unless ``mechanism``'s
+    reproduction takes the keyword ``option`` (an unknown mechanism is named instead)."""
+    from gpurf.sim.reproduce import NoResultsError, takes_option
+
+    with errors_as(NoResultsError):
+        if not takes_option(mechanism, option):
+            raise BadInput(message.format(mechanism))
 
 
 def reproduce_and_write(mechanism, size, as_json, out, **options):

@@ -108,8 +108,8 @@ from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
 
-__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_regless",
-           "shard_params"]
+__all__ = ["CAPACITIES", "ReglessConfig", "ReglessError", "ReglessSM", "run_fields",
+           "run_on", "run_regless", "shard_params", "store_line"]
 
 BANKS = 8
 CAPACITIES = (256, 384, 512, 768, 1024)
@@ -325,6 +325,16 @@ class _Shard:
 INF = float("inf")
 
 
+def store_line(store, line: int) -> None:
+    """``line`` written into ``store``'s LRU ``sets`` of ``ways`` (:class:`_RegisterLines`,
+    the timing SM's L1): made the most recent, the least recent one of a full set evicted."""
+    entries = store.sets[line % len(store.sets)]
+    entries[line] = True
+    entries.move_to_end(line)
+    if len(entries) > store.ways:
+        entries.popitem(last=False)
+
+
 class _RegisterLines:
     """The L1's register lines when data bypass it (Table 1): LRU sets of 128-byte lines,
     ``ways`` per set; the port stays the SM's L1's, shared with the data accesses."""
@@ -412,12 +422,7 @@ class ReglessSM(RegisterStorage):
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
         """The ``slots`` whose warp's region is staged and not fully issued."""
         self._catch_up(sub, now)
-        shard = self.shards[sub.index]
-        if shard.issue_free > now:
-            self.counts["metadata_issue_cycles"] += 1
-            for slot in slots:
-                warp = sub.slots[slot]
-                warp.wake = max(warp.wake, shard.issue_free)
+        if self._issuing_metadata(sub, slots, now):
             return []
         out = []
         for slot in slots:
@@ -431,6 +436,18 @@ class ReglessSM(RegisterStorage):
                     else now + 1
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
+
+    def _issuing_metadata(self, sub, slots: list[int], now: int) -> bool:
+        """Whether ``sub``'s issue slot is taken by a region's metadata instructions in
+        ``now``; if so, the ``slots``' warps wake when it is free."""
+        shard = self.shards[sub.index]
+        if shard.issue_free <= now:
+            return False
+        self.counts["metadata_issue_cycles"] += 1
+        for slot in slots:
+            warp = sub.slots[slot]
+            warp.wake = max(warp.wake, shard.issue_free)
+        return True
 
     def entry_taken(self, shard: _Shard, entry: tuple, cycle: int, hit: bool) -> None:
         """The OSU bank took a descriptor entry of the region in ``cycle``
@@ -475,7 +492,11 @@ class ReglessSM(RegisterStorage):
             shard.issue_free = now + 1 + extra
         state.left_to_issue -= 1
         if not state.left_to_issue:
-            state.last_issue = now
+            self._region_issued(state, now)
+
+    def _region_issued(self, state: _WarpState, now: int) -> None:
+        """The last instruction of ``state``'s region issued in ``now``."""
+        state.last_issue = now
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """``pc`` of ``warp`` read its operands in cycle ``now``, lands in ``done``: its
@@ -646,14 +667,18 @@ class ReglessSM(RegisterStorage):
             raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
                                f"{warp.index}: pc {pc} is not the start of a region")
 
+    @staticmethod
+    def _runs_in(state: _WarpState, slot: int) -> bool:
+        """Whether ``state``'s warp still holds ``slot`` and has instructions left."""
+        warp = state.warp
+        return warp.pos < len(warp.pcs) and warp.sub is not None and \
+            warp.sub.slots[slot] is warp
+
     def _next(self, shard: _Shard, slot: int) -> "_WarpState | None":
         """The warp whose next region the metadata store answers for ``slot`` (``None``:
         an empty region: no warp, or it has finished)."""
         state = shard.slots.get(slot)
-        if state is None:
-            return None
-        warp = state.warp
-        if warp.pos >= len(warp.pcs) or warp.sub is None or warp.sub.slots[slot] is not warp:
+        if state is None or not self._runs_in(state, slot):
             return None
         self._check_start(state)
         return state
@@ -895,13 +920,8 @@ class ReglessSM(RegisterStorage):
         if op == L1Op.INVALIDATE:
             self.counts["invalidations_l1"] += 1
             return served
-        store = self.store
         if self.config.l1_bytes or l1.enabled:
-            entries = store.sets[line % len(store.sets)]
-            entries[line] = True
-            entries.move_to_end(line)
-            if len(entries) > store.ways:
-                entries.popitem(last=False)
+            store_line(self.store, line)
         return served
 
     # -- timed actions on the values ---------------------------------------------------
@@ -933,6 +953,25 @@ class ReglessSM(RegisterStorage):
         return counts
 
 
+def run_on(storage: ReglessSM, kernel: str, size: str, sm):
+    """The run of workload ``kernel`` at ``size`` on the timing SM ``sm`` with RegLess
+    ``storage`` (a fast or exact model) as both its ``values`` and ``power`` hooks, and no
+    register file of the mechanism's own."""
+    from .run import run_kernel
+
+    return run_kernel(kernel, size, timing=sm, values=storage, power=storage,
+                      mechanism=lambda p: (p, {"registers": 0}))
+
+
+def run_fields(kernel: str, size: str, config: ReglessConfig, run) -> dict:
+    """What a RegLess ``run`` of ``kernel`` reports beside its counters: ``kernel``,
+    ``size``, the configuration's ``capacity``, ``compressor`` and ``metadata``, ``cycles``
+    and ``passed`` (outputs equal numpy)."""
+    return {"kernel": kernel, "size": size, "capacity": config.capacity,
+            "compressor": config.compressor, "metadata": config.metadata,
+            "cycles": run.stats["timing"].cycles, "passed": run.passed}
+
+
 def run_regless(kernel: str, size: str = "test", config: ReglessConfig = ReglessConfig(),
                 *, sm=None, baseline: bool = True) -> dict:
     """Run workload ``kernel`` on RegLess (gtx980 preset, or ``sm``) with every operand read
@@ -950,13 +989,9 @@ def run_regless(kernel: str, size: str = "test", config: ReglessConfig = Regless
     sm = sm or load_config(preset="gtx980")
     _, program, _ = load_workload(kernel)
     regless = ReglessSM(program, config, subcores=sm.subcores)
-    run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
-                     mechanism=lambda p: (p, {"registers": 0}))
+    run = run_on(regless, kernel, size, sm)
     out = regless.summary()
-    out.update(kernel=kernel, size=size, capacity=config.capacity,
-               compressor=config.compressor, metadata=config.metadata,
-               cycles=run.stats["timing"].cycles, passed=run.passed,
-               regions=len(regless.regions.regions))
+    out.update(run_fields(kernel, size, config, run), regions=len(regless.regions.regions))
     if baseline:
         base = run_kernel(kernel, size, timing=sm, values=True)
         out["baseline_cycles"] = base.stats["timing"].cycles

@@ -14,7 +14,7 @@ import argparse
 import json
 from collections import defaultdict
 
-from .regless import ReglessConfig, ReglessSM
+from .regless import ReglessConfig, ReglessSM, run_on
 from .regless_exact import DEFAULT, Decision, run_regless_exact
 
 __all__ = ["DecisionLog", "compare", "first_divergence", "main", "run_fast"]
@@ -43,13 +43,12 @@ def run_fast(kernel: str, size: str = "test", config: ReglessConfig = DEFAULT,
              *, sm=None) -> dict:
     """The fast model's run of ``kernel`` with its decisions (as :func:`run_exact`)."""
     from .config import load_config
-    from .run import load_workload, run_kernel
+    from .run import load_workload
 
     sm = sm or load_config(preset="gtx980")
     _, program, _ = load_workload(kernel)
     regless = DecisionLog(program, config, subcores=sm.subcores)
-    run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
-                     mechanism=lambda p: (p, {"registers": 0}))
+    run = run_on(regless, kernel, size, sm)
     counts = regless.summary()
     return {"cycles": run.stats["timing"].cycles, "passed": run.passed,
             "decisions": regless.decisions,

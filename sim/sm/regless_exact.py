@@ -72,7 +72,10 @@ from .regless import (
     ReglessConfig,
     ReglessError,
     ReglessSM,
+    run_fields,
+    run_on,
     shard_params,
+    store_line,
 )
 from .values import LANES
 
@@ -455,12 +458,7 @@ class ReglessExactSM(ReglessSM):
     # -- the power hook ---------------------------------------------------------------
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
         self._catch_up(sub, now)
-        shard = self.shards[sub.index]
-        if shard.issue_free > now:
-            self.counts["metadata_issue_cycles"] += 1
-            for slot in slots:
-                warp = sub.slots[slot]
-                warp.wake = max(warp.wake, shard.issue_free)
+        if self._issuing_metadata(sub, slots, now):
             return []
         ports = self.ports[sub.index]
         out = []
@@ -474,15 +472,9 @@ class ReglessExactSM(ReglessSM):
                 warp.wake = max(warp.wake, now + 1)
         return out
 
-    def issued(self, sub, warp, pc: int, now: int) -> None:
-        state = self.warps[(warp.block.id, warp.index)]
-        if state.left_to_issue == state.length:
-            extra = self.metadata[pc]
-            self.counts["metadata_instructions"] += extra
-            self.shards[sub.index].issue_free = now + 1 + extra
-        state.left_to_issue -= 1
-        if state.left_to_issue == 0:
-            state.region = None
+    def _region_issued(self, state, now: int) -> None:
+        """The metadata store may answer for the slot's next region (:meth:`next_region`)."""
+        state.region = None
 
     def dispatched(self, sub, warp, pc: int, now: int, done: int) -> int:
         """Releases of the sources' last uses, reserves of the destinations; the writes
@@ -593,17 +585,10 @@ class ReglessExactSM(ReglessSM):
     def next_region(self, sub_index: int, slot: int):
         """The region the warp in ``slot`` runs next (``None``: no warp, or finished)."""
         state = self.slot_warps.get((sub_index, slot))
-        if state is None or state.region is not None:
+        if state is None or state.region is not None or not self._runs_in(state, slot):
             return None
-        warp = state.warp
-        if warp.pos >= len(warp.pcs) or warp.sub is None or warp.sub.slots[slot] is not warp:
-            return None
-        region = self.region_at.get(warp.pcs[warp.pos])
-        if region is None:
-            raise ReglessError(f"{self.program.kernel.file}: block {warp.block.id}, warp "
-                               f"{warp.index}: pc {warp.pcs[warp.pos]} is not the start of "
-                               "a region")
-        return region
+        self._check_start(state)
+        return self.region_at[state.warp.pcs[state.warp.pos]]
 
     def region_taken(self, sub_index: int, slot: int, now: int) -> None:
         """The capacity manager took the header of the warp in ``slot``'s next region."""
@@ -636,13 +621,8 @@ class ReglessExactSM(ReglessSM):
         return self._line_address(sub_index, int(ref.warp), int(ref.reg))
 
     def l1_write(self, line: int) -> None:
-        l1 = self.sm.l1
-        if l1.enabled:
-            entries = l1.sets[line % len(l1.sets)]
-            entries[line] = True
-            entries.move_to_end(line)
-            if len(entries) > l1.ways:
-                entries.popitem(last=False)
+        if self.sm.l1.enabled:
+            store_line(self.sm.l1, line)
 
     def summary(self) -> dict:
         counts = dict(self.counts)
@@ -669,7 +649,7 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = D
     """
     from .config import load_config
     from .record import TraceFolder, sm_header
-    from .run import load_workload, run_kernel
+    from .run import load_workload
 
     sm = sm or load_config(preset="gtx980")
     _, program, _ = load_workload(kernel)
@@ -681,17 +661,14 @@ def run_regless_exact(kernel: str, size: str = "test", config: ReglessConfig = D
     regless = ReglessExactSM(program, config, subcores=sm.subcores,
                              wrap=None if folder is None else folder.wrap)
     try:
-        run = run_kernel(kernel, size, timing=sm, values=regless, power=regless,
-                         mechanism=lambda p: (p, {"registers": 0}))
+        run = run_on(regless, kernel, size, sm)
     except BaseException:
         if folder is not None:
             folder.abandon()
         raise
     regless.finish()
     out = regless.summary()
-    out.update(kernel=kernel, size=size, capacity=config.capacity,
-               compressor=config.compressor, metadata=config.metadata,
-               cycles=run.stats["timing"].cycles, passed=run.passed,
+    out.update(run_fields(kernel, size, config, run),
                shard_cycles=[ports.time for ports in regless.ports],
                traces=[str(path) for path in folder.close()] if folder is not None else [])
     out["log"] = [ports.log for ports in regless.ports]
