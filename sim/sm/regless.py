@@ -103,7 +103,7 @@ from gpurf.hw.regless.layouts import L1Op
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
 from .regless_ports import Request, ShardPortTiming
-from .regless_transfer import TransferTiming
+from .regless_transfer import MISS_PATH, TransferTiming
 from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
@@ -392,7 +392,7 @@ class ReglessSM(RegisterStorage):
         params = shard_params(self.program, self.config, sm.config.subcores, sm.config.slots)
         for shard in self.shards:
             transfer = TransferTiming(params, partial(self._l1_port, shard),
-                                      compressor=self.config.compressor)
+                                      compressor=self.config.compressor, counts=self.counts)
             shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank, transfer)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
@@ -928,7 +928,7 @@ class ReglessSM(RegisterStorage):
                      "preloads_never_stored", "l1_port_wait",
                      "boundaries",
                      *(f"wait_{w}" for w in WAITS),
-                     "metadata_instructions", "activations"):
+                     "metadata_instructions", "activations", *MISS_PATH):
             counts.setdefault(name, 0)
         return counts
 
