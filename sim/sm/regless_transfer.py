@@ -25,10 +25,11 @@ __all__ = ["MISS_PATH", "TransferTiming"]
 
 MISS_PATH = {
     "miss_cycles": "cycles the transfer unit was stepped (anything offered or in flight)",
-    "miss_l1": "the L1 stage in ``L1`` (offering its request to the L1 port)",
-    "miss_l1_read": "... of them offering a preload miss's read",
-    "miss_l1_wait": "the L1 stage in ``L1_WAIT`` (a preload miss's read outstanding)",
-    "miss_fill": "the L1 stage in ``FILL`` (filling the OSU line)",
+    "miss_l1": "the L1 stage offers a request to the L1 port (``L1``)",
+    "miss_l1_read": "... of them a preload miss's read",
+    "miss_l1_wait": "a preload miss's read outstanding in the L1 stage (``L1_WAIT``)",
+    "miss_fill": "a line in the L1 stage to fill the OSU with (``FILL``)",
+    "miss_stage_full": "the L1 stage holds ``l1_reads_in_flight`` requests",
     "miss_answer_blocked": "*answer*'s response shown and not taken: the L1 stage is full",
     "miss_ask_blocked": "*ask* full and the compressor not taking it",
     "miss_ask_blocked_l1": "... of them while *answer* is blocked behind the L1 stage",
@@ -90,8 +91,7 @@ class TransferTiming:
     def idle(self) -> bool:
         transfer = self.transfer
         return (transfer.asking is None and transfer.answering is None
-                and transfer.phase == TransferPhase.IDLE
-                and self.compressor.shown.response is None
+                and not transfer.stage and self.compressor.shown.response is None
                 and getattr(self.compressor, "job", None) is None and not self.answers)
 
     def show(self, fetch_valid: bool) -> dict:
@@ -126,14 +126,14 @@ class TransferTiming:
         transfer, compressor, shown, counts = (self.transfer, self.compressor, self.shown,
                                                self.counts)
         counts["miss_cycles"] += 1
-        phase = transfer.phase
-        if phase == TransferPhase.L1:
+        phases = {job.phase for job in transfer.stage}
+        job = transfer.offering
+        if job is not None:
             counts["miss_l1"] += 1
-            counts["miss_l1_read"] += transfer.job.op == CompressorOp.PRELOAD.value
-        elif phase == TransferPhase.L1_WAIT:
-            counts["miss_l1_wait"] += 1
-        elif phase == TransferPhase.FILL:
-            counts["miss_fill"] += 1
+            counts["miss_l1_read"] += job.op == CompressorOp.PRELOAD.value
+        counts["miss_l1_wait"] += TransferPhase.L1_WAIT in phases
+        counts["miss_fill"] += TransferPhase.FILL in phases
+        counts["miss_stage_full"] += len(transfer.stage) == self.config.l1_reads_in_flight
         offered = compressor.shown
         blocked = transfer.answering is not None and offered.response is not None \
             and not transfer.response_ready
@@ -162,7 +162,7 @@ class TransferTiming:
         to_transfer = transfer_may and (self.holds or not compressor_may)
         self.holds = False
         if to_transfer:
-            job = self.transfer.job
+            job = self.transfer.offering
             self._serve(now, "r", (job.warp, job.reg), mine["op"], None)
             return 0, 1
         if compressor_may:
