@@ -12,7 +12,7 @@ from gpurf.golden.regless import shard as golden_shard
 from gpurf.golden.trace import Trace
 from gpurf.hw.regless.layouts import CompressorOp
 from gpurf.sim.sm import regless, regless_ports, regless_transfer
-from gpurf.sim.sm.regless import ReglessError
+from gpurf.sim.sm.regless import ReglessConfig, ReglessError
 from gpurf.sim.sm.regless_compare import compare, first_divergence
 from gpurf.sim.sm.regless_exact import Decision, run_regless_exact
 from gpurf.sim.sm.values import ValueMismatchError
@@ -295,7 +295,9 @@ def test_kernel_shard_trace_replays_on_verilator(tmp_path):
     took about 10 minutes on the loaded machine)."""
     from gpurf.sim.replay import replay
 
-    result = run_regless_exact("saxpy", record=tmp_path, fast=False)
+    # the RTL's transfer unit holds one L1 request (``l1_reads_in_flight=1``)
+    result = run_regless_exact("saxpy", config=ReglessConfig(l1_reads=1), record=tmp_path,
+                               fast=False)
     replayed = replay(tmp_path / "launch1.shard0.trace", sim="verilator")
     assert replayed.passed, replayed.summary()
     assert replayed.cycles == result["shard_cycles"][0]

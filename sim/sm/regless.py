@@ -57,10 +57,12 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   values (:class:`_Line`) follow: a line given to another register drops its values, a
   written-back one is stored compressed or in L1.
 - **Compressor and transfer unit** (5.3): the golden ones, stepped every cycle
-  (:mod:`gpurf.sim.sm.regless_transfer`): the transfer unit's three one-request stages
-  (fetches before writebacks), the compressor's cycles per request (bit-vector check or
-  pattern match, tag match, the compressed line's L1 refill: 16 cached lines of 15
-  registers, FIFO, a changed line written back) and the shared L1 port. A preload miss
+  (:mod:`gpurf.sim.sm.regless_transfer`): the transfer unit's stages (fetches before
+  writebacks; its L1 stage holds :data:`L1_READS_IN_FLIGHT` requests, so that many preload
+  misses' L1 reads may be outstanding, answered and filled in order), the compressor's
+  cycles per request (bit-vector check or pattern match, tag match, the compressed line's
+  L1 refill: 16 cached lines of 15 registers, FIFO, a changed line written back) and the
+  shared L1 port. A preload miss
   is acknowledged when its line is filled. A dirty line evicted from the OSU is stored
   compressed when one of the 5 patterns matches, else written to L1 as a full line.
   ``compressor=False``: every request is answered at once, uncompressed (to L1).

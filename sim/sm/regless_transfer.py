@@ -1,8 +1,10 @@
 """The golden shard's transfer unit, compressor and L1 port, cycle by cycle, for the fast
 RegLess model.
 
-:class:`TransferTiming` steps the golden :class:`~gpurf.golden.regless.shard.Transfer` (three
-one-request stages: offered to the compressor, answered by it, the L1 stage) and the golden
+:class:`TransferTiming` steps the golden :class:`~gpurf.golden.regless.shard.Transfer` (two
+one-request stages, offered to the compressor and answered by it, then the L1 stage of
+``l1_reads_in_flight`` requests, whose preload misses' reads may be outstanding together) and
+the golden
 :class:`~gpurf.golden.regless.compressor.Compressor` (a request's cycles: bit-vector check or
 pattern match, tag match, the compressed line's L1 refill) as the golden shard does
 (``Shard.step``: the outputs shown from the state first, then the OSU's offers, the shared L1
