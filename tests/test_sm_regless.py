@@ -108,6 +108,11 @@ def test_config_parse_and_validate():
     with pytest.raises(ValueError):
         ReglessConfig(capacity=500)
     assert 512 in CAPACITIES
+    assert ReglessConfig().l1_reads == 8
+    assert ReglessConfig.parse("nocomp+reads1") == ReglessConfig(compressor=False, l1_reads=1)
+    for bad in ("reads3", "reads"):
+        with pytest.raises(ValueError):
+            ReglessConfig.parse(bad)
 
 
 # -- the command line -------------------------------------------------------------------
