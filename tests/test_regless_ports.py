@@ -261,3 +261,25 @@ def test_a_preload_miss_is_filled_by_the_transfer_unit_after_the_l1_latency():
     (3), sent to L1 (4), answered after the latency and filled the cycle after."""
     for latency in (10, 20):
         assert _preload_miss(latency) == ([("p", 0)], [("p", latency + 5)])
+
+
+def test_the_transfer_unit_counts_its_miss_path_and_is_idle_after_it():
+    """One preload miss with an L1 latency of 10: the transfer unit is idle before and after
+    (its ``IDLE`` phase is an enum member, true as a bool: ``idle`` compares it), and its
+    miss-path counters (``MISS_PATH``) see one L1 read, its offer cycle, the cycles it
+    waits for the line and one fill."""
+    owner = _Filling()
+    transfer = TransferTiming(PARAMS, lambda now, kind, key, op: now + 10)
+    assert transfer.idle()
+    ports = ShardPortTiming(owner, None, 8, 16, transfer)
+    ports.queues[0].append((0, ("p", 0, 0, False, ("k", 0))))
+    for cycle in range(22):
+        ports.step(cycle)
+    counts = transfer.counts
+    assert owner.fills == [("p", 15)]
+    assert transfer.idle()
+    assert (counts["miss_reads"], counts["miss_read_latency"], counts["miss_refills"]) == \
+        (1, 10, 0)
+    assert (counts["miss_l1"], counts["miss_l1_read"], counts["miss_l1_wait"],
+            counts["miss_fill"]) == (1, 1, 10, 1)
+    assert counts["miss_cycles"] == 15

@@ -187,7 +187,7 @@ def _drive_transfer(cycles):
         request, l1 = shown["request"], shown["l1_request"]
         out = (shown["fetch_ready"], None if request is None else (request.warp, request.reg),
                shown["response_ready"],
-               None if l1 is None else (l1["op"], golden.job.warp, golden.job.reg),
+               None if l1 is None else (l1["op"], golden.offering.warp, golden.offering.reg),
                int(shown["fill"] is not None))
         response = inputs.get("response")
         golden.advance(offer, dirty, inputs.get("fill_ready", 0),
@@ -314,3 +314,130 @@ def test_workload_invalidates_in_l1_only_registers_it_holds():
     stats, transfers = _run(SMALL, 7, warps=4, regions=6)
     assert stats["reads"] > 0
     assert (transfers["invalidate"], transfers["invalidate_l1"]) == (9, 2)
+
+
+# -- the L1 stage with several requests (``l1_reads_in_flight``; golden model only) -------
+def _drive_golden(cycles, reads):
+    """Run the golden transfer unit of the small shard with ``l1_reads_in_flight=reads`` on
+    per-cycle inputs (as :func:`_drive_transfer`; ``l1_response`` is the value of every
+    lane of the line, a ``fetch`` or ``writeback`` comes from OSU line ``reg``) and return
+    per cycle ``(response_ready, l1 (op, warp, reg) or None, l1_response_ready, fill (line,
+    first lane) or None)``."""
+    config = ShardConfig(**SMALL, l1_reads_in_flight=reads)
+    golden = GoldenTransfer(config)
+    lanes = config.osu.lanes
+    seen = []
+    for inputs in cycles:
+        fetch, writeback = inputs.get("fetch"), inputs.get("writeback")
+        offer = None if fetch is None else {"warp": fetch[0], "reg": fetch[1],
+                                            "line": fetch[1], "invalidate": _invalidates(fetch)}
+        dirty = None if writeback is None else {"warp": writeback[0], "reg": writeback[1],
+                                                "line": writeback[1], "data": [9] * lanes}
+        shown = golden.outputs(int(fetch is not None), inputs.get("request_ready", 0))
+        l1, fill = shown["l1_request"], shown["fill"]
+        seen.append((shown["response_ready"],
+                     None if l1 is None else (l1["op"], golden.offering.warp,
+                                              golden.offering.reg),
+                     shown["l1_response_ready"],
+                     None if fill is None else (fill[0], fill[1][0])))
+        response, line = inputs.get("response"), inputs.get("l1_response")
+        golden.advance(offer, dirty, inputs.get("fill_ready", 0),
+                       inputs.get("request_ready", 0),
+                       None if response is None else (response, [0] * lanes),
+                       inputs.get("l1_ready", 0), None if line is None else [line] * lanes)
+    return seen
+
+
+THREE_MISSES = [
+    {"fetch": (0, 1), "request_ready": 1},               # 0 ask takes w0r1
+    {"fetch": (1, 2), "request_ready": 1},               # 1 compressor takes w0r1; ask w1r2
+    {"fetch": (2, 3), "request_ready": 1, "response": 0},  # 2 w0r1 answered; w1r2 asked
+    {"response": 0, "l1_ready": 1},                      # 3 w0r1 to L1; w1r2's answer waits
+    {"request_ready": 1, "response": 0},                 # 4 w1r2 answered; w2r3 asked
+    {"response": 0, "l1_ready": 1},                      # 5 w1r2 to L1
+    {"response": 0},                                     # 6 w2r3 answered
+    {"l1_ready": 1, "l1_response": 5},                   # 7 w2r3 to L1; w0r1's line (5)
+    {"l1_response": 6, "fill_ready": 1},                 # 8 w0r1 filled; w1r2's line (6)
+    {"fill_ready": 1, "l1_response": 7},                 # 9 w1r2 filled; w2r3's line (7)
+    {"fill_ready": 1},                                   # 10 w2r3 filled
+    {},
+]
+
+
+def test_l1_stage_keeps_reads_in_flight_and_fills_in_order():
+    """With ``l1_reads_in_flight=3`` three preload misses' L1 reads are outstanding at once
+    (each handed to L1 before the line of the first came back), the lines go to the reads
+    in L1's (answer) order and the OSU is filled in that order. With 1, the second read
+    waits for the first's fill (the stage as before the parameter)."""
+    seen = _drive_golden(THREE_MISSES, 3)
+    read = L1Op.READ
+    assert [l1 for _, l1, _, _ in seen if l1] == [(read, 0, 1), (read, 1, 2), (read, 2, 3)]
+    assert [waiting for _, _, waiting, _ in seen[4:10]] == [1] * 6
+    assert [fill for *_, fill in seen if fill] == [(1, 5), (2, 6), (3, 7)]
+    assert [fill is not None for *_, fill in seen[8:12]] == [True, True, True, False]
+    one = _drive_golden(THREE_MISSES, 1)
+    assert [l1 for _, l1, _, _ in one if l1] == [(read, 0, 1)]
+    assert [ready for ready, *_ in one[2:8]] == [1, 0, 0, 0, 0, 0]
+
+
+def test_l1_stage_fills_out_of_order_are_caught(monkeypatch):
+    """A broken stage that gives a line to the newest waiting read fills the wrong lines."""
+    monkeypatch.setattr(GoldenTransfer, "waiting", property(lambda self: next(
+        (job for job in reversed(self.stage) if job.phase.name == "L1_WAIT"), None)))
+    with pytest.raises(AssertionError):
+        test_l1_stage_keeps_reads_in_flight_and_fills_in_order()
+
+
+EVICT_THEN_PRELOAD = [
+    {"writeback": (0, 1)},                                # 0 ask takes the eviction
+    {"request_ready": 1, "fetch": (0, 1)},                # 1 compressor takes it; ask: preload
+    {"request_ready": 1, "response": 0},                  # 2 handed back: L1 stage
+    {"response": 0},                                      # 3 the preload's answer waits
+    {"response": 0, "l1_ready": 1},                       # 4 eviction written to L1
+    {"response": 0},                                      # 5 preload answered
+    {"l1_ready": 1},                                      # 6 its read
+    {"l1_response": 4}, {"fill_ready": 1}, {},
+]
+
+
+def test_l1_stage_keeps_a_preload_behind_its_registers_eviction():
+    """With room for 4 requests, the preload of a register whose eviction was handed back
+    still waits for the eviction's L1 write (answer order): L1 sees the write first."""
+    seen = _drive_golden(EVICT_THEN_PRELOAD, 4)
+    assert [l1 for _, l1, _, _ in seen if l1] == [(L1Op.WRITE, 0, 1), (L1Op.WRITE, 0, 1),
+                                                  (L1Op.READ, 0, 1)]
+    assert [ready for ready, *_ in seen[2:6]] == [1, 0, 0, 1]
+
+
+def test_a_read_passing_its_registers_eviction_is_caught(monkeypatch):
+    """A broken stage whose answer does not wait for the L1 offer (and offers the newest)
+    sends the preload's read to L1 before the eviction's write."""
+    monkeypatch.setattr(GoldenTransfer, "response_ready", property(lambda self: int(
+        self.answering is not None and len(self.stage) < self.config.l1_reads_in_flight)))
+    with pytest.raises(AssertionError):
+        test_l1_stage_keeps_a_preload_behind_its_registers_eviction()
+
+
+def test_end_to_end_with_reads_in_flight(seed, monkeypatch):
+    """The paper's shard with ``l1_reads_in_flight=4`` on the random workload: every read
+    equals the last write, and preload misses' reads were outstanding together."""
+    most = [0]
+    stage = GoldenTransfer._l1_stage
+
+    def counting(self, *args):
+        most[0] = max(most[0], sum(job.phase.name == "L1_WAIT" for job in self.stage))
+        stage(self, *args)
+
+    monkeypatch.setattr(GoldenTransfer, "_l1_stage", counting)
+    params = {**get_block("regless.shard").defaults, "l1_reads_in_flight": 4}
+    stats, transfers = _run(params, seed, regions=4, size=(6, 12))
+    assert stats["reads"] > 100 and transfers["preload_l1"] > 0
+    assert most[0] >= 2, most
+
+
+def test_rtl_transfer_refuses_reads_in_flight():
+    """The RTL's L1 stage holds one request: a configuration asking for more is refused."""
+    with pytest.raises(ValueError, match="l1_reads_in_flight=2"):
+        Transfer(ShardConfig(**SMALL, l1_reads_in_flight=2))
+    with pytest.raises(ValueError):
+        ShardConfig(**SMALL, l1_reads_in_flight=0)

@@ -108,6 +108,11 @@ def test_config_parse_and_validate():
     with pytest.raises(ValueError):
         ReglessConfig(capacity=500)
     assert 512 in CAPACITIES
+    assert ReglessConfig().l1_reads == 8
+    assert ReglessConfig.parse("nocomp+reads1") == ReglessConfig(compressor=False, l1_reads=1)
+    for bad in ("reads3", "reads"):
+        with pytest.raises(ValueError):
+            ReglessConfig.parse(bad)
 
 
 # -- the command line -------------------------------------------------------------------
@@ -229,6 +234,24 @@ def test_breakdown_module(capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 2
 
+
+
+def test_misspath_module(capsys):
+    """saxpy keeps its registers in the OSU: no L1 read, no refill, no read outstanding
+    (its invalidations still pass through the compressor)."""
+    from gpurf.sim.sm.regless_misspath import COLUMNS, main
+
+    assert main(["saxpy", "--config", "512"]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()
+    assert header == "| " + " | ".join(COLUMNS) + " |"
+    cells = dict(zip(COLUMNS, row.strip("| ").split(" | "), strict=True))
+    assert cells["kernel"] == "saxpy" and cells["config"] == "512"
+    assert cells["preload reads"] == cells["refills"] == "0"
+    assert cells["L1_WAIT (%)"] == cells["compressor on L1 (%)"] == "0.0"
+    assert main(["--config", "fast", "saxpy"]) == 2
+    assert main(["nosuchkernel"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2
 
 # -- Table 1: the L1 and the compressor -------------------------------------------------
 def test_register_lines_are_lru_sets():

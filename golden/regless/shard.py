@@ -6,7 +6,7 @@ The parts exchange unpacked structures (queue entries, offers, lists of lanes) t
 its signature.
 """
 
-from collections import Counter
+from collections import Counter, deque
 from functools import cached_property
 
 from gpurf.golden.model import PortModel
@@ -29,20 +29,31 @@ _NO_LINE, _NO_ENTRY = LineRef(0, 0), Entry(0, 0, 0)
 
 class Job:
     """A request the transfer unit holds (``transfer_job_layout``): the compressor op
-    ``op`` (a :class:`CompressorOp` code), ``warp``, ``reg``, ``value`` (lanes, or 0) and
-    the OSU ``line`` it came from."""
+    ``op`` (a :class:`CompressorOp` code), ``warp``, ``reg``, ``value`` (lanes, or 0), the
+    OSU ``line`` it came from and, in the L1 stage, its ``phase`` (:class:`TransferPhase`)."""
 
-    __slots__ = ("line", "op", "reg", "value", "warp")
+    __slots__ = ("line", "op", "phase", "reg", "value", "warp")
 
     def __init__(self, op, warp, reg, line, value):
         self.op, self.warp, self.reg, self.line, self.value = op, warp, reg, line, value
+        self.phase = TransferPhase.IDLE
 
 
 class Transfer:
-    """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: three one-request
-    stages, ``asking`` (offered to the compressor), ``answering`` (held by the compressor)
-    and the L1 stage ``job`` in ``phase``, and the registers L1 holds a copy of
+    """The transfer unit of :class:`gpurf.hw.regless.shard.Transfer`: two one-request
+    stages, ``asking`` (offered to the compressor) and ``answering`` (held by the
+    compressor), the L1 stage ``stage`` (up to ``config.l1_reads_in_flight`` requests in
+    answer order, each in its ``phase``) and the registers L1 holds a copy of
     (``l1_copies``: an invalidation of any other register skips L1).
+
+    The L1 stage: the request last answered may offer its L1 request (``L1``: the only one
+    that may, and always the newest); a read L1 took waits for its line (``L1_WAIT``);
+    L1 answers in order, so a line goes to the oldest waiting read (``FILL``); the oldest
+    request fills the OSU (``FILL`` at the head: fills in answer order). A write or an
+    invalidation leaves when L1 takes it. *answer* takes a response only while the stage
+    has room and no request offers to L1, so L1 sees requests in answer order and one
+    offer at a time; with ``l1_reads_in_flight=1`` the stage holds one request from answer
+    to fill, as before the parameter.
 
     :meth:`outputs` shows the cycle's outputs from the state and the compressor's
     ``request.ready`` (``writeback`` waits for ``fetch``), :meth:`advance` takes the edge."""
@@ -51,8 +62,8 @@ class Transfer:
         self.config = config
         self.asking: Job | None = None
         self.answering: Job | None = None
-        self.phase = TransferPhase.IDLE
-        self.job: Job | None = None
+        self.stage: deque[Job] = deque()
+        """The L1 stage's requests, oldest first."""
         self.l1_copies: set[tuple[int, int]] = set()
         """``(warp, reg)`` of the registers whose last eviction went to L1 uncompressed and
         that were not invalidated since (the RTL's ``l1_copy`` bit vector)."""
@@ -63,21 +74,36 @@ class Transfer:
         self._ref = codec(config.osu.ref_layout)
 
     @property
+    def offering(self) -> Job | None:
+        """The request offering to L1 (``L1``; the newest in the stage), else ``None``."""
+        stage = self.stage
+        return stage[-1] if stage and stage[-1].phase == TransferPhase.L1 else None
+
+    @property
+    def waiting(self) -> Job | None:
+        """The oldest read waiting for its line (``L1_WAIT``), else ``None``."""
+        return next((job for job in self.stage if job.phase == TransferPhase.L1_WAIT), None)
+
+    @property
     def response_ready(self) -> int:
-        """``response.ready``: a request waits for its answer and the L1 stage is empty."""
-        return int(self.answering is not None and self.phase == TransferPhase.IDLE)
+        """``response.ready``: a request waits for its answer, the L1 stage has room and
+        nothing in it offers to L1."""
+        return int(self.answering is not None
+                   and len(self.stage) < self.config.l1_reads_in_flight
+                   and self.offering is None)
 
     def outputs(self, fetch_valid: int, request_ready: int) -> dict:
         """This cycle's outputs: the readies, ``request`` (the :class:`Job` offered to the
         compressor, else ``None``), ``l1_request`` (the L1 port's fields or ``None``) and
         ``fill`` (``(line, lanes)`` or ``None``)."""
-        phase, job = self.phase, self.job
+        stage, job = self.stage, self.offering
         taking = self.asking is None or bool(request_ready)
+        head = stage[0] if stage and stage[0].phase == TransferPhase.FILL else None
         out = {"fetch_ready": int(taking), "writeback_ready": int(taking and not fetch_valid),
                "request": self.asking, "response_ready": self.response_ready,
-               "l1_request": None, "l1_response_ready": int(phase == TransferPhase.L1_WAIT),
-               "fill": (job.line, job.value) if phase == TransferPhase.FILL else None}
-        if phase == TransferPhase.L1:
+               "l1_request": None, "l1_response_ready": int(self.waiting is not None),
+               "fill": None if head is None else (head.line, head.value)}
+        if job is not None:
             out["l1_request"] = {
                 "op": _L1_OPS[job.op], "compressed": 0,
                 "addr": self._ref.pack({"warp": job.warp, "reg": job.reg}),
@@ -117,15 +143,16 @@ class Transfer:
         self.counts[name if op == _INVALIDATE
                     else f"{name}_{'compressed' if compressed else 'l1'}"] += 1
         job.value = value
-        self.job = job
         if op == _INVALIDATE:
             self._invalidate(job)
         elif not compressed:
-            self.phase = TransferPhase.L1
+            job.phase = TransferPhase.L1
         elif op == _PRELOAD:
-            self.phase = TransferPhase.FILL
+            job.phase = TransferPhase.FILL
         if op == _EVICT:
             self._copy_in_l1(job, not compressed)
+        if job.phase != TransferPhase.IDLE:
+            self.stage.append(job)
 
     def _invalidate(self, job):
         """An invalidation goes to L1 only if L1 holds a copy of the register."""
@@ -133,7 +160,7 @@ class Transfer:
         if ref in self.l1_copies:
             self.l1_copies.discard(ref)
             self.counts["invalidate_l1"] += 1
-            self.phase = TransferPhase.L1
+            job.phase = TransferPhase.L1
 
     def _copy_in_l1(self, job, stored):
         """An eviction written to L1 leaves a copy there; one stored compressed makes the
@@ -145,21 +172,27 @@ class Transfer:
             self.l1_copies.discard(ref)
 
     def _l1_stage(self, fill_ready, l1_request_ready, l1_response):
-        phase = self.phase
-        if phase == TransferPhase.L1 and l1_request_ready:
-            self.phase = (TransferPhase.L1_WAIT if self.job.op == _PRELOAD
-                          else TransferPhase.IDLE)
-        elif phase == TransferPhase.L1_WAIT and l1_response is not None:
-            self.job.value = l1_response
-            self.phase = TransferPhase.FILL
-        elif phase == TransferPhase.FILL and fill_ready:
-            self.phase = TransferPhase.IDLE
+        """The edge of the L1 stage, each change decided on the cycle's state: the head's
+        fill, the line for the oldest waiting read, the L1 request taken."""
+        stage = self.stage
+        filled = bool(fill_ready) and bool(stage) and stage[0].phase == TransferPhase.FILL
+        waiting = self.waiting if l1_response is not None else None
+        offering = self.offering if l1_request_ready else None
+        if waiting is not None:
+            waiting.value, waiting.phase = l1_response, TransferPhase.FILL
+        if offering is not None:
+            if offering.op == _PRELOAD:
+                offering.phase = TransferPhase.L1_WAIT
+            else:
+                stage.pop()
+        if filled:
+            stage.popleft()
 
     def line_trace(self) -> str:
         def show(job):
             return "-" if job is None else f"{CompressorOp(job.op).name} w{job.warp}r{job.reg}"
-        return (f"xfer ask {show(self.asking)} answer {show(self.answering)} "
-                f"{self.phase.name} {show(self.job) if self.phase else '-'}")
+        jobs = " ".join(f"{job.phase.name} {show(job)}" for job in self.stage) or "IDLE -"
+        return f"xfer ask {show(self.asking)} answer {show(self.answering)} {jobs}"
 
 
 class Shard(PortModel, config=ShardConfig):

@@ -535,6 +535,10 @@ class ShardConfig(BlockConfig):
     max_entries: int = param(64, "Preload / invalidation entries per region.",
                              low=1, high=1024)
     instructions: int = param(2, _INSTRUCTIONS, low=1, high=4)
+    l1_reads_in_flight: int = param(
+        1, "Requests the transfer unit's L1 stage holds, so preload misses whose L1 reads "
+           "may be outstanding at once (1: one request from the compressor's answer to the "
+           "fill). Golden model only above 1: the RTL holds one.", low=1, high=32)
 
     def validate(self):
         self.parts()

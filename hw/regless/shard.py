@@ -72,6 +72,10 @@ class Transfer(wiring.Component):
     """
 
     def __init__(self, config: ShardConfig):
+        if config.l1_reads_in_flight != 1:
+            raise ValueError("regless.shard: the RTL transfer unit's L1 stage holds one "
+                             f"request; l1_reads_in_flight={config.l1_reads_in_flight} is "
+                             "built in the golden model only")
         self.config = config
         super().__init__(config.transfer_signature())
         job = config.transfer_job_layout

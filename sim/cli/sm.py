@@ -94,7 +94,8 @@ def _timing_options(command):
                    "configuration), wir[:CONFIG] (R, RL, RLP, RLPV, RPV, RLPVc) or "
                    "compression[:QUALITY] (perfect, high); wir and compression on fermi "
                    "unless the timing options say otherwise; regless[:CONFIG] (OSU entries "
-                   "per SM 256-1024, nocomp, nometa, sharedl1; e.g. regless:384+nocomp) on gtx980; "
+                   "per SM 256-1024, nocomp, nometa, sharedl1, reads<N> L1 requests per "
+                   "shard; e.g. regless:384+nocomp) on gtx980; "
                    "beside the baseline.")
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="--mechanism greener: where a warp wakes its registers (Fig. 5: issue) "

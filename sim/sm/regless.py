@@ -57,10 +57,12 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   values (:class:`_Line`) follow: a line given to another register drops its values, a
   written-back one is stored compressed or in L1.
 - **Compressor and transfer unit** (5.3): the golden ones, stepped every cycle
-  (:mod:`gpurf.sim.sm.regless_transfer`): the transfer unit's three one-request stages
-  (fetches before writebacks), the compressor's cycles per request (bit-vector check or
-  pattern match, tag match, the compressed line's L1 refill: 16 cached lines of 15
-  registers, FIFO, a changed line written back) and the shared L1 port. A preload miss
+  (:mod:`gpurf.sim.sm.regless_transfer`): the transfer unit's stages (fetches before
+  writebacks; its L1 stage holds :data:`L1_READS_IN_FLIGHT` requests, so that many preload
+  misses' L1 reads may be outstanding, answered and filled in order), the compressor's
+  cycles per request (bit-vector check or pattern match, tag match, the compressed line's
+  L1 refill: 16 cached lines of 15 registers, FIFO, a changed line written back) and the
+  shared L1 port. A preload miss
   is acknowledged when its line is filled. A dirty line evicted from the OSU is stored
   compressed when one of the 5 patterns matches, else written to L1 as a full line.
   ``compressor=False``: every request is answered at once, uncompressed (to L1).
@@ -103,7 +105,7 @@ from gpurf.hw.regless.layouts import L1Op
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
 from .regless_ports import Request, ShardPortTiming
-from .regless_transfer import TransferTiming
+from .regless_transfer import MISS_PATH, TransferTiming
 from .timing import MEM
 from .values import LANES, RegisterStorage
 from .warp import ExecutionError
@@ -121,6 +123,12 @@ REGISTER_BASE = 1 << 40
 POISON = np.uint32(0xDEADBEEF)
 REGISTER_L1_BYTES = 48 * 1024
 """The paper's L1 (Table 1: 48 KB, "data accesses bypassed"): register lines' own."""
+L1_READS_IN_FLIGHT = 8
+"""Requests a shard's transfer unit holds in its L1 stage (``ShardConfig.
+l1_reads_in_flight``): Table 1's L1 takes "one request per cycle" and has 32 MSHRs; split
+over the SM's 4 shards that is 8 reads each, enough for the shards together to issue a
+register read every cycle at the L1 hit latency (28 cycles)."""
+L1_READS = (1, 2, 4, 8, 16, 32)
 SOURCES = ("osu", "compressor", "l1", "l2")
 WAITS = {
     "drain_alu": "a region's last issue to its last write landing, an ALU or shared-memory "
@@ -160,6 +168,10 @@ class ReglessConfig:
         L1 capacity register lines have to themselves (the paper's Table 1: a 48 KB L1,
         data accesses bypassed); ``0``: they share the SM's L1 with the data (option
         ``sharedl1``).
+    l1_reads : int
+        Requests each shard's transfer unit holds in its L1 stage, one of :data:`L1_READS`
+        (default :data:`L1_READS_IN_FLIGHT`; option ``reads<N>``; 1: one preload miss's
+        read outstanding at a time).
     """
 
     capacity: int = 512
@@ -167,17 +179,19 @@ class ReglessConfig:
     metadata: bool = True
     lossy: bool = False
     l1_bytes: int = REGISTER_L1_BYTES
+    l1_reads: int = L1_READS_IN_FLIGHT
 
     def __post_init__(self):
         check_int_choice("capacity", self.capacity, CAPACITIES)
         check_int_choice("l1_bytes", self.l1_bytes, (0, REGISTER_L1_BYTES))
+        check_int_choice("l1_reads", self.l1_reads, L1_READS)
         for name in ("compressor", "metadata", "lossy"):
             check_bool(name, getattr(self, name))
 
     @classmethod
     def parse(cls, text: str) -> "ReglessConfig":
-        """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"`` (``+``-separated; commas
-        separate mechanisms on the command line)."""
+        """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"``, ``"sharedl1"``,
+        ``"reads1"`` (``+``-separated; commas separate mechanisms on the command line)."""
         config = cls()
         for part in filter(None, text.split("+")):
             if part.isdigit():
@@ -187,10 +201,13 @@ class ReglessConfig:
                                             else "metadata": False})
             elif part == "sharedl1":
                 config = replace(config, l1_bytes=0)
+            elif part.startswith("reads") and part[5:].isdigit():
+                config = replace(config, l1_reads=int(part[5:]))
             else:
                 raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
                                  f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp, "
-                                 "nometa or sharedl1")
+                                 "nometa, sharedl1 or reads<N> (N in "
+                                 f"{', '.join(map(str, L1_READS))})")
         return config
 
 
@@ -229,7 +246,8 @@ def shard_params(program, config: ReglessConfig, subcores: int, slots: int) -> d
     registers = max(REGS, static_info(program).registers)
     return {"lines": config.capacity // subcores, "banks": BANKS, "warps": slots,
             "regs": 1 << math.ceil(math.log2(registers)), "lanes": LANES, "data_width": 32,
-            "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2}
+            "compressor_lines": COMPRESSED_LINES, "max_entries": 64, "instructions": 2,
+            "l1_reads_in_flight": config.l1_reads}
 
 
 class _Line:
@@ -402,7 +420,7 @@ class ReglessSM(RegisterStorage):
         params = shard_params(self.program, self.config, sm.config.subcores, sm.config.slots)
         for shard in self.shards:
             transfer = TransferTiming(params, partial(self._l1_port, shard),
-                                      compressor=self.config.compressor)
+                                      compressor=self.config.compressor, counts=self.counts)
             shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank, transfer)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
@@ -948,7 +966,7 @@ class ReglessSM(RegisterStorage):
                      "preloads_never_stored", "l1_port_wait",
                      "boundaries",
                      *(f"wait_{w}" for w in WAITS),
-                     "metadata_instructions", "activations"):
+                     "metadata_instructions", "activations", *MISS_PATH):
             counts.setdefault(name, 0)
         return counts
 

@@ -19,7 +19,7 @@ import time
 
 from .regless import WAITS, ReglessConfig, run_regless
 
-__all__ = ["COLUMNS", "breakdown_row", "main"]
+__all__ = ["COLUMNS", "breakdown_row", "main", "markdown_row", "table_main"]
 
 COLUMNS = {"kernel": "", "RegLess": "x", "warps": "warps", "boundaries": "boundaries",
            **{name.replace("_", " "): "cycles" for name in WAITS},
@@ -40,43 +40,57 @@ def breakdown_row(kernel: str, out: dict) -> dict:
     return row
 
 
-def _markdown_row(row: dict) -> str:
+def markdown_row(row: dict, columns=COLUMNS) -> str:
+    """``row``'s ``columns`` as a markdown table row (integers with thousands commas)."""
     return "| " + " | ".join(f"{row[c]:,}" if isinstance(row[c], int) else str(row[c])
-                             for c in COLUMNS) + " |"
+                             for c in columns) + " |"
 
 
-def main(argv: list[str] | None = None) -> int:
+def table_main(argv: list[str] | None, *, name: str, description: str, columns,
+               make_row, configs: tuple[str, ...] = ("512",)) -> int:
+    """The command line of a per-kernel RegLess table ``python -m gpurf.sim.sm.NAME``:
+    ``KERNEL ...`` (default: the suite), ``--size``, ``--config`` (repeatable; default
+    ``configs``). Prints one row of ``columns`` per kernel and configuration,
+    ``make_row(kernel, config text, run_regless's counters)``; returns the exit code (1: a
+    kernel's outputs differ from numpy, 2: a bad option or kernel)."""
     from .run import UnknownKernelError
     from .suite import SUITE
 
-    parser = argparse.ArgumentParser(prog="python -m gpurf.sim.sm.regless_breakdown",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m gpurf.sim.sm.{name}",
+                                     description=description)
     parser.add_argument("kernels", nargs="*", help="workloads (default: the suite)")
     parser.add_argument("--size", choices=("test", "paper"), default="test")
-    parser.add_argument("--config", default="512",
-                        help="RegLess options as in --mechanism regless:CONFIG")
+    parser.add_argument("--config", action="append",
+                        help="RegLess options as in --mechanism regless:CONFIG (repeat for "
+                             f"several; default {', '.join(configs)})")
     args = parser.parse_args(argv)
     try:
-        config = ReglessConfig.parse(args.config)
+        chosen = [(text, ReglessConfig.parse(text)) for text in args.config or configs]
     except ValueError as error:
-        print(f"regless_breakdown: --config: {error}", file=sys.stderr)
+        print(f"{name}: --config: {error}", file=sys.stderr)
         return 2
-    print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS), flush=True)
+    print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns), flush=True)
     for kernel in args.kernels or list(SUITE):
-        started = time.process_time()
-        try:
-            out = run_regless(kernel, args.size, config)
-        except UnknownKernelError as error:
-            print(f"regless_breakdown: {error}", file=sys.stderr)
-            return 2
-        if not out["passed"]:
-            print(f"regless_breakdown: {kernel}: outputs differ from numpy", file=sys.stderr)
-            return 1
-        print(_markdown_row(breakdown_row(kernel, out)), flush=True)
-        print(f"# {kernel}: {out['cycles']:,} cycles (register file {out['baseline_cycles']:,})"
-              f", {time.process_time() - started:.1f} s CPU, outputs equal numpy",
-              file=sys.stderr, flush=True)
+        for text, config in chosen:
+            started = time.process_time()
+            try:
+                out = run_regless(kernel, args.size, config)
+            except UnknownKernelError as error:
+                print(f"{name}: {error}", file=sys.stderr)
+                return 2
+            if not out["passed"]:
+                print(f"{name}: {kernel}: outputs differ from numpy", file=sys.stderr)
+                return 1
+            print(markdown_row(make_row(kernel, text, out), columns), flush=True)
+            print(f"# {kernel} ({text}): {out['cycles']:,} cycles (register file "
+                  f"{out['baseline_cycles']:,}), {time.process_time() - started:.1f} s CPU, "
+                  "outputs equal numpy", file=sys.stderr, flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return table_main(argv, name="regless_breakdown", description=__doc__.splitlines()[0],
+                      columns=COLUMNS, make_row=lambda kernel, _, out: breakdown_row(kernel, out))
 
 
 if __name__ == "__main__":

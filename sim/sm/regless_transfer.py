@@ -1,8 +1,10 @@
 """The golden shard's transfer unit, compressor and L1 port, cycle by cycle, for the fast
 RegLess model.
 
-:class:`TransferTiming` steps the golden :class:`~gpurf.golden.regless.shard.Transfer` (three
-one-request stages: offered to the compressor, answered by it, the L1 stage) and the golden
+:class:`TransferTiming` steps the golden :class:`~gpurf.golden.regless.shard.Transfer` (two
+one-request stages, offered to the compressor and answered by it, then the L1 stage of
+``l1_reads_in_flight`` requests, whose preload misses' reads may be outstanding together) and
+the golden
 :class:`~gpurf.golden.regless.compressor.Compressor` (a request's cycles: bit-vector check or
 pattern match, tag match, the compressed line's L1 refill) as the golden shard does
 (``Shard.step``: the outputs shown from the state first, then the OSU's offers, the shared L1
@@ -14,14 +16,38 @@ where they decide timing (an eviction's pattern match): the fast model keeps the
 values itself. ``compressor=False``: every request is answered at once, uncompressed (to L1).
 """
 
-from collections import deque
+from collections import Counter, deque
 
 from gpurf.golden.regless.compressor import Compressor, Shown
 from gpurf.golden.regless.shard import Transfer
 from gpurf.hw.regless.configs import ShardConfig
-from gpurf.hw.regless.layouts import L1Op
+from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 
-__all__ = ["TransferTiming"]
+__all__ = ["MISS_PATH", "TransferTiming"]
+
+MISS_PATH = {
+    "miss_cycles": "cycles the transfer unit was stepped (anything offered or in flight)",
+    "miss_l1": "the L1 stage offers a request to the L1 port (``L1``)",
+    "miss_l1_read": "... of them a preload miss's read",
+    "miss_l1_wait": "a preload miss's read outstanding in the L1 stage (``L1_WAIT``)",
+    "miss_fill": "a line in the L1 stage to fill the OSU with (``FILL``)",
+    "miss_stage_full": "the L1 stage holds ``l1_reads_in_flight`` requests",
+    "miss_answer_blocked": "*answer*'s response shown and not taken: the L1 stage is full",
+    "miss_ask_blocked": "*ask* full and the compressor not taking it",
+    "miss_ask_blocked_l1": "... of them while *answer* is blocked behind the L1 stage",
+    "miss_fetch_waits": "the OSU offers a fetch the transfer unit does not take",
+    "miss_writeback_waits": "the OSU offers a writeback the transfer unit does not take",
+    "miss_writeback_behind_fetch": "... of them only because a fetch is offered",
+    "miss_compressor_busy": "the compressor holds a request",
+    "miss_compressor_l1": "... of them offering an L1 request or waiting for its line",
+    "miss_compressor_held": "... of them showing a response not taken",
+    "miss_reads": "L1 reads of preload misses (the transfer unit's)",
+    "miss_refills": "L1 reads of compressed lines (the compressor's)",
+    "miss_read_latency": "cycles from a preload miss's L1 port cycle to its line",
+    "miss_refill_latency": "cycles from a compressed line's L1 port cycle to its line",
+}
+"""The miss-path counters :class:`TransferTiming` adds up (per shard cycle stepped, summed
+over the shards), with what each counts."""
 
 
 class _NoCompressor:
@@ -47,8 +73,10 @@ class TransferTiming:
     ``key`` is ``(slot, reg)``; ``"c"``: a compressed line's number; ``op`` an
     :class:`~gpurf.hw.regless.layouts.L1Op`)."""
 
-    def __init__(self, params: dict, l1, *, compressor: bool = True):
+    def __init__(self, params: dict, l1, *, compressor: bool = True, counts=None):
         self.config = ShardConfig(**params)
+        self.counts = Counter() if counts is None else counts
+        """Where the :data:`MISS_PATH` counters are added."""
         self.transfer = Transfer(self.config)
         self.compressor = Compressor(**self.config.compressor.params()) if compressor \
             else _NoCompressor()
@@ -65,7 +93,7 @@ class TransferTiming:
     def idle(self) -> bool:
         transfer = self.transfer
         return (transfer.asking is None and transfer.answering is None
-                and not transfer.phase and self.compressor.shown.response is None
+                and not transfer.stage and self.compressor.shown.response is None
                 and getattr(self.compressor, "job", None) is None and not self.answers)
 
     def show(self, fetch_valid: bool) -> dict:
@@ -79,6 +107,7 @@ class TransferTiming:
         the fill's bank's readiness."""
         transfer, compressor, shown = self.transfer, self.compressor, self.shown
         offered = compressor.shown
+        self._tally(fetch, writeback)
         response = None
         if self.answers and self.answers[0][0] <= now:
             response = self.answers[0][1]
@@ -94,6 +123,36 @@ class TransferTiming:
                            to_compressor, int(response is not None),
                            0 if response is None else response)
 
+    def _tally(self, fetch, writeback) -> None:
+        """Add this cycle's :data:`MISS_PATH` counters (before the edge)."""
+        transfer, compressor, shown, counts = (self.transfer, self.compressor, self.shown,
+                                               self.counts)
+        counts["miss_cycles"] += 1
+        phases = {job.phase for job in transfer.stage}
+        job = transfer.offering
+        if job is not None:
+            counts["miss_l1"] += 1
+            counts["miss_l1_read"] += job.op == CompressorOp.PRELOAD.value
+        counts["miss_l1_wait"] += TransferPhase.L1_WAIT in phases
+        counts["miss_fill"] += TransferPhase.FILL in phases
+        counts["miss_stage_full"] += len(transfer.stage) == self.config.l1_reads_in_flight
+        offered = compressor.shown
+        blocked = transfer.answering is not None and offered.response is not None \
+            and not transfer.response_ready
+        counts["miss_answer_blocked"] += blocked
+        if transfer.asking is not None and not self.request_ready:
+            counts["miss_ask_blocked"] += 1
+            counts["miss_ask_blocked_l1"] += blocked
+        counts["miss_fetch_waits"] += fetch is not None and not shown["fetch_ready"]
+        if writeback is not None and not shown["writeback_ready"]:
+            counts["miss_writeback_waits"] += 1
+            counts["miss_writeback_behind_fetch"] += bool(shown["fetch_ready"])
+        if getattr(compressor, "job", None) is not None or offered.response is not None:
+            counts["miss_compressor_busy"] += 1
+            counts["miss_compressor_l1"] += (offered.l1_request is not None
+                                             or bool(offered.l1_response_ready))
+            counts["miss_compressor_held"] += offered.response is not None
+
     def _port(self, now: int, offered, shown) -> tuple[int, int]:
         """The shared L1 port (``Shard._l1``): the compressor's request unless the transfer
         unit's was shown and not taken; a read only while the other waits for no line.
@@ -105,7 +164,7 @@ class TransferTiming:
         to_transfer = transfer_may and (self.holds or not compressor_may)
         self.holds = False
         if to_transfer:
-            job = self.transfer.job
+            job = self.transfer.offering
             self._serve(now, "r", (job.warp, job.reg), mine["op"], None)
             return 0, 1
         if compressor_may:
@@ -118,6 +177,9 @@ class TransferTiming:
         at = self.l1(now, kind, key, L1Op(op))
         if op == L1Op.READ:
             at = max([at] + [t for t, _ in self.answers])
+            register = kind == "r"
+            self.counts["miss_reads" if register else "miss_refills"] += 1
+            self.counts["miss_read_latency" if register else "miss_refill_latency"] += at - now
             self.answers.append((at, self.lines.get(key, 0) if kind == "c" else 0))
         elif op == L1Op.WRITE and kind == "c":
             self.lines[key] = bits
