@@ -30,6 +30,7 @@ from gpurf.tb.compression import mutants as compression
 from gpurf.tb.compression.formal_collector_ext import CollectorExtFormal
 from gpurf.tb.compression.formal_indirection_table import IndirectionTableFormal
 from gpurf.tb.compression.formal_read_path import ReadPathFormal
+from gpurf.tb.compression.formal_write_path import WritePathFormal
 from gpurf.tb.greener import mutants as greener
 from gpurf.tb.greener.formal_correction_table import CorrectionTableFormal
 from gpurf.tb.greener.formal_power_controller import PowerControllerFormal
@@ -143,6 +144,11 @@ PROOFS = {
     "read_path_FirstPartCompletes": (
         "compression.read_path", lambda: ReadPathFormal(block=compression.FirstPartCompletes),
         12, "bmc"),
+    "write_path": ("compression.write_path", lambda: WritePathFormal(), 20, "bmc"),
+    "write_path_cover": ("compression.write_path", lambda: WritePathFormal(), 12, "cover"),
+    "write_path_WriteOneCycleLate": (
+        "compression.write_path",
+        lambda: WritePathFormal(block=compression.WriteOneCycleLate), 12, "bmc"),
     "osu": ("regless.osu", lambda: OsuFormal(), 4, "prove"),
     "osu_cover": ("regless.osu", lambda: OsuFormal(), 10, "cover"),
     "osu_ConflictIgnored": ("regless.osu", lambda: OsuFormal(block=regless.ConflictIgnored), 4,
@@ -240,6 +246,8 @@ SLOW = {
         "compression.indirection_table",
         lambda: IndirectionTableFormal(checks=("data",), ports=3, buffer=1), 10, "bmc"),
     "read_path_20": ("compression.read_path", lambda: ReadPathFormal(), 20, "bmc"),
+    "write_path_ports2_20": ("compression.write_path", lambda: WritePathFormal(ports=2), 20,
+                             "bmc"),
 }
 """The ``slow_formal`` proofs of these harnesses (``--slow``)."""
 
