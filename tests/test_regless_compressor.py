@@ -8,15 +8,17 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
+from gpurf.golden.regless.compressor import Compressor as GoldenCompressor
 from gpurf.golden.regless.compressor import expand, match_pattern
 from gpurf.hw.registry import get_block
 from gpurf.hw.regless.compressor import PatternMatch
 from gpurf.hw.regless.configs import CompressorConfig
-from gpurf.hw.regless.layouts import PatternState
+from gpurf.hw.regless.layouts import CompressorOp, PatternState
 from gpurf.sim.formal import missing_solver, prove
+from gpurf.tb.harness import MismatchError, run_golden, simulate_amaranth
 from gpurf.tb.regless.formal_compressor import CompressorFormal
-from gpurf.tb.regless.mutants import TakesBeforeAnswer
-from gpurf.tb.regless.test_compressor import directed_values
+from gpurf.tb.regless.mutants import AllocatesNextLine, TakesBeforeAnswer
+from gpurf.tb.regless.test_compressor import Bench, directed_values
 
 MASK = (1 << 32) - 1
 
@@ -147,3 +149,107 @@ def test_formal_kills_mutant():
     result = prove(CompressorFormal(block=TakesBeforeAnswer), name="compressor_mutant",
                    depth=4, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail
+
+
+# --- allocation of an empty line without an L1 read -------------------------------------
+
+SMALL_LINES = {"lanes": 8, "data_width": 8, "warps": 2, "regs": 8, "lines": 2}
+"""3 slots a line (two 8-bit bases and a state in 64 bits), 16 registers in 6 compressed
+lines, 2 lines of store: ``g = reg * 2 + warp`` lives in line ``g // 3``."""
+
+CONSTANT = [7] * 8
+STRIDE1 = list(range(3, 11))
+
+
+def _directed(requests, log):
+    """A stimulus issuing ``requests`` one at a time (all readies high, lines after 2
+    cycles), logging each taken L1 request ``(write, line)`` and each response
+    ``(compressed, lanes)`` into ``log``."""
+
+    def stimulus(params, rng, cycles):
+        bench = Bench(params, rng, p_ready=1.0, max_latency=2, p_overlap=0.0)
+        ports_of = bench.ports
+        run, outputs = bench.run(requests), None
+        while True:
+            try:
+                ports = run.send(outputs)
+            except StopIteration:
+                return
+            outputs = yield ports
+            if outputs["l1_request__valid"]:
+                l1 = ports_of["l1_request__payload"].unpack(outputs["l1_request__payload"])
+                log["l1"].append((l1.write, l1.line))
+            if outputs["response__valid"]:
+                response = ports_of["response__payload"].unpack(outputs["response__payload"])
+                log["responses"].append((response.compressed, list(response.value)))
+
+    return stimulus
+
+
+def _run_both(requests, *, block=None):
+    """Run ``requests`` on the RTL (``block``, default the compressor) in Amaranth's
+    simulator against the golden model, port by port every cycle; return the log."""
+    log = {"l1": [], "responses": []}
+    rtl = block(**SMALL_LINES) if block else get_block("regless.compressor").build(SMALL_LINES)
+    simulate_amaranth(rtl, GoldenCompressor(**SMALL_LINES), _directed(requests, log),
+                      SMALL_LINES, 0, 200)
+    return log
+
+
+def _evict(warp, reg, value):
+    return CompressorOp.EVICT, warp, reg, value
+
+
+def _preload(warp, reg):
+    return CompressorOp.PRELOAD, warp, reg, [0] * 8
+
+
+# Line 0: w0r0 (g 0), w1r0 (g 1); line 1: w1r1 (g 3); line 2: w0r3 (g 6).
+EMPTY_LINES = [_evict(0, 0, CONSTANT), _evict(1, 1, STRIDE1), _evict(0, 3, CONSTANT),
+               _preload(1, 1)]
+"""Evictions into three empty lines (the third replaces line 0, dirty: written back),
+then a preload of the second line's register, cached."""
+
+HELD_LINE = [_evict(0, 0, STRIDE1), _evict(1, 1, CONSTANT), _evict(0, 3, CONSTANT),
+             _evict(1, 0, CONSTANT), _preload(0, 0)]
+"""Line 0 gets w0r0 and is written back when line 2 replaces it; the eviction of w1r0
+(its bit clear, w0r0's set) must fetch line 0, and w0r0 then preloads its value."""
+
+
+def test_eviction_into_an_empty_line_reads_no_l1():
+    """A compressed eviction into an uncached line none of whose registers is compressed
+    allocates it without an L1 read (paper 5.3's bit vector; write-back, no-fetch-on-write
+    lines): only the victim's write-back reaches L1. RTL and golden agree every cycle."""
+    log = _run_both(EMPTY_LINES)
+    assert log["l1"] == [(1, 0)]
+    assert log["responses"] == [(1, [0] * 8)] * 3 + [(1, STRIDE1)]
+
+
+def test_eviction_into_a_line_holding_a_register_fetches_it():
+    """A line with one compressed register is fetched before the slot is written, so the
+    register's value survives: L1 sees line 0 written back, then read."""
+    log = _run_both(HELD_LINE)
+    assert log["l1"] == [(1, 0), (1, 1), (0, 0)]
+    assert log["responses"][-1] == (1, STRIDE1)
+
+
+class _NeverFetches(GoldenCompressor):
+    """Golden mutant: every missing line is allocated empty."""
+
+    def holds(self, number):
+        return False
+
+
+def test_never_fetching_is_caught():
+    """The golden mutant allocating every missing line loses w0r0's value."""
+    log = {"l1": [], "responses": []}
+    run_golden(_NeverFetches(**SMALL_LINES), _directed(HELD_LINE, log), SMALL_LINES, 0, 200)
+    assert (0, 0) not in log["l1"]
+    assert log["responses"][-1] != (1, STRIDE1)
+
+
+def test_or_over_the_wrong_line_is_caught():
+    """The RTL mutant deciding on the next line's bits differs from the golden model: line
+    0 is empty while line 1 holds w1r1, so the mutant fetches line 0."""
+    with pytest.raises(MismatchError):
+        _run_both([_evict(1, 1, STRIDE1), _evict(0, 0, CONSTANT)], block=AllocatesNextLine)

@@ -307,13 +307,14 @@ def test_invalidation_goes_to_l1_only_for_an_l1_copy():
 
 
 def test_workload_invalidates_in_l1_only_registers_it_holds():
-    """Seed 7 of the small shard's workload: of its 9 invalidations, the 2 of registers
-    whose last eviction was written to L1 go to L1 and the others skip it, and every read
+    """Seed 2 of the small shard's workload: of its 8 invalidations, the 1 of a register
+    whose last eviction was written to L1 goes to L1 and the others skip it, and every read
     still equals the last write (a register invalidated without reaching L1 is dead: the
-    workload never reads it before writing it again)."""
-    stats, transfers = _run(SMALL, 7, warps=4, regions=6)
+    workload never reads it before writing it again). (Seed 7, 2 of 9 until the compressor
+    allocated empty lines without an L1 read, now sends none: the timing moved.)"""
+    stats, transfers = _run(SMALL, 2, warps=4, regions=6)
     assert stats["reads"] > 0
-    assert (transfers["invalidate"], transfers["invalidate_l1"]) == (9, 2)
+    assert (transfers["invalidate"], transfers["invalidate_l1"]) == (8, 1)
 
 
 # -- the L1 stage with several requests (``l1_reads_in_flight``; golden model only) -------

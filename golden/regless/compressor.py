@@ -2,7 +2,8 @@
 
 The patterns are plain functions (:func:`match_pattern`, :func:`expand`). The port model
 runs each request as a Python generator of cycles: one cycle of bit-vector check or pattern
-match, one of tag match, then the L1 refill if the line is missing, then the access.
+match, one of tag match, then the L1 refill if the line is missing (none if the line holds no
+compressed register: it is allocated empty, see :meth:`Compressor._find`), then the access.
 """
 
 from gpurf.golden.model import PortModel
@@ -171,8 +172,15 @@ class Compressor(PortModel, config=CompressorConfig):
                 return
 
     def _find(self, number):
-        """After the check cycle: a tag-match cycle, and on a miss the L1 refill and a
-        second tag-match cycle. Returns the cached line."""
+        """After the check cycle: a tag-match cycle, and on a miss the victim's write-back
+        (if dirty), the line's L1 refill and a second tag-match cycle. Returns the cached line.
+
+        **Interpretation** (paper 5.3, which keeps the bit vector so that the compressor
+        "does not need to bring in a line of compressed registers from the L1 only to
+        determine whether a register is compressed"; register lines in L1 are write-back,
+        no-fetch-on-write): a missing line none of whose registers' bits is set holds
+        nothing, so it is allocated with zero fields and no L1 read (only a slot whose bit
+        is set is ever expanded). A line with any bit set is fetched."""
         yield _BUSY
         for cached in self.store:
             if cached is not None and cached.number == number:
@@ -180,16 +188,26 @@ class Compressor(PortModel, config=CompressorConfig):
         victim = self.store[self.pointer]
         if victim is not None and victim.dirty:
             yield from self._l1(1, victim.number, self._line.pack(victim.fields))
-        yield from self._l1(0, number, 0)
-        while True:
-            _, _, valid, bits = yield _WAIT
-            if valid:
-                break
+        bits = (yield from self._refill(number)) if self.holds(number) else 0
         fetched = _Line(number, self._line.unpack(bits))
         self.store[self.pointer] = fetched
         self.pointer = (self.pointer + 1) % self.config.lines
         yield _BUSY
         return fetched
+
+    def holds(self, number) -> bool:
+        """Whether compressed line ``number`` holds a compressed register (any of its
+        registers' "is compressed" bits set)."""
+        first = number * self.config.slots
+        return any(g in self.compressed for g in range(first, first + self.config.slots))
+
+    def _refill(self, number):
+        """The L1 read of line ``number``: its request, then the wait for its bits."""
+        yield from self._l1(0, number, 0)
+        while True:
+            _, _, valid, bits = yield _WAIT
+            if valid:
+                return bits
 
     def _l1(self, write, number, bits):
         shown = Shown(l1_request=(write, number, bits))

@@ -147,6 +147,17 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
       advances), and the tag match is repeated (one more cycle) before the access.
       **Interpretation:** replacement is FIFO over all lines (an invalid line is simply
       taken when the pointer reaches it).
+    - a tag miss on an **empty line** (none of its registers' bits set, so only an evict
+      matching a pattern, of a register whose bit is clear) is not refilled: after the
+      victim's write-back (if dirty) the line is allocated with zero fields at the pointer
+      (which advances) at the edge ending the tag match or the write-back, and the tag
+      match is repeated before the access. A clean victim: 4 (match, tag match,
+      tag match, slot write), with no L1 request.
+      **Interpretation:** paper 5.3 keeps the bit vector so that the compressor "does not
+      need to bring in a line of compressed registers from the L1 only to determine
+      whether a register is compressed", and register lines in L1 are write-back,
+      no-fetch-on-write: a line none of whose bits is set holds nothing (only a slot whose
+      bit is set is ever expanded), so reading it would fetch don't-cares.
 
     L1 writes are posted (no response); each fetch gets one ``l1_response``.
 
@@ -238,8 +249,10 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
                 Mux(access, Mux(preload, match.expanded.as_value(), 0),
                     Mux(immediate & evict, held.value.as_value(), 0))),
         ]
+        victim_dirty = bit(m, self.valid & self.dirty, self.pointer, "victim_dirty")
+        allocate = self._allocates(m, at, line, hits, victim_dirty)
         self._l1(m, at, line, word)
-        self._write(m, at, match, slot, word, access & ~preload & done)
+        self._write(m, at, match, slot, word, access & ~preload & done, allocate)
         with m.If(at[Phase.CHECK] & deep):
             m.d.sync += phase.eq(Phase.TAG)
         m.d.sync += self.compressed.eq(self.compressed_next)
@@ -255,7 +268,6 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
                          self.held_match.eq(match.state), self.held_slot.eq(match.slot)]
         with m.If(at[Phase.TAG]):
             m.d.sync += self.way.eq(chosen)
-            victim_dirty = bit(m, self.valid & self.dirty, self.pointer, "victim_dirty")
             with m.If(hits.any()):
                 m.d.sync += phase.eq(Phase.ACCESS)
             with m.Elif(victim_dirty):
@@ -264,8 +276,24 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
                 m.d.sync += phase.eq(Phase.FETCH)
         with m.If(self.l1_request.valid & self.l1_request.ready):
             m.d.sync += phase.eq(Mux(at[Phase.FETCH], Phase.WAIT.value, Phase.FETCH.value))
-        with m.If(self.l1_response.valid & self.l1_response.ready):
+        with m.If(self.l1_response.valid & self.l1_response.ready | allocate):
             self._install(m, line)
+
+    def _allocates(self, m, at, line, hits, victim_dirty):
+        """Whether the missing line is allocated empty at this edge, without an L1 read: it
+        holds no compressed register (none of its registers' bits is set; see the
+        class's interpretation), and the victim is clean (at the tag match) or its
+        write-back is taken."""
+        config = self.config
+        holding = [self.compressed[n * config.slots:(n + 1) * config.slots].any()
+                   for n in range(config.compressed_lines)]
+        empty, allocate = Signal(name="empty"), Signal(name="allocate")
+        m.d.comb += [
+            empty.eq(~_pick(holding, self._holder(line))),
+            allocate.eq(empty & (at[Phase.TAG] & ~hits.any() & ~victim_dirty
+                                 | at[Phase.WRITE_BACK] & self.l1_request.ready)),
+        ]
+        return allocate
 
     def _checked(self, m, match):
         """``deep`` for the held request (a compressed preload, or an eviction matching a
@@ -283,6 +311,10 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         with m.If(self.request.valid & self.request.ready):
             m.d.sync += self.deep.eq(deep_in)
         return self.deep
+
+    def _holder(self, line):
+        """The compressed line whose bits decide an allocation: the missing line."""
+        return line
 
     def _takes_next(self, idle, done):
         """``request.ready``: idle, or the held request's response is taken this cycle."""
@@ -304,12 +336,12 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
             self.l1_response.ready.eq(at[Phase.WAIT]),
         ]
 
-    def _write(self, m, at, match, slot, word, place):
+    def _write(self, m, at, match, slot, word, place, allocate):
         """The store's one write port: an evicted value's slot at the response handshake
-        (``place``), or a fetched line taken at the pointer."""
+        (``place``), or a fetched line (zero when ``allocate``) taken at the pointer."""
         config = self.config
         write = self.store.write_port()
-        install = self.l1_response.valid & at[Phase.WAIT]
+        install = self.l1_response.valid & at[Phase.WAIT] | allocate
         placed = Signal(config.line_layout)
         m.d.comb += placed.eq(word)
         for s in range(config.slots):
@@ -320,11 +352,13 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
                                                word.base[s].as_value()))]
         m.d.comb += [write.en.eq(place | install),
                      write.addr.eq(Mux(install, self.pointer, self.way)),
-                     write.data.eq(Mux(install, self.l1_response.payload.as_value(),
+                     write.data.eq(Mux(install, self.l1_response.payload.as_value()
+                                       & at[Phase.WAIT].replicate(config.line_bits),
                                        placed.as_value()))]
 
     def _install(self, m, line):
-        """Take the fetched line at the pointer, clean, and match the tags again."""
+        """Take the fetched (or allocated) line at the pointer, clean, and match the tags
+        again."""
         config, pointer = self.config, self.pointer
         victim = _onehot(pointer, config.lines)
         m.d.sync += [self.valid.eq(self.valid | victim),

@@ -9,6 +9,7 @@ from gpurf.hw.regless.osu import Osu
 from gpurf.hw.regless.shard import Shard, Transfer
 
 __all__ = [
+    "AllocatesNextLine",
     "AnswerOvertakes",
     "AnswerOvertakesTransfer",
     "ConflictIgnored",
@@ -21,6 +22,15 @@ __all__ = [
     "WritebacksFirst",
     "WritebacksFirstTransfer",
 ]
+
+
+class AllocatesNextLine(Compressor):
+    """The compressor asks whether the *next* compressed line holds a compressed register
+    when deciding to allocate a missing line without an L1 read (the OR over the wrong
+    line's bits). Killed by the directed allocation tests (mismatch with the golden model)."""
+
+    def _holder(self, line):
+        return line + 1
 
 
 class TakesBeforeAnswer(Compressor):
