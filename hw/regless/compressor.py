@@ -284,12 +284,13 @@ class Compressor(ConfiguredComponent, config=CompressorConfig):
         holds no compressed register (none of its registers' bits is set; see the
         class's interpretation), and the victim is clean (at the tag match) or its
         write-back is taken."""
-        config = self.config
-        holding = [self.compressed[n * config.slots:(n + 1) * config.slots].any()
-                   for n in range(config.compressed_lines)]
+        slots = self.config.slots
+        # One shift, not a multiplexer over every line: the OR chain of a multiplexer over
+        # many small lines nests deeper than Amaranth's simulator can compile.
+        held = (self.compressed >> (self._holder(line) * slots))[:slots]
         empty, allocate = Signal(name="empty"), Signal(name="allocate")
         m.d.comb += [
-            empty.eq(~_pick(holding, self._holder(line))),
+            empty.eq(~held.any()),
             allocate.eq(empty & (at[Phase.TAG] & ~hits.any() & ~victim_dirty
                                  | at[Phase.WRITE_BACK] & self.l1_request.ready)),
         ]
