@@ -18,7 +18,7 @@ from .figures import draw
 from .result import Result
 from .schema import problems
 
-__all__ = ["MECHANISMS", "NoResultsError", "Result", "default_out", "reproduce", "takes_kernels",
+__all__ = ["MECHANISMS", "NoResultsError", "Result", "default_out", "reproduce",
            "takes_option", "write_results"]
 
 MECHANISMS = ("compression", "greener", "regless", "subcore", "wir")
@@ -54,11 +54,6 @@ def reproduce(mechanism: str, size: str = "test", *,
 def takes_option(mechanism: str, option: str) -> bool:
     """Whether ``mechanism``'s reproduction takes ``option`` (e.g. ``jobs``)."""
     return option in inspect.signature(_module(mechanism).reproduce).parameters
-
-
-def takes_kernels(mechanism: str) -> bool:
-    """Whether ``mechanism``'s reproduction can run a chosen subset of the kernels."""
-    return takes_option(mechanism, "kernels")
 
 
 def default_out(mechanism: str) -> Path:
