@@ -186,3 +186,12 @@ class IndirectionTable(ConfiguredComponent, config=IndirectionTableConfig):
         m.d.comb += self.result[p].as_value().eq(
             Mux(self.result_valid[p], Cat(entry.as_value(), tag), 0))
 
+
+
+def loaded_table(m, params: dict, load) -> IndirectionTable:
+    """An :class:`IndirectionTable` of ``params``, added to ``m`` as ``table`` with its
+    ``load`` stream driven by the enclosing path's ``load`` port."""
+    m.submodules.table = table = IndirectionTable(**params)
+    m.d.comb += [table.load.valid.eq(load.valid), table.load.payload.eq(load.payload),
+                 load.ready.eq(table.load.ready)]
+    return table

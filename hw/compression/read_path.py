@@ -6,7 +6,7 @@ from gpurf.hw.params import ConfiguredComponent
 
 from .collector_ext import OperandMerge
 from .configs import ReadPathConfig
-from .indirection_table import IndirectionTable
+from .indirection_table import loaded_table
 from .layouts import indirection_entry_layout
 from .logic import prefix_counts
 from .value_converter import ValueConverter
@@ -71,7 +71,7 @@ class ReadPath(ConfiguredComponent, config=ReadPathConfig):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.table = table = IndirectionTable(**config.table_params)
+        table = loaded_table(m, config.table_params, self.load)
         fetch = self._lookup(m, table)
         data_stage = self._fetch(m, fetch)
         merged = self._extract(m, data_stage)
@@ -87,9 +87,6 @@ class ReadPath(ConfiguredComponent, config=ReadPathConfig):
             table.lookup[0].reg.eq(request.reg),
             table.lookup[0].tag.eq(
                 request.signed | (request.convert << 1) | (request.tag << 2)),
-            table.load.valid.eq(self.load.valid),
-            table.load.payload.eq(self.load.payload),
-            self.load.ready.eq(table.load.ready),
         ]
         shown = table.result[0]
         return table.result_valid[0], shown.entry, shown.tag[:2 + tag_width]

@@ -5,7 +5,7 @@ from amaranth import Module, Mux
 from gpurf.hw.params import ConfiguredComponent
 
 from .configs import WritePathConfig
-from .indirection_table import IndirectionTable
+from .indirection_table import loaded_table
 from .value_truncator import ValueTruncator
 
 __all__ = ["WritePath", "WritePathConfig"]
@@ -51,14 +51,9 @@ class WritePath(ConfiguredComponent, config=WritePathConfig):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.table = table = IndirectionTable(**config.table_params)
-        m.d.comb += [
-            table.lookup_valid.eq(self.write_valid),
-            self.write_ready.eq(table.lookup_ready),
-            table.load.valid.eq(self.load.valid),
-            table.load.payload.eq(self.load.payload),
-            self.load.ready.eq(table.load.ready),
-        ]
+        table = loaded_table(m, config.table_params, self.load)
+        m.d.comb += [table.lookup_valid.eq(self.write_valid),
+                     self.write_ready.eq(table.lookup_ready)]
         for p in range(config.ports):
             write = self.write[p]
             m.d.comb += [table.lookup[p].reg.eq(write.reg),
