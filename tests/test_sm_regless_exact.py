@@ -306,24 +306,24 @@ def _stub_sm():
                            values=SimpleNamespace(read=lambda *args: None))
 
 
-def _drains(model, sub) -> list:
-    """``(cycle, slot)`` of the empty regions drained on ``sub``'s shard so far (the fast
-    model's ``port_cycle``, from when this is called; the golden capacity manager's DRAINING
+def _drain_log(model, sub):
+    """A function giving ``(cycle, slot)`` of each empty region drained on ``sub``'s shard
+    from now on (the fast model's ``port_cycle``; the golden capacity manager's DRAINING
     states in the driver's log)."""
     if isinstance(model, ReglessExactSM):
-        return [(cycle - 1, slot) for cycle, event, slot, _ in model.ports[sub.index].log
-                if event == "draining"]
-    drains = model.__dict__.setdefault("drains", [])
-    if "port_cycle" not in model.__dict__:
-        port_cycle = model.port_cycle
+        log = model.ports[sub.index].log
+        return lambda: [(cycle - 1, slot) for cycle, event, slot, _ in log
+                        if event == "draining"]
+    drains = []
+    port_cycle = model.port_cycle
 
-        def record(shard, cycle, issue, written, fake):
-            if fake is not None:
-                drains.append((cycle, fake))
-            port_cycle(shard, cycle, issue, written, fake)
+    def record(shard, cycle, issue, written, fake):
+        if fake is not None:
+            drains.append((cycle, fake))
+        port_cycle(shard, cycle, issue, written, fake)
 
-        model.port_cycle = record
-    return drains
+    model.port_cycle = record
+    return lambda: drains
 
 
 @pytest.mark.parametrize("model", [ReglessSM, ReglessExactSM])
@@ -336,7 +336,7 @@ def test_a_slot_drains_its_empty_region_only_once_its_warp_is_placed(model):
     cycle 3,821, the golden shards' driver tried at 3,822, the warp was placed at 3,823)."""
     regless_model = model(load_workload("saxpy")[1], subcores=4)(_stub_sm())
     sub = SimpleNamespace(index=0, live=[], slots=[None] * 16)
-    _drains(regless_model, sub)
+    drains = _drain_log(regless_model, sub)
     regless_model._catch_up(sub, 40)  # every slot takes an empty region, ACTIVE by cycle 40
     warp = SimpleNamespace(block=SimpleNamespace(id=(1, 0, 0)), index=0, slot=5, sub=sub,
                            pcs=[0], pos=0)
@@ -344,7 +344,7 @@ def test_a_slot_drains_its_empty_region_only_once_its_warp_is_placed(model):
     sub.slots[5] = warp
     regless_model._catch_up(sub, 50)  # placed in cycle 50; the shard stepped up to 40
     regless_model._catch_up(sub, 60)
-    assert _drains(regless_model, sub) == [(50, 5)]
+    assert drains() == [(50, 5)]
 
 
 def _cli(capsys, *argv):
