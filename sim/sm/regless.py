@@ -22,9 +22,11 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   subtracts them (the descriptor's header) and the entries follow one per cycle on the
   region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
   without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
-  when a warp is placed there. Each entry reaches its bank's queue the cycle after it was
-  taken; the warp may issue from the cycle after the OSU acknowledged the last one, and
-  never before two cycles after the header (PRELOADING for a cycle). At the region's last
+  when a warp is placed there (from the cycle the warp is first seen live, as the golden
+  shards' driver does: the ports' earlier cycles are stepped without it). Each entry
+  reaches its bank's queue the cycle after it was taken; the warp may issue from the cycle
+  after the OSU acknowledged the last one, and never before two cycles after the header
+  (PRELOADING for a cycle). At the region's last
   ``issue`` its lines and counters go back except one per write still outstanding (5.1:
   "any other registers that were allocated to that region can be freed for other warps, but
   the pending register must stay allocated"), each back the cycle after its ``written``;
@@ -647,15 +649,18 @@ class ReglessSM(RegisterStorage):
 
     # -- the capacity manager ------------------------------------------------------------
     def _catch_up(self, sub, now: int) -> None:
-        """Land the writes and flags due by ``now``, meet new warps, run the CM to ``now``."""
+        """Land the writes and flags due by ``now``, run the CM and the ports through the
+        cycles before ``now``, meet new warps (placed in ``now``: the ports' cycles before it
+        must not see them, :meth:`~gpurf.sim.sm.regless_exact.ReglessExactSM._catch_up`),
+        then decide ``now``."""
         self.sm.values.read(sub, {}, now)
         self._apply(now + 1)
         shard = self.shards[sub.index]
+        self._run(shard, now)
         for warp in sub.live:
             if (warp.block.id, warp.index) not in self.warps:
                 state = self.warps[(warp.block.id, warp.index)] = _WarpState(warp)
                 self._placed(shard, state, now)
-        self._run(shard, now)
         self._decide(shard, now)
 
     def _run(self, shard: _Shard, end: int) -> None:
@@ -669,8 +674,9 @@ class ReglessSM(RegisterStorage):
     def _placed(self, shard: _Shard, state: _WarpState, now: int) -> None:
         """A warp placed in its slot. A slot holding an empty region (its last warp had
         finished, or it had none) drains it with an issue (``last``, no destination) in a
-        cycle no instruction issues, once the empty region is ACTIVE, then goes on the
-        stack (:mod:`gpurf.sim.sm.regless_exact`'s rule for reused slots)."""
+        cycle no instruction issues, once the empty region is ACTIVE and not before
+        ``now`` (the ports have stepped the cycles before it), then goes on the stack
+        (:mod:`gpurf.sim.sm.regless_exact`'s rule for reused slots)."""
         slot = state.warp.slot
         shard.slots[slot] = state
         state.pushed_at = now

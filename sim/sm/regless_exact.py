@@ -18,7 +18,10 @@ does for random regions, but driven by the kernel:
   instruction for the slot (no destination) in a cycle its own warps do not issue, which
   drains the empty region and puts the slot on the warp stack for its warp's first region.
   **Interpretation:** the capacity manager retires a warp for good on a ``done`` header;
-  the SM reuses slots for the warps of later blocks, so ``done`` is never sent.
+  the SM reuses slots for the warps of later blocks, so ``done`` is never sent. A warp is
+  placed in the cycle of the first hook call that finds it live (the SM places a block's
+  warps at the start of a cycle and asks ``ready`` in it): the shard's cycles before that
+  are stepped without it, so neither its region nor that drain comes before the warp.
 - **scheduler**: the ``issue`` port is driven when the instruction is dispatched, once
   its reads and releases were taken, not in the cycle the SM issues it: the capacity
   manager frees a draining region's lines at the region's last issue, and in the SM an
@@ -561,14 +564,22 @@ class ReglessExactSM(ReglessSM):
 
     # -- the capacity manager's side ---------------------------------------------------
     def _catch_up(self, sub, now: int) -> None:
+        """Land the SM's writes due by ``now``, step the shard through the cycles before
+        ``now``, then meet the warps placed since the last call.
+
+        The SM places a block's warps at the start of a cycle and calls a hook
+        (:meth:`ready`, :meth:`dispatched`) in it; a warp first seen in ``now`` is taken as
+        placed in ``now``, so the shard's cycles before it are stepped without it: neither
+        its region nor the drain of the empty region its slot held (the scheduler's
+        ``last`` issue) may happen before the warp is there."""
         self.sm.values.read(sub, {}, now)
         ports = self.ports[sub.index]
+        ports.run_to(now)
         for warp in sub.live:
             key = (warp.block.id, warp.index)
             if key not in self.warps:
                 state = self.warps[key] = self._new_state(warp)
                 self._placed(ports, warp.slot, state)
-        ports.run_to(now)
 
     def _new_state(self, warp):
         from .regless import _WarpState
