@@ -194,6 +194,13 @@ def _fault(program, pc, fault, warps):
     return ExecutionError(f"{program.kernel.file}:{ins.line}: {ins.opcode}: {fault} ({at})")
 
 
+def _masks(warps) -> np.ndarray:
+    """The active lanes of ``warps``, a row each (``np.stack`` of their masks, joined in
+    one call: about three times faster for a cohort's 256 warps)."""
+    masks = [w.stack[-1][2] for w in warps]
+    return np.concatenate(masks).reshape(len(masks), -1)
+
+
 def _step_group(cohort, warps, pc, shared):
     """Execute ALU instruction ``pc`` for ``warps`` (of ``cohort``) as one call."""
     block = warps[0].block
@@ -202,7 +209,7 @@ def _step_group(cohort, warps, pc, shared):
     sel = _selector([w.row for w in warps])
     rows, traces = cohort.rows, cohort.traces
     regs = {s: rows[s][sel] for s in uses[pc]}
-    mask = np.stack([w.stack[-1][2] for w in warps])
+    mask = _masks(warps)
     guard = program.guards[pc]
     if guard is not None:
         g = regs[guard]
@@ -250,7 +257,7 @@ def _control_group(cohort, warps, pc):
     uniformly; return the warps that must step on their own (divergent)."""
     program = warps[0].program
     guard = program.guards[pc]
-    active = np.stack([w.stack[-1][2] for w in warps])
+    active = _masks(warps)
     # Lanes that execute, as Warp.step counts them: a branch's active lanes, an exit's
     # leaving lanes.
     counts = np.count_nonzero(active, axis=1)
