@@ -143,7 +143,7 @@ def _selector(indices):
     if len(indices) == 1:
         return slice(indices[0], indices[0] + 1)
     step = indices[1] - indices[0]
-    if step > 0 and all(b - a == step for a, b in itertools.pairwise(indices)):
+    if step > 0 and indices == list(range(indices[0], indices[-1] + 1, step)):
         return slice(indices[0], indices[-1] + 1, step)
     return np.array(indices)
 
