@@ -356,16 +356,23 @@ def run_blocks(blocks: list[ThreadBlock], traces: list[list[WarpTrace]] | None =
     with np.errstate(all="ignore"):
         while live:
             groups = {}
+            running = []
             for block in live:
-                ready = False
+                ready = alive = False
                 for warp in block.warps:
-                    if not (warp.done or warp.waiting):
-                        groups.setdefault(warp.stack[-1][0], []).append(warp)
-                        ready = True
+                    if not warp.done:
+                        alive = True
+                        if not warp.waiting:
+                            groups.setdefault(warp.stack[-1][0], []).append(warp)
+                            ready = True
+                if not alive:
+                    continue
                 if not ready:
                     stuck = [w.index for w in block.warps if w.waiting]
                     raise ExecutionError(f"{program.kernel.file}: block {block.block_id} "
                                          f"deadlocked: warps {stuck} wait at a barrier")
+                running.append(block)
+            live = running
             for pc, warps in groups.items():
                 executed += len(warps)
                 kind = kinds[pc]
@@ -387,7 +394,6 @@ def run_blocks(blocks: list[ThreadBlock], traces: list[list[WarpTrace]] | None =
                     warps = _control_group(cohort, warps, pc)
                 for warp in warps:
                     _step_one(warp, pc, flat, recorder)
-            live = [b for b in live if not b.done]
     if recorder is not None:
         for trace in flat:
             recorder.finish(trace.values, trace.pcs)
