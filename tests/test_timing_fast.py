@@ -136,3 +136,22 @@ def test_a_collector_unit_reused_while_allocated_is_caught(monkeypatch):
     except KeyError:  # a read made twice: its warp no longer counts it as pending
         return
     assert _first_difference(fast, generic) is not None
+
+
+def test_an_rba_pick_breaking_ties_to_the_youngest_warp_is_caught(monkeypatch):
+    """Mutant: the fast path's RBA pick (``_rba_pick``) breaks equal scores towards the
+    youngest ready warp instead of the oldest."""
+    def youngest(sub, ready, slot_ops, queue_len):
+        age = sub.age
+        sub.age = [-a for a in age]
+        try:
+            return original(sub, ready, slot_ops, queue_len)
+        finally:
+            sub.age = age
+
+    original = timing_module._SubCore._rba_pick
+    config = {"scheduler": "rba"}
+    generic, _ = _recorded(monkeypatch, "reduction", config, fast=False)
+    monkeypatch.setattr(timing_module._SubCore, "_rba_pick", youngest)
+    fast, _ = _recorded(monkeypatch, "reduction", config, fast=True)
+    assert _first_difference(fast, generic) is not None

@@ -404,7 +404,7 @@ class _SubCore:
         warp's position changed."""
         if self.scorer is not None:
             ops = self._operands(self.slots[slot])
-            if ops != self.slot_ops[slot]:
+            if ops is not self.slot_ops[slot]:
                 slot_ops = self.slot_ops.copy()
                 slot_ops[slot] = ops
                 self.slot_ops = slot_ops
@@ -741,16 +741,18 @@ class _SubCore:
         """:func:`pick_warp` under RBA: the ready slot with the lowest score
         (:func:`~gpurf.golden.subcore.rba_scorer.rba_score`), ties to the oldest."""
         age, score_max, banks = self.age, self.scorer._score_max, len(queue_len)
-        best = best_key = None
+        best, best_total, best_age = None, INF, -1
         for slot in ready:
             total = 0
             if slot_ops is not None:
                 for valid, bank in slot_ops[slot]:
                     if valid and bank < banks:
                         total += queue_len[bank]
-            key = (total if total < score_max else score_max, -age[slot])
-            if best_key is None or key < best_key:
-                best, best_key = slot, key
+            if total > score_max:
+                total = score_max
+            # Lowest score, ties to the oldest (occupied slots' ages differ).
+            if total < best_total or (total == best_total and age[slot] > best_age):
+                best, best_total, best_age = slot, total, age[slot]
         return best
 
     def _gto_pick(self, now: int) -> _Warp | None:

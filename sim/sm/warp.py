@@ -22,6 +22,7 @@ errors: callers stepping warps themselves should wrap the loop in
 ``numpy.errstate(all="ignore")`` as :meth:`ThreadBlock.run` does.
 """
 
+import math
 from dataclasses import dataclass
 from functools import cache
 
@@ -103,9 +104,10 @@ class Warp:
         self.params = block.params
         self._regs = None
         self._special = None
-        self.stack = [[0, program.end, _active_lanes(block.threads - index * LANES)]]
+        left = block.threads - index * LANES
+        self.stack = [[0, program.end, _active_lanes(left)]]
         self.waiting = False
-        self.done = not self.stack[0][2].any()
+        self.done = left <= 0  # no active lane
         self.instructions = 0
         self.thread_instructions = 0
 
@@ -219,7 +221,7 @@ class ThreadBlock:
         self.grid_dim = tuple(grid_dim)
         self.memory = memory
         self.params = params
-        self.threads = int(np.prod(self.block_dim))
+        self.threads = int(math.prod(self.block_dim))
         self.warp_count = -(-self.threads // LANES)
         self.shared = Memory(program.kernel.shared_bytes + dynamic_shared, space="shared")
         self.local = Memory(self.warp_count * LANES * program.kernel.local_bytes, space="local")
