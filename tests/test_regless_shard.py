@@ -20,6 +20,7 @@ from gpurf.tb.regless.mutants import (
     AnswerOvertakesTransfer,
     CopyForgotten,
     FillsNewestTransfer,
+    FullTakesAnswer,
     FullTakesAnswerTransfer,
     InvalidatesAll,
     WaitsFromSlotZeroTransfer,
@@ -106,7 +107,7 @@ def test_redefined_register_survives_its_invalidation():
     """Seed 2036195225 of test set 1: an invalidation waited in a bank's fetch register
     while the warp redefined the register and its value was evicted compressed; with
     writebacks first, the eviction overtook the invalidation, which then cleared it."""
-    params = get_block("regless.shard").test_params[0]
+    params = {**get_block("regless.shard").test_params[0], "l1_reads_in_flight": 1}
     assert run_golden(GoldenShard(**params), all_warps, params, 2036195225, 0) > 0
 
 
@@ -144,9 +145,10 @@ def test_formal_composition_bmc_20_tiny():
 
 @pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 @pytest.mark.parametrize(("mutant", "depth"), [(WritebacksFirst, 8), (AnswerOvertakes, 10),
-                                               (InvalidatesAll, 8), (CopyForgotten, 11)],
+                                               (InvalidatesAll, 8), (CopyForgotten, 11),
+                                               (FullTakesAnswer, 12)],
                          ids=["WritebacksFirst", "AnswerOvertakes", "InvalidatesAll",
-                              "CopyForgotten"])
+                              "CopyForgotten", "FullTakesAnswer"])
 def test_formal_kills_mutant(mutant, depth):
     """BMC fails on ``mutants.WritebacksFirst`` (the transfer unit takes a writeback while
     a fetch is offered, and prefers it; depth 8), on ``mutants.AnswerOvertakes`` (the
@@ -155,7 +157,9 @@ def test_formal_kills_mutant(mutant, depth):
     ``mutants.InvalidatesAll`` (every invalidation goes to L1, the shard before the
     ``l1_copy`` bit; it fails at step 7) and on ``mutants.CopyForgotten`` (no invalidation
     goes to L1; depth 11, it fails at step 10: an eviction written to L1, then the
-    register's invalidation)."""
+    register's invalidation) and on ``mutants.FullTakesAnswer`` (an answer taken while
+    both slots of the L1 stage hold a request overwrites the oldest, which never fills;
+    depth 12)."""
     result = prove(ShardFormal(block=mutant), name=f"shard_{mutant.__name__}", depth=depth,
                    mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

@@ -18,6 +18,7 @@ __all__ = [
     "CopyForgotten",
     "CopyForgottenTransfer",
     "FillsNewestTransfer",
+    "FullTakesAnswer",
     "FullTakesAnswerTransfer",
     "InvalidatesAll",
     "InvalidatesAllTransfer",
@@ -121,6 +122,13 @@ class FullTakesAnswerTransfer(Transfer):
 
     def _answer_ready(self):
         return self.answer_full & ~self.offering
+
+
+class FullTakesAnswer(Shard):
+    """A shard with :class:`FullTakesAnswerTransfer`. Killed by "fills in answer order"
+    (the overwritten request never fills)."""
+
+    transfer_class = FullTakesAnswerTransfer
 
 
 class FillsNewestTransfer(Transfer):
