@@ -535,3 +535,29 @@ def test_reads_in_flight_range():
         with pytest.raises(ValueError, match="l1_reads_in_flight"):
             ShardConfig(**SMALL, l1_reads_in_flight=reads)
     assert len(Transfer(ShardConfig(**SMALL, l1_reads_in_flight=32)).jobs) == 32
+
+
+def test_l1_reads_counts_reads_outstanding(tmp_path):
+    """``python -m gpurf.tb.regless.l1_reads`` on a hand-written trace of the small shard:
+    three reads taken in cycles 0-2 (a fourth offered in cycle 3, not taken), a write in
+    cycle 4, their responses taken in cycles 4, 5 and 7 (one not taken in cycle 6): at most
+    3 outstanding, and cycles 1-4 end with two or more."""
+    from gpurf.golden.trace import TraceWriter, layout_of
+    from gpurf.tb.regless.l1_reads import outstanding_reads
+
+    layout = layout_of(Shard(**SMALL))
+    pack = codec(ShardConfig(**SMALL).l1_request_layout).pack
+    zeros = {column.name: 0 for column in layout.outputs}
+    path = tmp_path / "reads.trace"
+    # (request offered: op, taken; response: valid, ready)
+    cycles = [(L1Op.READ, 1, 0, 0), (L1Op.READ, 1, 0, 0), (L1Op.READ, 1, 0, 0),
+              (L1Op.READ, 0, 0, 0), (L1Op.WRITE, 1, 1, 1), (None, 0, 1, 1), (None, 0, 1, 0),
+              (None, 0, 1, 1), (None, 0, 0, 0)]
+    with TraceWriter(path, layout, {"block": "regless.shard", "params": SMALL}) as writer:
+        for op, taken, valid, ready in cycles:
+            outputs = {**zeros, "l1_request__valid": int(op is not None),
+                       "l1_request__payload": pack({"op": op or L1Op.READ, "compressed": 0,
+                                                    "addr": 0, "data": 0}),
+                       "l1_response__ready": ready}
+            writer.append({"l1_request__ready": taken, "l1_response__valid": valid}, outputs)
+    assert outstanding_reads(path) == {"cycles": 9, "reads": 3, "most": 3, "several": 4}
