@@ -128,21 +128,18 @@ class Transfer(wiring.Component):
         self._l1_stage(m, newest)
         return m
 
-    def at(self, slot: int, phase: TransferPhase):
-        """Whether slot ``slot`` of the L1 stage is in ``phase``."""
-        return equals(self.phases[slot].as_value(), phase.value)
-
-    def _phase_bits(self, phase: TransferPhase):
-        return Cat(self.at(s, phase) for s in range(len(self.phases)))
+    def in_phase(self, phase: TransferPhase):
+        """One bit per slot of the L1 stage: the slot is in ``phase``."""
+        return Cat(equals(slot.as_value(), phase.value) for slot in self.phases)
 
     def _ring(self, m):
         """The L1 stage's combinational view: newest slot, whether it offers, full, and
         the oldest waiting read; returns the newest slot's job."""
         m.d.comb += [
             self.newest.eq(self.tail.rotate_right(1)),
-            self.offering.eq((self.newest & self._phase_bits(TransferPhase.L1)).any()),
-            self.full.eq((self.tail & ~self._phase_bits(TransferPhase.IDLE)).any()),
-            self.waiting.eq(self._oldest_waiting(self._phase_bits(TransferPhase.L1_WAIT))),
+            self.offering.eq((self.newest & self.in_phase(TransferPhase.L1)).any()),
+            self.full.eq((self.tail & ~self.in_phase(TransferPhase.IDLE)).any()),
+            self.waiting.eq(self._oldest_waiting(self.in_phase(TransferPhase.L1_WAIT))),
         ]
         return self._pick(m, self.newest, "newest_job")
 
@@ -186,7 +183,7 @@ class Transfer(wiring.Component):
             self.l1_request.payload.addr.eq(newest.ref),
             self.l1_request.payload.data.eq(newest.value),
             self.l1_response.ready.eq(self.waiting.any()),
-            self.fill.valid.eq((self.head & self._phase_bits(TransferPhase.FILL)).any()),
+            self.fill.valid.eq((self.head & self.in_phase(TransferPhase.FILL)).any()),
             self.fill.payload.line.eq(head.line),
             self.fill.payload.data.eq(head.value),
         ]

@@ -196,8 +196,8 @@ class ShardFormal(FormalHarness):
         compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
         busy = compressor.phase.as_value() != Phase.IDLE.value
         head, tail = transfer.head, transfer.tail
-        in_l1 = _phases(transfer, TransferPhase.L1)
-        holding = ~_phases(transfer, TransferPhase.IDLE)
+        in_l1 = transfer.in_phase(TransferPhase.L1)
+        holding = ~transfer.in_phase(TransferPhase.IDLE)
         m.d.comb += [
             Assert(transfer.request.valid == transfer.ask_full),
             Assert(transfer.answer_full == busy),
@@ -206,7 +206,7 @@ class ShardFormal(FormalHarness):
             Assert((in_l1 & ~transfer.newest) == 0),
             Assert(~transfer.l1_request.valid | (in_l1 & transfer.newest).any()),
             Assert(~transfer.fill.valid
-                   | (head & _phases(transfer, TransferPhase.FILL)).any()),
+                   | (head & transfer.in_phase(TransferPhase.FILL)).any()),
         ]
 
     def _covers(self, m, after_reset, copied):
@@ -222,8 +222,8 @@ class ShardFormal(FormalHarness):
         answered = transfer.response.valid & transfer.response.ready
         op = transfer.answering.op.as_value()
         asked = transfer.request.valid & transfer.request.ready
-        l1_busy = (~_phases(transfer, TransferPhase.IDLE)).any()
-        waiting = _phases(transfer, TransferPhase.L1_WAIT)
+        l1_busy = (~transfer.in_phase(TransferPhase.IDLE)).any()
+        waiting = transfer.in_phase(TransferPhase.L1_WAIT)
         compressed = answered & transfer.response.payload.compressed
         preload_hit = 0
         queue_full = 0
@@ -256,11 +256,6 @@ class ShardFormal(FormalHarness):
              "answer_refused_full"),
         ]
         self.covers(m, events, guard=after_reset)
-
-
-def _phases(transfer, phase: TransferPhase):
-    """One bit per slot of the transfer unit's L1 stage: the slot is in ``phase``."""
-    return Cat(slot.as_value() == phase.value for slot in transfer.phases)
 
 
 def _between(head, tail, full):
