@@ -68,10 +68,10 @@ TINY = {**SMALL, "lines": 2, "regs": 2, "instructions": 1, "l1_reads_in_flight":
 per bank: lines are still evicted), one instruction per cycle (the second instruction's
 ports are the OSU's, proved by ``formal_osu``), 4 compressed-line addresses over 2 stored
 lines (the compressor still refills and writes back), one slot in the transfer unit's L1
-stage. Every cover of the harness but two_reads_in_flight is reached here too, at the same
-steps as in SMALL (session 11). With 2 slots (session 15) smtbmc passed steps 0-17 in 16.5
-minutes and had not finished step 18 after 10 more; the 2-slot stage's depth-20 proof is
-abc bmc3's at SMALL."""
+stage. Session 11 reached every cover the harness had then here too, at the same steps as
+in SMALL (two_reads_in_flight, of session 15, needs 2 slots; not re-run). With 2 slots
+(session 15) smtbmc passed steps 0-17 in 16.5 minutes and had not finished step 18 after 10
+more; the 2-slot stage's depth-20 proof is abc bmc3's at SMALL."""
 
 _INPUTS = ("region", "read", "reserve", "write", "release")
 
