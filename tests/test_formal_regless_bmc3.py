@@ -1,6 +1,7 @@
 """BMC 20 with ABC's ``bmc3`` for ``regless.shard`` at its proof configuration
 ``formal_shard.SMALL`` (2 banks x 2 lines, 2 warps x 4 registers, 4 x 4-bit lanes, 2
-compressed lines, two instructions per cycle; smtbmc reached step 14 there, and BMC 20 only at
+compressed lines, two instructions per cycle, two slots in the transfer unit's L1 stage;
+smtbmc reached step 14 there with one slot, and BMC 20 only at
 ``TINY``, 421 s, ``slow_formal``) and ``regless.compressor`` at ``formal_compressor.SMALL``
 (smtbmc's BMC 20 took 2,531 s, ``slow_formal``)."""
 
@@ -17,8 +18,9 @@ needs_solver = pytest.mark.skipif(missing_solver() is not None, reason=str(missi
 @needs_solver
 def test_shard_bmc_20_at_small():
     """One L1 user at a time, the L1 stream rule, fetch before writeback, no preload miss
-    past its register's eviction, transfer outputs by phase, for 20 cycles (24.5 s wall,
-    11.6 s CPU at load about 5, docs/reliability.md)."""
+    past its register's eviction, the transfer unit's stages and its L1 ring (2 slots since
+    session 15), fills in answer order, for 20 cycles (214.6 s wall at load average 8-11
+    with 2 slots; 24.5 s wall, 11.6 s CPU at load about 5 with one, docs/reliability.md)."""
     result = prove(ShardFormal(), name="shard_small_bmc20_abc", depth=20, mode="bmc",
                    engine="abc bmc3")
     assert result.passed, result.log_tail

@@ -375,11 +375,12 @@ def test_cli_runs_and_records(capsys, tmp_path):
 @pytest.mark.soak
 def test_kernel_shard_trace_replays_on_verilator(tmp_path):
     """A kernel's shard trace replays clean on the shard's Verilog (Verilator; the build
-    took about 10 minutes on the loaded machine)."""
+    took about 10 minutes on the loaded machine): histogram, recorded at the SM's default
+    of 8 L1 reads in flight per shard (the RTL's L1 ring since session 15), whose preloads
+    are served from the OSU, the compressor and L1."""
     from gpurf.sim.replay import replay
 
-    # the RTL's transfer unit holds one L1 request (``l1_reads_in_flight=1``)
-    result = run_regless_exact("saxpy", config=ReglessConfig(l1_reads=1), record=tmp_path,
+    result = run_regless_exact("histogram", config=ReglessConfig(), record=tmp_path,
                                fast=False)
     replayed = replay(tmp_path / "launch1.shard0.trace", sim="verilator")
     assert replayed.passed, replayed.summary()

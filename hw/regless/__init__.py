@@ -46,9 +46,11 @@ BLOCKS: tuple[Block, ...] = (
                   "(warp + reg) & (banks - 1), one read and one write per cycle"),
     Block("regless", "shard", Shard,
           test_params=({"lines": 32, "banks": 4, "warps": 16, "regs": 8, "lanes": 4,
-                        "data_width": 8, "compressor_lines": 4, "max_entries": 16},
+                        "data_width": 8, "compressor_lines": 4, "max_entries": 16,
+                        "l1_reads_in_flight": 2},
                        {"lines": 8, "banks": 2, "warps": 4, "regs": 8, "lanes": 4,
-                        "data_width": 4, "compressor_lines": 2, "max_entries": 16}),
+                        "data_width": 4, "compressor_lines": 2, "max_entries": 16,
+                        "l1_reads_in_flight": 4}),
           summary="one RegLess shard: capacity manager + OSU + compressor + transfer unit, "
                   "L1 port",
           icarus_defaults=False, amaranth_defaults=False, lint_defaults=False),

@@ -538,7 +538,8 @@ class ShardConfig(BlockConfig):
     l1_reads_in_flight: int = param(
         1, "Requests the transfer unit's L1 stage holds, so preload misses whose L1 reads "
            "may be outstanding at once (1: one request from the compressor's answer to the "
-           "fill). Golden model only above 1: the RTL holds one.", low=1, high=32)
+           "fill; the RTL's ring has one slot and one-hot pointer bit per request).",
+        low=1, high=32)
 
     def validate(self):
         self.parts()

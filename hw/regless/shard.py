@@ -4,10 +4,10 @@ to L1."""
 
 import functools
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 
-from gpurf.hw.gates import bit, equals, onehot
+from gpurf.hw.gates import bit, equals, lowest, onehot, or_all
 from gpurf.hw.params import ConfiguredComponent
 
 from .capacity_manager import CapacityManager
@@ -20,9 +20,10 @@ __all__ = ["Shard", "Transfer"]
 
 
 class Transfer(wiring.Component):
-    """The shard's transfer unit (paper 5.2.1, 5.3): a pipeline of three one-request
-    stages between the OSU, the compressor and L1, so that up to three requests are in
-    flight.
+    """The shard's transfer unit (paper 5.2.1, 5.3): a pipeline between the OSU, the
+    compressor and L1 of two one-request stages and an L1 stage of up to
+    ``config.l1_reads_in_flight`` requests, so that preload misses' L1 reads may be
+    outstanding together.
 
     - **ask** takes a request from the OSU (``fetch`` before ``writeback``) and offers it to
       the compressor on ``request``;
@@ -31,17 +32,25 @@ class Transfer(wiring.Component):
       compressor does not hold and an eviction it hands back go on to L1, and an
       invalidation goes on to L1 only if L1 holds a copy of the register (``l1_copy``),
       else it is done;
-    - **L1** (:class:`TransferPhase`) offers the L1 request (``L1``), waits for a
-      preload's line (``L1_WAIT``) and offers the value to the OSU (``FILL``).
+    - **L1 stage**: a ring of ``l1_reads_in_flight`` slots (``jobs``, each in its
+      :class:`TransferPhase` ``phases``; ``IDLE`` = free) from the oldest request (one-hot
+      ``head``) to the next free slot (one-hot ``tail``), in answer order. The newest may
+      offer its L1 request (``L1``: the only one that may); a read L1 took waits for its
+      line (``L1_WAIT``); L1 answers reads in order, so a line goes to the oldest waiting
+      read; the head offers its value to the OSU (``FILL``), so fills leave in answer
+      order. A write or an invalidation leaves (``tail`` steps back) when L1 takes it.
 
     A stage passes its request on at the edge the next stage takes it, and takes a new one
     at the same edge: ``ask`` takes from the OSU while empty or while the compressor takes
     its request, the compressor takes a request while idle or in the cycle it answers the
     one it holds (so ``answer`` follows it), and ``answer`` is ready for the response only
-    while the L1 stage is empty. Every output is a function of the registered state and the
-    compressor's ``request.ready``, except that ``writeback`` waits while ``fetch`` offers.
+    while the L1 stage has a free slot and nothing in it offers to L1 (so L1 sees one offer
+    at a time, in answer order). With ``l1_reads_in_flight=1`` the L1 stage holds one
+    request from answer to fill. Every output is a function of the registered state and
+    the compressor's ``request.ready``, except that ``writeback`` waits while ``fetch``
+    offers.
 
-    Ordering rules (each kept by a stage holding one request and passing it on in order):
+    Ordering rules (each kept by stages that pass requests on in order):
 
     - **fetches first**: an invalidation is acknowledged when it enters its bank's fetch
       register; the warp may then redefine the register, and that value's eviction must
@@ -52,7 +61,10 @@ class Transfer(wiring.Component):
       overtake it either.
     - **the compressor in OSU order**, and **L1 requests in compressor-answer order**: an
       eviction the compressor hands back is posted to L1 before a later preload's L1 read of
-      the same register (L1 answers reads in order and applies writes in order).
+      the same register (L1 answers reads in order and applies writes in order): *answer*
+      waits while the newest request offers to L1.
+    - **lines to reads in L1's order, fills in answer order**: the line goes to the oldest
+      waiting read (:meth:`_oldest_waiting`), the OSU is filled from the head only.
 
     **L1 copies** (paper 6.5: the benchmarks that never miss in the OSU "do not consume any
     L1 bandwidth", so an invalidation cannot always take the L1 port; 5.2.1 routes it "to
@@ -61,9 +73,9 @@ class Transfer(wiring.Component):
     stored compressed (the L1 copy is stale and never read again) and when its invalidation
     is answered (the invalidation goes to L1 if the bit was set). **Interpretation:** the
     paper names no such bit; the compressor's "is compressed" vector is its model. The bit
-    is read and written at the answer edge; every earlier request has left the L1 stage by
-    then (``answer`` waits for it), so the bit is never behind the requests L1 has seen.
-    Registers start with no L1 copy.
+    is read and written at the answer edge; every earlier write or invalidation was handed
+    to L1 by then (``answer`` waits while one offers), so the bit is never behind the
+    requests L1 has seen. Registers start with no L1 copy.
 
     Parameters
     ----------
@@ -72,22 +84,30 @@ class Transfer(wiring.Component):
     """
 
     def __init__(self, config: ShardConfig):
-        if config.l1_reads_in_flight != 1:
-            raise ValueError("regless.shard: the RTL transfer unit's L1 stage holds one "
-                             f"request; l1_reads_in_flight={config.l1_reads_in_flight} is "
-                             "built in the golden model only")
         self.config = config
         super().__init__(config.transfer_signature())
-        job = config.transfer_job_layout
+        job, slots = config.transfer_job_layout, config.l1_reads_in_flight
         self.asking = Signal(job)
         """The request offered to the compressor (valid while ``ask_full``)."""
         self.ask_full = Signal()
         self.answering = Signal(job)
         """The request the compressor holds (valid while ``answer_full``)."""
         self.answer_full = Signal()
-        self.phase = Signal(TransferPhase)
-        """The L1 stage's phase; it holds ``job`` unless ``IDLE``."""
-        self.job = Signal(job)
+        self.jobs = [Signal(job, name=f"job_{s}") for s in range(slots)]
+        """The L1 stage's slots; slot ``s`` holds a request unless ``phases[s]`` is IDLE."""
+        self.phases = [Signal(TransferPhase, name=f"phase_{s}") for s in range(slots)]
+        self.head = Signal(slots, init=1)
+        """One-hot: the slot of the oldest request in the L1 stage."""
+        self.tail = Signal(slots, init=1)
+        """One-hot: the next free slot (the head's, while the stage is empty or full)."""
+        self.newest = Signal(slots)
+        """One-hot, combinational: the slot before ``tail`` (the newest request's)."""
+        self.waiting = Signal(slots)
+        """One-hot, combinational: the oldest read waiting for its line, else 0."""
+        self.offering = Signal()
+        """Combinational: the newest request offers to L1 (phase ``L1``)."""
+        self.full = Signal()
+        """Combinational: every slot holds a request."""
         self.l1_copy = Signal(config.warps * config.regs)
         """Bit ``{warp, reg}``: L1 holds a copy of the register."""
 
@@ -95,7 +115,8 @@ class Transfer(wiring.Component):
         m = Module()
         asked = self.request.valid & self.request.ready
         answered = self.response.valid & self.response.ready
-        self._outputs(m, asked)
+        newest = self._ring(m)
+        self._outputs(m, asked, newest)
         with m.If(~self.ask_full | asked):
             self._take(m)
         with m.If(asked):
@@ -104,20 +125,47 @@ class Transfer(wiring.Component):
             m.d.sync += self.answer_full.eq(0)
         with m.If(answered):
             self._answer(m)
-        self._l1_stage(m)
+        self._l1_stage(m, newest)
         return m
 
-    def _at(self, phase: TransferPhase):
-        return equals(self.phase.as_value(), phase.value)
+    def in_phase(self, phase: TransferPhase):
+        """One bit per slot of the L1 stage: the slot is in ``phase``."""
+        return Cat(equals(slot.as_value(), phase.value) for slot in self.phases)
+
+    def _ring(self, m):
+        """The L1 stage's combinational view: newest slot, whether it offers, full, and
+        the oldest waiting read; returns the newest slot's job."""
+        m.d.comb += [
+            self.newest.eq(self.tail.rotate_right(1)),
+            self.offering.eq((self.newest & self.in_phase(TransferPhase.L1)).any()),
+            self.full.eq((self.tail & ~self.in_phase(TransferPhase.IDLE)).any()),
+            self.waiting.eq(self._oldest_waiting(self.in_phase(TransferPhase.L1_WAIT))),
+        ]
+        return self._pick(m, self.newest, "newest_job")
+
+    def _oldest_waiting(self, reads):
+        """The first of the slots ``reads`` (one bit per slot) in ring order from
+        ``head``: the lowest at or after the head's slot, else the lowest."""
+        at_or_after = Cat(self.head[:s + 1].any() for s in range(len(self.head)))
+        late = reads & at_or_after
+        return Mux(late.any(), lowest(late), lowest(reads))
+
+    def _pick(self, m, one_hot, name):
+        """The job in the slot ``one_hot`` selects (an AND-OR multiplexer), as ``name``."""
+        picked = Signal(self.config.transfer_job_layout, name=name)
+        width = len(picked.as_value())
+        m.d.comb += picked.eq(or_all(job.as_value() & one_hot[s].replicate(width)
+                                     for s, job in enumerate(self.jobs)))
+        return picked
 
     @staticmethod
     def _op_is(job, op: CompressorOp):
         return equals(job.op.as_value(), op.value)
 
-    def _outputs(self, m, asked):
-        at, job = self._at, self.job
-        l1_op = Mux(self._op_is(job, CompressorOp.PRELOAD), L1Op.READ,
-                    Mux(self._op_is(job, CompressorOp.EVICT), L1Op.WRITE, L1Op.INVALIDATE))
+    def _outputs(self, m, asked, newest):
+        head = self._pick(m, self.head, "head_job")
+        l1_op = Mux(self._op_is(newest, CompressorOp.PRELOAD), L1Op.READ,
+                    Mux(self._op_is(newest, CompressorOp.EVICT), L1Op.WRITE, L1Op.INVALIDATE))
         taking = ~self.ask_full | asked
         waited = 0
         for stream, _ in self._intake_order():
@@ -130,20 +178,21 @@ class Transfer(wiring.Component):
             self.request.payload.reg.eq(self.asking.ref.reg),
             self.request.payload.value.eq(self.asking.value),
             self.response.ready.eq(self._answer_ready()),
-            self.l1_request.valid.eq(at(TransferPhase.L1)),
+            self.l1_request.valid.eq(self.offering),
             self.l1_request.payload.op.eq(l1_op),
-            self.l1_request.payload.addr.eq(job.ref),
-            self.l1_request.payload.data.eq(job.value),
-            self.l1_response.ready.eq(at(TransferPhase.L1_WAIT)),
-            self.fill.valid.eq(at(TransferPhase.FILL)),
-            self.fill.payload.line.eq(job.line),
-            self.fill.payload.data.eq(job.value),
+            self.l1_request.payload.addr.eq(newest.ref),
+            self.l1_request.payload.data.eq(newest.value),
+            self.l1_response.ready.eq(self.waiting.any()),
+            self.fill.valid.eq((self.head & self.in_phase(TransferPhase.FILL)).any()),
+            self.fill.payload.line.eq(head.line),
+            self.fill.payload.data.eq(head.value),
         ]
 
     def _answer_ready(self):
-        """``response.ready``: a request waits for its answer and the L1 stage is empty (an
-        answer never overtakes the request ahead of it on L1)."""
-        return self.answer_full & self._at(TransferPhase.IDLE)
+        """``response.ready``: a request waits for its answer, the L1 stage has a free slot
+        and nothing in it offers to L1 (an answer never overtakes an earlier request's L1
+        offer)."""
+        return self.answer_full & ~self.full & ~self.offering
 
     def _intake_order(self):
         """The OSU's streams in the order the ask stage takes them, each with the
@@ -168,9 +217,9 @@ class Transfer(wiring.Component):
                              self.asking.value.eq(value)]
 
     def _answer(self, m):
-        """The answered request moves to the L1 stage (the response's value is the
-        decompressed register, the eviction handed back, or 0), unless it is done; the
-        register's ``l1_copy`` bit follows an eviction or invalidation."""
+        """The answered request goes to the L1 stage's free slot (the response's value is
+        the decompressed register, the eviction handed back, or 0), which it keeps unless
+        it is done; the register's ``l1_copy`` bit follows an eviction or invalidation."""
         compressed = self.response.payload.compressed
         answering = self.answering
         preload = self._op_is(answering, CompressorOp.PRELOAD)
@@ -180,14 +229,18 @@ class Transfer(wiring.Component):
         copied = bit(m, self.l1_copy, ref, "l1_copied")
         one = onehot(m, ref, len(self.l1_copy), "l1_copy_one")
         to_l1 = Mux(invalidate, self._invalidation_to_l1(copied), ~compressed)
-        m.d.sync += [self.job.eq(answering),
-                     self.job.value.eq(self.response.payload.value),
-                     self.phase.eq(Mux(to_l1, TransferPhase.L1,
-                                       Mux(compressed & preload, TransferPhase.FILL,
-                                           TransferPhase.IDLE))),
-                     self.l1_copy.eq(Mux(evict & ~compressed, self.l1_copy | one,
-                                         Mux(evict | invalidate, self.l1_copy & ~one,
-                                             self.l1_copy)))]
+        kept = to_l1 | (compressed & preload)
+        for s, (job, phase) in enumerate(zip(self.jobs, self.phases, strict=True)):
+            with m.If(self.tail[s]):
+                m.d.sync += [job.eq(answering),
+                             job.value.eq(self.response.payload.value),
+                             phase.eq(Mux(to_l1, TransferPhase.L1,
+                                          Mux(kept, TransferPhase.FILL, TransferPhase.IDLE)))]
+        with m.If(kept):
+            m.d.sync += self.tail.eq(self.tail.rotate_left(1))
+        m.d.sync += self.l1_copy.eq(Mux(evict & ~compressed, self.l1_copy | one,
+                                        Mux(evict | invalidate, self.l1_copy & ~one,
+                                            self.l1_copy)))
 
     @staticmethod
     def _invalidation_to_l1(copied):
@@ -195,16 +248,26 @@ class Transfer(wiring.Component):
         bit ``copied``: exactly when L1 holds a copy."""
         return copied
 
-    def _l1_stage(self, m):
-        at = self._at
-        with m.If(at(TransferPhase.L1) & self.l1_request.ready):
-            m.d.sync += self.phase.eq(Mux(self._op_is(self.job, CompressorOp.PRELOAD),
-                                          TransferPhase.L1_WAIT, TransferPhase.IDLE))
-        with m.If(at(TransferPhase.L1_WAIT) & self.l1_response.valid):
-            m.d.sync += [self.job.value.eq(self.l1_response.payload),
-                         self.phase.eq(TransferPhase.FILL)]
-        with m.If(at(TransferPhase.FILL) & self.fill.ready):
-            m.d.sync += self.phase.eq(TransferPhase.IDLE)
+    def _l1_stage(self, m, newest):
+        """The L1 stage's edge: the newest request's offer taken (a read waits for its
+        line, anything else leaves), the line for the oldest waiting read, the head's
+        fill."""
+        offered = self.l1_request.valid & self.l1_request.ready
+        read = self._op_is(newest, CompressorOp.PRELOAD)
+        answered = self.l1_response.valid & self.l1_response.ready
+        filled = self.fill.valid & self.fill.ready
+        for s, (job, phase) in enumerate(zip(self.jobs, self.phases, strict=True)):
+            with m.If(offered & self.newest[s]):
+                m.d.sync += phase.eq(Mux(read, TransferPhase.L1_WAIT, TransferPhase.IDLE))
+            with m.If(answered & self.waiting[s]):
+                m.d.sync += [job.value.eq(self.l1_response.payload),
+                             phase.eq(TransferPhase.FILL)]
+            with m.If(filled & self.head[s]):
+                m.d.sync += phase.eq(TransferPhase.IDLE)
+        with m.If(offered & ~read):
+            m.d.sync += self.tail.eq(self.newest)
+        with m.If(filled):
+            m.d.sync += self.head.eq(self.head.rotate_left(1))
 
 
 class Shard(ConfiguredComponent, config=ShardConfig):

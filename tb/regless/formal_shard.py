@@ -25,42 +25,53 @@ which belong to none of the parts:
   writeback while the OSU offers a fetch, and never takes a preload miss of a register
   whose dirty value the OSU offers on ``writeback`` (a preload cannot overtake the eviction
   of the same register);
+- **fills in answer order, lines to reads in L1's order**: the harness keeps the
+  requests answered into the L1 stage that will fill the OSU (preloads; a compressed one
+  with the compressor's value) in a FIFO, and the lines L1 returns to the transfer unit in
+  another; every fill must carry the first FIFO's head line, with the value of its
+  compressed answer or of the oldest line L1 returned;
 - the transfer unit's stages: it offers the compressor a request exactly while its ask
-  stage is full, its answer stage is full exactly while the compressor holds a request,
-  and its L1 stage offers L1 only in ``L1`` and the OSU's ``fill`` only in ``FILL``.
+  stage is full, its answer stage is full exactly while the compressor holds a request;
+  its L1 stage's ring holds a request exactly in the slots from ``head`` up to ``tail``
+  (all of them while full), only the newest may be in ``L1``, it offers L1 only then and
+  the OSU's ``fill`` only while the head is in ``FILL``.
 
 Covers: an invalidation that skips L1, a bank conflict on the read ports, an eviction, an
 eviction stored compressed, a preload hit in the OSU, a preload miss fetched, a compressed
 preload answered by the compressor, a line filled from L1, a full preload queue of the CM
 (``preload`` offered, not taken), the compressor on L1, and the overlaps: two requests in
 flight (the L1 stage holds one while the compressor holds another), three (the ask stage
-full too), the compressor taking a request in the cycle it answers one, and both units
-offering to L1 at once.
+full too), the compressor taking a request in the cycle it answers one, both units
+offering to L1 at once, and (with ``l1_reads_in_flight=2``) two reads waiting for their
+lines at once and an answer refused because the L1 stage is full.
 """
 
-from amaranth import Cat, Mux, Signal
+from amaranth import Cat, Mux, Signal, Value
 from amaranth.hdl import Assert
 
 from gpurf.hw.regless.compressor import Phase
 from gpurf.hw.regless.layouts import CompressorOp, L1Op, TransferPhase
 from gpurf.hw.regless.shard import Shard
 
-from ..formal_base import FormalHarness
+from ..formal_base import FormalHarness, popcount
 
 __all__ = ["SMALL", "TINY", "ShardFormal"]
 
 SMALL = {"lines": 4, "banks": 2, "warps": 2, "regs": 4, "lanes": 4, "data_width": 4,
-         "compressor_lines": 2, "max_entries": 2, "instructions": 2}
+         "compressor_lines": 2, "max_entries": 2, "instructions": 2, "l1_reads_in_flight": 2}
 """The proof configuration: 2 banks x 2 lines, 2 warps x 4 registers (4 per bank: lines are
 evicted), 4 lanes of 4 bits, 2 compressed lines, regions of at most 2 entries, two
-instructions per cycle."""
+instructions per cycle, two requests in the transfer unit's L1 stage."""
 
-TINY = {**SMALL, "lines": 2, "regs": 2, "instructions": 1}
+TINY = {**SMALL, "lines": 2, "regs": 2, "instructions": 1, "l1_reads_in_flight": 1}
 """The BMC-20 configuration (issue 21's depth): 2 banks x 1 line, 2 warps x 2 registers (2
 per bank: lines are still evicted), one instruction per cycle (the second instruction's
 ports are the OSU's, proved by ``formal_osu``), 4 compressed-line addresses over 2 stored
-lines (the compressor still refills and writes back). Every cover of the harness is reached
-here too, at the same steps as in SMALL."""
+lines (the compressor still refills and writes back), one slot in the transfer unit's L1
+stage. Session 11 reached every cover the harness had then here too, at the same steps as
+in SMALL (two_reads_in_flight, of session 15, needs 2 slots; not re-run). With 2 slots
+(session 15) smtbmc passed steps 0-17 in 16.5 minutes and had not finished step 18 after 10
+more; the 2-slot stage's depth-20 proof is abc bmc3's at SMALL."""
 
 _INPUTS = ("region", "read", "reserve", "write", "release")
 
@@ -82,6 +93,7 @@ class ShardFormal(FormalHarness):
             self._l1(m)
             self._ordering(m)
             self._stages(m)
+        self._fill_order(m, after_reset)
         copied = self._l1_copies(m)
         self._answer_order(m, after_reset, copied)
         self._invalidations(m, after_reset, copied)
@@ -120,7 +132,7 @@ class ShardFormal(FormalHarness):
                                     & (transfer.answering.op == CompressorOp.INVALIDATE)),
                      expected.eq(copied)]
         with m.If(after_reset & invalidated):
-            m.d.comb += Assert((transfer.phase == TransferPhase.L1) == expected)
+            m.d.comb += Assert(transfer.offering == expected)
 
     def _l1(self, m):
         compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
@@ -142,26 +154,37 @@ class ShardFormal(FormalHarness):
         m.d.comb += l1_op.eq(Mux(job.op == CompressorOp.PRELOAD, L1Op.READ,
                                  Mux(job.op == CompressorOp.EVICT, L1Op.WRITE,
                                      L1Op.INVALIDATE)))
-        entry = Cat(l1_op, job.ref)
-        fifo = [Signal(len(entry), name=f"answered_{k}") for k in range(2)]
-        count = Signal(range(3))
         request = transfer.l1_request
         sent = request.valid & request.ready
-        pop = Signal()
-        m.d.comb += pop.eq(sent & (count > 0))
+        head, count = _fifo(m, "answered", Cat(l1_op, job.ref), push=to_l1, pop=sent, depth=2)
         with m.If(after_reset & sent):
             m.d.comb += [Assert(count > 0),
-                         Assert(Cat(request.payload.op, request.payload.addr) == fifo[0])]
-        m.d.comb += Assert(count <= 2)
-        m.d.sync += count.eq(count + to_l1 - pop)
-        with m.If(pop):
-            m.d.sync += fifo[0].eq(fifo[1])
-        with m.If(to_l1):
-            with m.If((count - pop) == 0):
-                m.d.sync += fifo[0].eq(entry)
-            with m.Else():
-                m.d.sync += fifo[1].eq(entry)
+                         Assert(Cat(request.payload.op, request.payload.addr) == head)]
 
+    def _fill_order(self, m, after_reset):
+        """Fills in answer order, each L1 line to the oldest read: FIFOs of the answered
+        preloads (``{value, from L1, line}``) and of the lines L1 gave the transfer unit."""
+        transfer = self.dut.parts["transfer"]
+        response, job = transfer.response, transfer.answering
+        answered = (response.valid & response.ready
+                    & (job.op == CompressorOp.PRELOAD))
+        depth = self.dut.config.l1_reads_in_flight
+        fill, line = transfer.fill, transfer.l1_response
+        filled = fill.valid & fill.ready
+        expected, _ = _fifo(m, "to_fill", Cat(response.payload.value,
+                                              ~response.payload.compressed, job.line),
+                            push=answered, pop=filled, depth=depth)
+        width = len(response.payload.value.as_value())
+        from_l1 = expected[width]
+        returned, lines = _fifo(m, "returned", line.payload, push=line.valid & line.ready,
+                                pop=filled & from_l1, depth=depth)
+        with m.If(after_reset & filled):
+            m.d.comb += [
+                Assert(fill.payload.line.as_value() == expected[width + 1:]),
+                Assert(fill.payload.data.as_value()
+                       == Mux(from_l1, returned, expected[:width])),
+                Assert(~from_l1 | (lines > 0)),
+            ]
 
     def _ordering(self, m):
         osu = self.dut.parts["osu"]
@@ -174,13 +197,19 @@ class ShardFormal(FormalHarness):
 
     def _stages(self, m):
         compressor, transfer = self.dut.parts["compressor"], self.dut.parts["transfer"]
-        phase = transfer.phase.as_value()
         busy = compressor.phase.as_value() != Phase.IDLE.value
+        head, tail = transfer.head, transfer.tail
+        in_l1 = transfer.in_phase(TransferPhase.L1)
+        holding = ~transfer.in_phase(TransferPhase.IDLE)
         m.d.comb += [
             Assert(transfer.request.valid == transfer.ask_full),
             Assert(transfer.answer_full == busy),
-            Assert(~transfer.l1_request.valid | (phase == TransferPhase.L1.value)),
-            Assert(~transfer.fill.valid | (phase == TransferPhase.FILL.value)),
+            Assert((popcount(head) == 1) & (popcount(tail) == 1)),
+            Assert(holding == _between(head, tail, (holding & head).any())),
+            Assert((in_l1 & ~transfer.newest) == 0),
+            Assert(~transfer.l1_request.valid | (in_l1 & transfer.newest).any()),
+            Assert(~transfer.fill.valid
+                   | (head & transfer.in_phase(TransferPhase.FILL)).any()),
         ]
 
     def _covers(self, m, after_reset, copied):
@@ -196,7 +225,8 @@ class ShardFormal(FormalHarness):
         answered = transfer.response.valid & transfer.response.ready
         op = transfer.answering.op.as_value()
         asked = transfer.request.valid & transfer.request.ready
-        l1_busy = transfer.phase.as_value() != TransferPhase.IDLE.value
+        l1_busy = (~transfer.in_phase(TransferPhase.IDLE)).any()
+        waiting = transfer.in_phase(TransferPhase.L1_WAIT)
         compressed = answered & transfer.response.payload.compressed
         preload_hit = 0
         queue_full = 0
@@ -224,5 +254,36 @@ class ShardFormal(FormalHarness):
             (l1_busy & transfer.answer_full & transfer.ask_full, "three_in_flight"),
             (answered & asked, "back_to_back"),
             (compressor.l1_request.valid & transfer.l1_request.valid, "both_offer_l1"),
+            (popcount(waiting) >= 2, "two_reads_in_flight"),
+            (transfer.response.valid & transfer.full & ~transfer.offering,
+             "answer_refused_full"),
         ]
         self.covers(m, events, guard=after_reset)
+
+
+def _between(head, tail, full):
+    """The slots from one-hot ``head`` up to one-hot ``tail`` (excluded), going round the
+    ring: none when they are equal, unless ``full`` (then all)."""
+    width = len(head)
+    up = (tail - head)[:width]
+    around = ~(head - tail)[:width]
+    return Mux(head == tail, Mux(full, (1 << width) - 1, 0),
+               Mux(head < tail, up, around))
+
+
+def _fifo(m, name, data, *, push, pop, depth):
+    """A FIFO of ``depth`` entries of ``data`` (pushed while ``push``, the head dropped
+    while ``pop`` and not empty), for the harness's bookkeeping; returns the head and the
+    count, and asserts no overflow."""
+    data = Value.cast(data)
+    entries = [Signal(len(data), name=f"{name}_{k}") for k in range(depth)]
+    count = Signal(range(depth + 2), name=f"{name}_count")
+    popped = Signal(name=f"{name}_pop")
+    m.d.comb += [popped.eq(pop & (count > 0)), Assert(count <= depth)]
+    m.d.sync += count.eq(count + push - popped)
+    with m.If(popped):
+        m.d.sync += [entries[k].eq(entries[k + 1]) for k in range(depth - 1)]
+    for k in range(depth):
+        with m.If(push & ((count - popped) == k)):
+            m.d.sync += entries[k].eq(data)
+    return entries[0], count

@@ -1,8 +1,10 @@
 """Hand-made mutants of the RegLess blocks, each killed by its block's formal harness
-(``tests/test_regless_*.py::test_formal_kills_mutant``)."""
+(``tests/test_regless_*.py::test_formal_kills_mutant``) or by a directed test against the
+golden model (the transfer unit's L1 stage mutants, ``tests/test_regless_shard.py``)."""
 
 from amaranth import Mux, Signal
 
+from gpurf.hw.gates import lowest
 from gpurf.hw.regless.banked_rf import BankedRf
 from gpurf.hw.regless.compressor import Compressor
 from gpurf.hw.regless.osu import Osu
@@ -15,9 +17,13 @@ __all__ = [
     "ConflictIgnored",
     "CopyForgotten",
     "CopyForgottenTransfer",
+    "FillsNewestTransfer",
+    "FullTakesAnswer",
+    "FullTakesAnswerTransfer",
     "InvalidatesAll",
     "InvalidatesAllTransfer",
     "TakesBeforeAnswer",
+    "WaitsFromSlotZeroTransfer",
     "WarpsAlias",
     "WritebacksFirst",
     "WritebacksFirstTransfer",
@@ -107,6 +113,38 @@ class AnswerOvertakes(Shard):
     compressor-answer order"."""
 
     transfer_class = AnswerOvertakesTransfer
+
+
+class FullTakesAnswerTransfer(Transfer):
+    """The answer stage takes the compressor's response while every slot of the L1 stage
+    holds a request: the answered request overwrites the oldest (the tail is the head's
+    slot)."""
+
+    def _answer_ready(self):
+        return self.answer_full & ~self.offering
+
+
+class FullTakesAnswer(Shard):
+    """A shard with :class:`FullTakesAnswerTransfer`. Killed by "fills in answer order"
+    (the overwritten request never fills)."""
+
+    transfer_class = FullTakesAnswerTransfer
+
+
+class FillsNewestTransfer(Transfer):
+    """A line from L1 goes to the highest-numbered waiting read (the newest while the ring
+    has not wrapped), not the oldest: fills out of L1's order."""
+
+    def _oldest_waiting(self, reads):
+        return lowest(reads[::-1])[:len(reads)][::-1]
+
+
+class WaitsFromSlotZeroTransfer(Transfer):
+    """A line from L1 goes to the lowest-numbered waiting read, ignoring where the ring's
+    head is: wrong once the ring wraps."""
+
+    def _oldest_waiting(self, reads):
+        return lowest(reads)
 
 
 class InvalidatesAllTransfer(Transfer):
