@@ -123,8 +123,9 @@ def test_release_of_a_register_never_handed_out_is_refused():
 def test_harness_names_its_assertions():
     """Every assertion of the harness is named (its ``$check`` cell's ``FORMAT``), the
     strengthening written for k-induction included: per register the guarantees and the
-    count of a handed-out register; the copy; the hit queue; the queued tickets; the ring's
-    tail."""
+    count of a handed-out register; the copy; the hit queue; the queued tickets, the
+    register allocator's stages, the rename stage, ``out`` and the sweep in range; the
+    ring's tail; the in-flight flags."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     cells = re.findall(r'parameter \\FORMAT "(\w*)"\n(?:    .*\n)*?    parameter \\FLAVOR "assert"',
                        text)
@@ -132,7 +133,9 @@ def test_harness_names_its_assertions():
                                                "count") for r in range(SMALL_PREGS)}
     expected = per_register | {
         "allocation_served", "hit_queue_at_most_2", "tail", "copy_0_0", "copy_0_1",
-        "copy_valid_0_0", "copy_valid_0_1",
+        "copy_valid_0_0", "copy_valid_0_1", "alloc_ticket_0", "alloc_ticket_1",
+        "out_in_range", "stage_in_range", "sweep_warp", "flight",
+        *(f"issued{stage}_{k}" for stage in ("", "_out") for k in range(3)),
         *(f"hit_{field}_{k}" for field in ("warp", "reg") for k in range(BACKEND_HITS)),
         *(f"ticket_{field}_{slot}" for field in ("warp", "dst") for slot in range(2))}
     assert set(cells) == expected, set(cells) ^ expected

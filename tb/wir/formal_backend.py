@@ -264,8 +264,9 @@ class BackendFormal(FormalHarness):
         m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid, "allocation_served")
 
     def _queues(self, m):
-        """(Strengthening) the hit queue's entries and the pending-retry tickets name warps
-        and registers in range; the ring's tail is its head plus its count."""
+        """(Strengthening) the hit queue's entries, the pending-retry tickets, the register
+        allocator's two stages, the rename stage, ``out`` and the exit sweep name warps and
+        registers in range; the ring's tail is its head plus its count."""
         dut, config = self.dut, self.dut.config
         for k in range(config.hits):
             entry = dut.queue[k]
@@ -276,8 +277,39 @@ class BackendFormal(FormalHarness):
             with m.If(inside):
                 m.d.comb += [Assert(ticket.warp < config.warps, f"ticket_warp_{slot}"),
                              Assert(ticket.dst < config.regs, f"ticket_dst_{slot}")]
+        ticket_layout = dut.back.config.ticket_layout
+        for s, stage in enumerate(dut.back.alloc.pipe):
+            ticket = ticket_layout(stage.ticket)
+            with m.If(stage.valid):
+                m.d.comb += Assert((ticket.warp < config.warps) & (ticket.reg < config.regs),
+                                   f"alloc_ticket_{s}")
+        front = dut.front
+        with m.If(front.out.valid):
+            m.d.comb += Assert((front.out.payload.warp < config.warps)
+                               & (front.out.payload.dst < config.regs), "out_in_range")
+        with m.If(front.rename.renamed.valid):
+            m.d.comb += Assert((front.stage.warp < config.warps)
+                               & (front.stage.dst < config.regs), "stage_in_range")
+        with m.If(dut.sweeping):
+            m.d.comb += Assert(dut.sweep_warp < config.warps, "sweep_warp")
+        self._in_flight(m)
         retry = dut.front.retry
         m.d.comb += Assert(retry.tail == (retry.head + retry.count)[:len(retry.tail)], "tail")
+
+    def _in_flight(self, m):
+        """(Strengthening) the backend's flags of the instructions and results in flight
+        agree with the parts: ``flight`` is the pipeline's ``carried``; ``issued[0]`` marks
+        the mapped register sources of the instruction in the reuse stage, ``issued[1]``
+        register sources of a fresh instruction on ``out``."""
+        dut, front = self.dut, self.dut.front
+        renamed, out = front.rename.renamed, front.out
+        m.d.comb += Assert(dut.flight == dut.back.carried, "flight")
+        for k in range(SOURCES):
+            mapped = renamed.valid & front.stage.opcode.regs[k] & renamed.payload.src[k].valid
+            m.d.comb += Assert(dut.issued[0][k] == mapped, f"issued_{k}")
+            with m.If(dut.issued[1][k]):
+                m.d.comb += Assert(out.valid & ~out.payload.retried
+                                   & out.payload.lookup.opcode.regs[k], f"issued_out_{k}")
 
     def _copy(self, m):
         """The front's rename table equals the pipeline's mappings (once cleared)."""
