@@ -82,6 +82,10 @@ class BackendFormal(FormalHarness):
         self._no_leak(m, environment)
         self._copy(m)
         m.d.comb += Assert(dut.count <= 2, "hit_queue_at_most_2")
+        with m.If(dut.flight[0]):
+            m.d.comb += Assert(dut.count == 0, "no_hit_behind_a_new_result")
+        with m.If(dut.flight[1]):
+            m.d.comb += Assert(dut.count <= 1, "one_hit_behind_a_decision")
         self._queues(m)
         self._covers(m)
 
@@ -292,18 +296,32 @@ class BackendFormal(FormalHarness):
                                & (front.stage.dst < config.regs), "stage_in_range")
         with m.If(dut.sweeping):
             m.d.comb += Assert(dut.sweep_warp < config.warps, "sweep_warp")
+        self._sweep(m)
         self._in_flight(m)
         retry = dut.front.retry
         m.d.comb += Assert(retry.tail == (retry.head + retry.count)[:len(retry.tail)], "tail")
 
+    def _sweep(self, m):
+        """(Strengthening) the backend's exit sweep and the rename table's run in lockstep
+        (same warp, same register), with no result in flight."""
+        dut, rename = self.dut, self.dut.front.rename
+        m.d.comb += Assert(rename.sweeping == dut.sweeping, "sweep_lockstep")
+        with m.If(dut.sweeping):
+            m.d.comb += Assert((rename.sweep_warp == dut.sweep_warp)
+                               & (rename.sweep_reg == dut.sweep_reg)
+                               & ~dut.flight.any(), "sweep_same_row")
+
     def _in_flight(self, m):
         """(Strengthening) the backend's flags of the instructions and results in flight
-        agree with the parts: ``flight`` is the pipeline's ``carried``; ``issued[0]`` marks
+        agree with the parts: ``flight`` is the pipeline's ``carried``, and so are the
+        register allocator's stages' valid bits; ``issued[0]`` marks
         the mapped register sources of the instruction in the reuse stage, ``issued[1]``
         register sources of a fresh instruction on ``out``."""
         dut, front = self.dut, self.dut.front
         renamed, out = front.rename.renamed, front.out
         m.d.comb += Assert(dut.flight == dut.back.carried, "flight")
+        for s, stage in enumerate(dut.back.alloc.pipe):
+            m.d.comb += Assert(stage.valid == dut.back.carried[s], f"alloc_stage_{s}")
         for k in range(SOURCES):
             mapped = renamed.valid & front.stage.opcode.regs[k] & renamed.payload.src[k].valid
             m.d.comb += Assert(dut.issued[0][k] == mapped, f"issued_{k}")
