@@ -48,6 +48,9 @@ class PendingRetry(ConfiguredComponent, config=PendingRetryConfig):
         self.head = Signal(config.pointer_bits)
         """The ring slot of the oldest instruction (a formal harness reads the queue from
         it)."""
+        self.tail = Signal(config.pointer_bits)
+        """The ring slot the next instruction is written to (``head + count``, modulo the
+        depth; a formal harness states it)."""
 
     @functools.cached_property
     def ring(self) -> memory.Memory:
@@ -60,8 +63,7 @@ class PendingRetry(ConfiguredComponent, config=PendingRetryConfig):
         m = Module()
         config = self.config
         m.submodules.ring = ring = self.ring
-        head = self.head
-        tail = Signal(config.pointer_bits)
+        head, tail = self.head, self.tail
         count = Signal(range(config.depth + 1))
         read = ring.read_port(domain="comb")
         requeue_port, enq_port = ring.write_port(), ring.write_port()

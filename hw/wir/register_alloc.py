@@ -63,7 +63,11 @@ class RegisterAlloc(ConfiguredComponent, config=RegisterAllocConfig):
     """
 
     def __init__(self, **params):
-        super().__init__(self.configure(params).signature())
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.pipe = Signal(data.ArrayLayout(config.stage_layout, 2))
+        """The two pipeline registers (hashed, looked up), oldest last (a formal harness
+        states their contents)."""
 
     @functools.cached_property
     def h3(self) -> H3Hash:
@@ -93,7 +97,7 @@ class RegisterAlloc(ConfiguredComponent, config=RegisterAllocConfig):
                      hashing.ticket.eq(self.result.payload.ticket)]
         # Both pipeline registers in one shift register: a register fed only by another
         # register would start as X on Icarus (its process never runs before the first edge).
-        pipe = Signal(data.ArrayLayout(stage, 2))
+        pipe = self.pipe
         m.d.sync += pipe.eq(Cat(hashing.as_value(), pipe[0].as_value()))
         hashed, looked = pipe[0], pipe[1]
         m.d.comb += [vsb.lookup.valid.eq(hashed.valid & ~hashed.divergent),

@@ -88,7 +88,11 @@ class RenameReuse(ConfiguredComponent, config=RenameReuseConfig):
     """
 
     def __init__(self, **params):
-        super().__init__(self.configure(params).signature())
+        config = self.configure(params)
+        super().__init__(config.signature())
+        self.stage = Signal(config.issue_layout)
+        """The rename stage's instruction, used while the rename table's ``renamed`` is
+        valid (a formal harness states its contents)."""
 
     @functools.cached_property
     def rename(self) -> RenameTable:
@@ -146,7 +150,7 @@ class RenameReuse(ConfiguredComponent, config=RenameReuseConfig):
         ]
         m.d.comb += [rename.issue.payload.src[k].eq(issue.payload.operand[k][:reg_bits])
                      for k in range(SOURCES)]
-        stage = Signal(config.issue_layout)
+        stage = self.stage
         with m.If(issue.valid & issue.ready):
             m.d.sync += stage.eq(issue.payload)
         return stage

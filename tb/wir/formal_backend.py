@@ -77,10 +77,16 @@ class BackendFormal(FormalHarness):
         dut = self.dut
         self._drive(m)
         environment = self._environment(m)
+        self.queued_tickets = self._queued(m)
         self._parts(m)
         self._no_leak(m, environment)
         self._copy(m)
-        m.d.comb += Assert(dut.count <= 2)
+        m.d.comb += Assert(dut.count <= 2, "hit_queue_at_most_2")
+        with m.If(dut.flight[0]):
+            m.d.comb += Assert(dut.count == 0, "no_hit_behind_a_new_result")
+        with m.If(dut.flight[1]):
+            m.d.comb += Assert(dut.count <= 1, "one_hit_behind_a_decision")
+        self._queues(m)
         self._covers(m)
 
     def _drive(self, m):
@@ -206,21 +212,25 @@ class BackendFormal(FormalHarness):
         leaves = front.out.valid & ~out.response.pending
         terms += [leaves & Mux(out.retried, out.lookup.opcode.regs[k], dut.issued[1][k])
                   & (out.lookup.operand[k][:config.preg_bits] == r) for k in range(SOURCES)]
-        terms += self._tickets(m, r)
+        terms += self._tickets(r)
         return [*terms, environment[r]]
 
-    def _tickets(self, m, r):
+    def _tickets(self, r):
         """The pending-retry tickets' register operands naming ``r``."""
+        return [inside & ticket.tag.opcode.regs[k] & (ticket.tag.operand[k] == r)
+                for inside, ticket in self.queued_tickets for k in range(SOURCES)]
+
+    def _queued(self, m):
+        """Per slot of the pending-retry ring: whether it holds a queued ticket, and the
+        ticket."""
         config, retry = self.dut.config.front, self.dut.front.retry
-        terms = []
+        slots = []
         for slot in range(config.retry_depth):
             read = retry.ring.read_port(domain="comb")
-            position = Signal(range(config.retry_depth), name=f"ticket_pos_{slot}_{r}")
+            position = Signal(range(config.retry_depth), name=f"ticket_pos_{slot}")
             m.d.comb += [read.addr.eq(slot), position.eq(slot - retry.head)]
-            ticket = config.ticket_layout(read.data)
-            terms += [(position < retry.count) & ticket.tag.opcode.regs[k]
-                      & (ticket.tag.operand[k] == r) for k in range(SOURCES)]
-        return terms
+            slots.append((position < retry.count, config.ticket_layout(read.data)))
+        return slots
 
     def _no_leak(self, m, environment):
         dut = self.dut
@@ -249,10 +259,75 @@ class BackendFormal(FormalHarness):
             queued = popcount(Cat(inside & (held == r) for inside, held in slots))
             returning = Cat(hits).any() & (count == 0)
             with m.If(holders != 0):
-                m.d.comb += [Assert(handed), Assert(queued == 0), Assert(count == holders)]
+                m.d.comb += [Assert(handed, f"held_handed_{r}"),
+                             Assert(queued == 0, f"held_not_queued_{r}")]
             with m.Else():
-                m.d.comb += Assert(~handed + queued + returning == 1)
-        m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid)
+                m.d.comb += Assert(~handed + queued + returning == 1, f"free_once_{r}")
+            with m.If(handed):
+                m.d.comb += Assert(count == holders, f"count_{r}")
+        m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid, "allocation_served")
+
+    def _queues(self, m):
+        """(Strengthening) the hit queue's entries, the pending-retry tickets, the register
+        allocator's two stages, the rename stage, ``out`` and the exit sweep name warps and
+        registers in range; the ring's tail is its head plus its count."""
+        dut, config = self.dut, self.dut.config
+        for k in range(config.hits):
+            entry = dut.queue[k]
+            with m.If(k < dut.count):
+                m.d.comb += [Assert(entry.warp < config.warps, f"hit_warp_{k}"),
+                             Assert(entry.reg < config.regs, f"hit_reg_{k}")]
+        for slot, (inside, ticket) in enumerate(self.queued_tickets):
+            with m.If(inside):
+                m.d.comb += [Assert(ticket.warp < config.warps, f"ticket_warp_{slot}"),
+                             Assert(ticket.dst < config.regs, f"ticket_dst_{slot}")]
+        ticket_layout = dut.back.config.ticket_layout
+        for s, stage in enumerate(dut.back.alloc.pipe):
+            ticket = ticket_layout(stage.ticket)
+            with m.If(stage.valid):
+                m.d.comb += Assert((ticket.warp < config.warps) & (ticket.reg < config.regs),
+                                   f"alloc_ticket_{s}")
+        front = dut.front
+        with m.If(front.out.valid):
+            m.d.comb += Assert((front.out.payload.warp < config.warps)
+                               & (front.out.payload.dst < config.regs), "out_in_range")
+        with m.If(front.rename.renamed.valid):
+            m.d.comb += Assert((front.stage.warp < config.warps)
+                               & (front.stage.dst < config.regs), "stage_in_range")
+        with m.If(dut.sweeping):
+            m.d.comb += Assert(dut.sweep_warp < config.warps, "sweep_warp")
+        self._sweep(m)
+        self._in_flight(m)
+        retry = dut.front.retry
+        m.d.comb += Assert(retry.tail == (retry.head + retry.count)[:len(retry.tail)], "tail")
+
+    def _sweep(self, m):
+        """(Strengthening) the backend's exit sweep and the rename table's run in lockstep
+        (same warp, same register), with no result in flight."""
+        dut, rename = self.dut, self.dut.front.rename
+        m.d.comb += Assert(rename.sweeping == dut.sweeping, "sweep_lockstep")
+        with m.If(dut.sweeping):
+            m.d.comb += Assert((rename.sweep_warp == dut.sweep_warp)
+                               & (rename.sweep_reg == dut.sweep_reg)
+                               & ~dut.flight.any(), "sweep_same_row")
+
+    def _in_flight(self, m):
+        """(Strengthening) the backend's flags of the instructions and results in flight
+        agree with the parts: ``flight`` is the pipeline's ``carried``, and so are the
+        register allocator's stages' valid bits; ``issued[0]`` marks
+        the mapped register sources of the instruction in the reuse stage, ``issued[1]``
+        register sources of a fresh instruction on ``out``."""
+        dut, front = self.dut, self.dut.front
+        renamed, out = front.rename.renamed, front.out
+        m.d.comb += Assert(dut.flight == dut.back.carried, "flight")
+        for s, stage in enumerate(dut.back.alloc.pipe):
+            m.d.comb += Assert(stage.valid == dut.back.carried[s], f"alloc_stage_{s}")
+        for k in range(SOURCES):
+            mapped = renamed.valid & front.stage.opcode.regs[k] & renamed.payload.src[k].valid
+            m.d.comb += Assert(dut.issued[0][k] == mapped, f"issued_{k}")
+            with m.If(dut.issued[1][k]):
+                m.d.comb += Assert(out.valid & ~out.payload.retried
+                                   & out.payload.lookup.opcode.regs[k], f"issued_out_{k}")
 
     def _copy(self, m):
         """The front's rename table equals the pipeline's mappings (once cleared)."""
@@ -261,10 +336,10 @@ class BackendFormal(FormalHarness):
             for w, row in enumerate(self._rows(m)):
                 for reg in range(config.regs):
                     mapping = dut.back.mapping[w * config.regs + reg]
-                    m.d.comb += Assert(row[reg].valid == mapping.valid)
+                    m.d.comb += Assert(row[reg].valid == mapping.valid, f"copy_valid_{w}_{reg}")
                     with m.If(mapping.valid):
                         m.d.comb += Assert((row[reg].preg == mapping.preg)
-                                           & (row[reg].pin == mapping.pin))
+                                           & (row[reg].pin == mapping.pin), f"copy_{w}_{reg}")
 
     def _covers(self, m):
         """Each outcome; a hit queued behind a decision; a reserved result filling its
