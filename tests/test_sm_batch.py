@@ -45,8 +45,8 @@ def test_a_selector_checking_only_the_ends_is_caught():
     assert _wrong_rows(ends_only) == [[0, 2, 3, 5]]
 
 
-def test_masks_are_the_warps_active_lanes_a_row_each():
-    rng = np.random.default_rng(5)
+def test_masks_are_the_warps_active_lanes_a_row_each(seed):
+    rng = np.random.default_rng(seed)
     lanes = [rng.random(32) < 0.5 for _ in range(7)]
     warps = [SimpleNamespace(stack=[[0, 9, ~m], [1, 9, m]]) for m in lanes]
     assert np.array_equal(batch._masks(warps), np.stack(lanes))
