@@ -561,3 +561,13 @@ def test_l1_reads_counts_reads_outstanding(tmp_path):
                        "l1_response__ready": ready}
             writer.append({"l1_request__ready": taken, "l1_response__valid": valid}, outputs)
     assert outstanding_reads(path) == {"cycles": 9, "reads": 3, "most": 3, "several": 4}
+
+
+def test_l1_reads_refuses_an_unreadable_trace_in_one_line(tmp_path, capsys):
+    """``python -m gpurf.tb.regless.l1_reads`` on a missing file: its one-line error on
+    stderr, exit status 2, no traceback."""
+    from gpurf.tb.regless.l1_reads import main
+
+    assert main([str(tmp_path / "missing.trace")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.trace: cannot read" in err

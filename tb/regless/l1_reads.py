@@ -12,7 +12,7 @@ other way round), so two or more are the transfer unit's L1 stage holding severa
 import sys
 from pathlib import Path
 
-from gpurf.golden.trace import Trace
+from gpurf.golden.trace import Trace, TraceError
 from gpurf.hw.ports import codec
 from gpurf.hw.regless.configs import ShardConfig
 from gpurf.hw.regless.layouts import L1Op
@@ -41,12 +41,19 @@ def outstanding_reads(path: str | Path) -> dict:
     return {"cycles": trace.cycles, "reads": reads, "most": most, "several": several}
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Print each trace's counts; a trace that cannot be read or is not a shard's ends the
+    run with its one-line error on stderr and exit status 2."""
     for path in sys.argv[1:] if argv is None else argv:
-        counts = outstanding_reads(path)
+        try:
+            counts = outstanding_reads(path)
+        except TraceError as error:
+            print(f"l1_reads: {error}", file=sys.stderr)
+            return 2
         print(f"{path}: {counts['cycles']:,} cycles, {counts['reads']:,} L1 reads, at most "
               f"{counts['most']} outstanding, {counts['several']:,} cycles with 2 or more")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
