@@ -4,6 +4,7 @@ the tag's fields, and the SM's byte-table H3 equals the golden ``h3`` (docs/wir.
 "Speed")."""
 
 import random
+import time
 
 import numpy as np
 import pytest
@@ -131,6 +132,30 @@ def test_the_speed_window_stops_when_its_time_is_spent():
 
     out = window("matmul", "R", "test", 0.05)
     assert not out["finished"] and out["cpu"] >= 0.05
+
+
+def test_the_speed_window_stops_a_run_that_swallowed_its_first_signal():
+    """A garbage-collector callback swallows what is raised in it (CI, session 15): the
+    timer fires again until the run itself is stopped."""
+    from gpurf.sim.sm.wir_speed import _until_spent
+
+    swallowed = []
+
+    def spin(limit):
+        end = time.process_time() + limit
+        while time.process_time() < end:
+            pass
+
+    def swallows_once():
+        try:
+            spin(2.0)
+        except BaseException as error:
+            swallowed.append(error)
+        spin(2.0)
+
+    start = time.process_time()
+    assert _until_spent(swallows_once, 0.05) is False
+    assert len(swallowed) == 1 and time.process_time() - start < 1.0
 
 
 def test_the_speed_window_refuses_bad_arguments(capsys):

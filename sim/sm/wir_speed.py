@@ -18,12 +18,38 @@ from .wir import CONFIGS, WirStorage, _registers_per_warp, wir_sm_config
 __all__ = ["window"]
 
 
-class _WindowSpentError(Exception):
-    """The window's CPU time is spent."""
+_REFIRE = 0.01
+"""Seconds between the timer's repeated signals once the window is spent: a raise that lands
+in a garbage-collector callback is swallowed there, so the next one ends the run."""
 
 
-def _stop(*_):
-    raise _WindowSpentError
+class _WindowSpentError(BaseException):
+    """The window's CPU time is spent (a ``BaseException``, so that no ``except Exception``
+    in the model catches it)."""
+
+
+def _until_spent(run, seconds: float) -> bool:
+    """Call ``run()`` for at most ``seconds`` of process CPU time (``ITIMER_PROF``); whether
+    it finished."""
+    running = [True]
+
+    def stop(*_):
+        if running[0]:
+            raise _WindowSpentError
+
+    previous = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE)
+    try:
+        try:
+            run()
+        finally:
+            running[0] = False
+    except _WindowSpentError:
+        return False
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+    return True
 
 
 def window(kernel: str, config: str, size: str, seconds: float) -> dict:
@@ -32,18 +58,10 @@ def window(kernel: str, config: str, size: str, seconds: float) -> dict:
     wir = replace(CONFIGS[config])
     _, program, _ = load_workload(kernel)
     storage = WirStorage(program, wir, registers_per_warp=_registers_per_warp(program))
-    previous = signal.signal(signal.SIGPROF, _stop)
+    timing = wir_sm_config(load_config(preset="fermi"), wir)
     start = time.process_time()
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    finished = True
-    try:
-        run_kernel(kernel, size, timing=wir_sm_config(load_config(preset="fermi"), wir),
-                   values=storage)
-    except _WindowSpentError:
-        finished = False
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
+    finished = _until_spent(lambda: run_kernel(kernel, size, timing=timing, values=storage),
+                            seconds)
     cpu = time.process_time() - start
     issued = storage.stats["issued"]
     return {"cpu": cpu, "issued": issued, "finished": finished,
