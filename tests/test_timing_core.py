@@ -149,7 +149,7 @@ def test_what_the_core_does_not_cover_runs_in_python():
 
 @pytest.mark.parametrize("core", ["python", "compiled"])
 def test_a_block_too_large_for_the_sm_is_the_same_error(core):
-    with pytest.raises(ExecutionError, match=r"^a block of 8 warps does not fit the SM "
+    with pytest.raises(ExecutionError, match=r"^a block of 4 warps does not fit the SM "
                                              r"\(64 warps, 1024 registers\)$"):
         _figures("saxpy", "test", {"registers": 1024}, core)
 
