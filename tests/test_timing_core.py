@@ -26,7 +26,10 @@ VARIANTS = [{"scheduler": "rba", "score_latency": 0}, {"scheduler": "rba", "scor
             {"scheduler": "rba", "rba_greedy": True}, {"assign": "srr"},
             {"scheduler": "rba", "assign": "shuffle"}, {"preset": "k20x"},
             {"preset": "fermi", "scheduler": "rba"}, {"bank_map": "modulo", "scheduler": "rba"},
-            {"l1_bytes": 0}, {"scheduler": "rba", "read_latency": 2}]
+            {"l1_bytes": 0}, {"scheduler": "rba", "read_latency": 2},
+            {"l1_miss_latency": 5000}, {"subcores": 1, "max_warps": 64, "scheduler": "rba"}]
+"""Beyond the presets: score latencies, greedy RBA, hashed assignment, other bank maps and
+latencies, writebacks beyond the core's 4,096-cycle ring, one sub-core of 64 slots."""
 
 
 @pytest.fixture(scope="module", autouse=True)

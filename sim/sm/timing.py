@@ -41,6 +41,10 @@ memory requests queue for the L1, which serves one request per cycle in order (s
 service times and hits are computed at dispatch), a branch releases its warp, a barrier
 arrival is counted, an exit retires the warp. A block's warp slots are freed when its last
 warp has retired. Cycles in which no sub-core can act are skipped to the next event.
+
+On the baseline SM (golden blocks, GTO, RBA or LRR, no mechanism) :meth:`TimingSM.run_blocks`
+runs this loop compiled (:mod:`gpurf.sim.sm.timing_core`, the same decisions cycle by cycle);
+the Python loop here is its reference and the fallback (``GPURF_SM_CORE=python``, or no g++).
 """
 
 import bisect
