@@ -215,6 +215,8 @@ class KernelThroughput:
     timing_cpu_seconds: float = 0.0
     cycles: int = 0
     scheduler: str = "gto"
+    timing_core: str = ""
+    """Which timing loop ran (``"compiled"``, or ``"python (why)"``)."""
 
     @property
     def warp_instructions_per_second(self) -> float:
@@ -248,7 +250,7 @@ def measure_kernels(name: str, *, size: str = "test",
         results.append(KernelThroughput(
             name, size, run.stats["warp_instructions"], run.stats["seconds"],
             run.passed and timed.passed, timed.stats["seconds"], timed.stats["cpu_seconds"],
-            timed.stats["timing"].cycles, config.scheduler))
+            timed.stats["timing"].cycles, config.scheduler, timed.stats["timing_core"]))
     return results
 
 

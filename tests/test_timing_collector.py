@@ -73,7 +73,10 @@ def test_an_unplaced_register_is_an_error():
 
 
 def _figures(name, **config):
-    timing = run_kernel(name, "test", timing=load_config(**config)).stats["timing"]
+    """The figures of the Python timing loop (the one whose scorer inputs are tested)."""
+    timing = run_kernel(name, "test", timing=load_config(**config),
+                        mechanism=lambda program: (program, {"core": "python"})
+                        ).stats["timing"]
     return (timing.cycles, timing.issued, timing.bank_conflicts, timing.register_reads,
             timing.dispatch_stalls, timing.stalls, timing.l1_hits)
 

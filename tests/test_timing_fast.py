@@ -35,8 +35,9 @@ def _state(sub, now: int, acted: bool) -> tuple:
 
 
 def _recorded(monkeypatch, name, config, *, fast):
-    """Every sub-core's state after each of its cycles, running the fast path (``True``)
-    or the generic one (``False``)."""
+    """Every sub-core's state after each of its cycles, running the Python fast path
+    (``True``; not the compiled core, which ``tests/test_timing_core.py`` checks) or the
+    generic one (``False``)."""
     states = []
 
     def record(sub, now, acted):
@@ -44,7 +45,8 @@ def _recorded(monkeypatch, name, config, *, fast):
 
     with after_each_subcore_cycle(monkeypatch, record):
         run = run_kernel(name, "test", timing=load_config(**config),
-                         mechanism=lambda program: (program, {"fast": fast}))
+                         mechanism=lambda program: (program, {"fast": fast,
+                                                              "core": "python"}))
     assert run.passed
     return states, run.stats["timing"]
 

@@ -593,4 +593,16 @@ def bench_kernels(kernels, size, as_json, schedulers=()):
                    f"({r.timing_cpu_seconds:.2f}) | {r.timing_warp_instructions_per_second:,.0f} "
                    f"({r.warp_instructions / r.timing_cpu_seconds:,.0f}) | {r.cycles:,} | "
                    f"{'PASS' if r.passed else 'FAIL'} |")
+    click.echo(_timing_cores(runs))
+
+
+def _timing_cores(runs) -> str:
+    """One line: which timing loop the runs took (per scheduler where they differ)."""
+    cores = {}
+    for r in runs:
+        cores.setdefault(r.timing_core, []).append(r.scheduler)
+    if len(cores) == 1:
+        return f"timing core: {next(iter(cores))}"
+    return "timing core: " + "; ".join(f"{', '.join(dict.fromkeys(schedulers))}: {core}"
+                                       for core, schedulers in cores.items())
 

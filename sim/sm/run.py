@@ -55,7 +55,9 @@ class KernelRun:
         instructions / (32 x warp instructions)), ``launches`` (the host loop's launches;
         1 without a loop), ``blocks``, ``warps``, ``barriers`` (summed over launches),
         ``seconds`` (wall time of the run), ``cpu_seconds`` (its process CPU time), and
-        with timing ``timing`` (:class:`~gpurf.sim.sm.stats.TimingStats`).
+        with timing ``timing`` (:class:`~gpurf.sim.sm.stats.TimingStats`) and
+        ``timing_core`` (which timing loop ran the last launch:
+        :attr:`~gpurf.sim.sm.timing.TimingSM.core_used`).
     rtol : float
         Relative tolerance of the comparison (0: bit-exact).
     """
@@ -240,10 +242,12 @@ def _replay(recording: KernelRecording, program, name, size, stats, progress, ti
         blocks = launched.block_ids
         stats["launches"] += 1
         stats["blocks"] += len(blocks)
-        timed = TimingSM(recording.program, timing, None, functional=launched.replayer(),
-                         **options).run_blocks(progress(blocks) if progress else blocks,
-                                               len(blocks), on_block=_counter(stats))
+        sm = TimingSM(recording.program, timing, None, functional=launched.replayer(),
+                      **options)
+        timed = sm.run_blocks(progress(blocks) if progress else blocks, len(blocks),
+                              on_block=_counter(stats))
         stats["timing"] = add_timing_stats(stats.get("timing"), timed)
+        stats["timing_core"] = sm.core_used
     return KernelRun(name, size, *({k: v.copy() for k, v in buffers.items()} for buffers in
                                    (recording.outputs, recording.expected, recording.inputs)),
                      stats, recording.rtol)
@@ -281,8 +285,10 @@ def _launch(program, launch, iteration, memory, stats, progress, on_step, timing
         functional = None
         if recording is not None:
             functional = recording.recorder(make_block, values=_values_on(options["values"]))
-        return TimingSM(program, timing, make_block, functional=functional,
-                        **options).run_blocks(ordered, len(blocks), on_block=count)
+        sm = TimingSM(program, timing, make_block, functional=functional, **options)
+        timed = sm.run_blocks(ordered, len(blocks), on_block=count)
+        stats["timing_core"] = sm.core_used
+        return timed
     if on_step is None:
         ids = iter(ordered)
         while cohort := [make_block(b) for b in itertools.islice(ids, COHORT)]:

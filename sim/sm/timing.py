@@ -41,6 +41,10 @@ memory requests queue for the L1, which serves one request per cycle in order (s
 service times and hits are computed at dispatch), a branch releases its warp, a barrier
 arrival is counted, an exit retires the warp. A block's warp slots are freed when its last
 warp has retired. Cycles in which no sub-core can act are skipped to the next event.
+
+On the baseline SM (golden blocks, GTO, RBA or LRR, no mechanism) :meth:`TimingSM.run_blocks`
+runs this loop compiled (:mod:`gpurf.sim.sm.timing_core`, the same decisions cycle by cycle);
+the Python loop here is its reference and the fallback (``GPURF_SM_CORE=python``, or no g++).
 """
 
 import bisect
@@ -61,12 +65,14 @@ from gpurf.golden.subcore.warp_selector import pick_warp
 from gpurf.hw.subcore.subcore_assigner import MODE_HASHED, MODE_ROUND_ROBIN
 from gpurf.sim.ptx.regalloc import allocate_registers
 
+from . import timing_core
 from .batch import COHORT
 from .blocks import GOLDEN, GoldenBlocks
 from .config import SMConfig
 from .program import ALU, BAR, BRA, EXIT, Program
 from .recording import run_cohort
 from .stats import STALLS, TimingStats
+from .timing_core import POLICIES, CompiledCore
 from .values import value_check
 from .warp import ExecutionError
 
@@ -973,12 +979,17 @@ class TimingSM:
         the golden ones, the scheduler is GTO, RBA or LRR, and no mechanism hooks in but
         register power states under LRR or RBA (``False``: always :meth:`_SubCore.cycle`,
         the blocks' methods called one by one).
+    core : str, optional
+        Which timing loop runs (:mod:`gpurf.sim.sm.timing_core`): ``"auto"`` (the compiled
+        core when it covers the SM: the fast cycle under GTO, RBA or LRR, no mechanism; else
+        the Python path), ``"python"`` or ``"compiled"`` (an error where it cannot run).
+        Default: ``$GPURF_SM_CORE``, else ``"auto"``.
     """
 
     def __init__(self, program: Program, config: SMConfig, make_block, *,
                  cohort: int = COHORT, values=False, power=None, registers=None,
                  stages=None, overwrites=None, needs=None, blocks=GOLDEN,
-                 functional=None, fast=True):
+                 functional=None, fast=True, core=None):
         self.cohort = cohort
         self.blocks = blocks
         self.program = program
@@ -1007,6 +1018,13 @@ class TimingSM:
         """Sub-cores run :meth:`_SubCore.fast_cycle` where it applies (its inlined GTO pick
         does not consult register power states: GTO with them takes
         :meth:`_SubCore.cycle`)."""
+        self.core = timing_core.requested(core)
+        self.baseline = not hooked and power is None and all(
+            option is None for option in (registers, stages, overwrites, needs))
+        """No mechanism rides on this SM (what the compiled core covers)."""
+        self.core_used = None
+        """Which timing loop the last :meth:`run_blocks` ran: ``"compiled"``, or
+        ``"python (why)"``."""
         self.l1 = _L1(config)
         self.assigner = blocks.assigner(config)
         self.pipe = config.pipeline
@@ -1055,6 +1073,12 @@ class TimingSM:
             upcoming.append(0 if self.config.subcores == 1 else pick)
         return upcoming[:warps]
 
+    def _take_picks(self, warps: int) -> list[int]:
+        """The sub-cores of the next ``warps`` warps, taken (their block is admitted)."""
+        picks = self._picks(warps)
+        del self._upcoming[:warps]
+        return picks
+
     # -- blocks ------------------------------------------------------------------------
     def _fits(self, warps: int) -> list[int] | None:
         """The sub-cores the next ``warps`` warps would take, if the block fits now."""
@@ -1085,8 +1109,7 @@ class TimingSM:
             run.ready.popleft()
             if run.on_block is not None:
                 run.on_block(block)
-            picks = self._picks(block.warp_count)
-            del self._upcoming[:block.warp_count]
+            picks = self._take_picks(block.warp_count)
             warps = [_Warp(None, i, t) for i, t in enumerate(traces)]
             record = _Block(block.block_id, warps)
             for warp, sub in zip(warps, picks, strict=True):
@@ -1235,6 +1258,9 @@ class TimingSM:
         self.run = run = _Run(iter(blocks), total, on_block)
         self._launch()
         start = time.perf_counter()
+        lib = self._compiled()
+        if lib is not None:
+            return self._run_compiled(lib, run, start)
         now = 0
         self._admit(run, now)
         cycles = [sub.cycle for sub in self.subcores]
@@ -1279,12 +1305,103 @@ class TimingSM:
     def _stats(self, seconds: float) -> TimingStats:
         subs = self.subcores
         stalls = {reason: sum(s.stalls[reason] for s in subs) for reason in STALLS}
-        return TimingStats(
-            cycles=self.now, issued=[s.issued for s in subs],
-            bank_conflicts=sum(s.conflicts for s in subs),
+        return self._timing_stats(
+            issued=[s.issued for s in subs], bank_conflicts=sum(s.conflicts for s in subs),
             register_reads=sum(s.reads for s in subs),
             dispatch_stalls=sum(s.dispatch_stalls for s in subs), stalls=stalls,
-            l1_requests=self.l1.requests, l1_hits=self.l1.hits, l1_misses=self.l1.misses,
-            l1_queue_cycles=self.l1.wait, seconds=seconds,
+            l1=(self.l1.requests, self.l1.hits, self.l1.misses, self.l1.wait),
+            seconds=seconds)
+
+    def _timing_stats(self, *, l1, **figures) -> TimingStats:
+        """The run's :class:`TimingStats` from its ``figures`` and ``l1`` counters
+        (requests, hits, misses, port-wait cycles)."""
+        return TimingStats(
+            cycles=self.now, **figures, l1_requests=l1[0], l1_hits=l1[1], l1_misses=l1[2],
+            l1_queue_cycles=l1[3],
             values=self.values.stats() if self.values is not None else {},
             config={k: v for k, v in vars(self.config).items()})
+
+    # -- the compiled core (:mod:`gpurf.sim.sm.timing_core`) ----------------------------
+    def _core_blocker(self) -> str | None:
+        """Why the compiled core does not cover this SM (``None``: it does)."""
+        if self.config.scheduler not in POLICIES:
+            return f"the compiled core has no {self.config.scheduler} scheduler"
+        if not self.baseline:
+            return "a mechanism rides on the SM"
+        if not all(sub.cycle == sub.fast_cycle for sub in self.subcores):
+            return "the sub-cores do not take the fast cycle (fast=False or other blocks)"
+        return None
+
+    def _compiled(self):
+        """The compiled core's library when it runs this SM (:attr:`core_used` says which
+        loop runs, and why not the compiled one)."""
+        if self.core == "python":
+            self.core_used = "python (asked for)"
+            return None
+        blocker = self._core_blocker()
+        lib, where = (None, blocker) if blocker else timing_core.load()
+        if lib is None:
+            if self.core == "compiled":
+                raise ExecutionError(f"the compiled timing core cannot run: {where}")
+            self.core_used = f"python ({where})"
+            return None
+        self.core_used = "compiled"
+        return lib
+
+    def _core_config(self, keys: int, regs: int) -> np.ndarray:
+        """The configuration as ``timing_core.cpp``'s ``Cfg`` lists it."""
+        config, sub, l1 = self.config, self.subcores[0], self.l1
+        score_max = sub.scorer._score_max if sub.scorer is not None else 0
+        values = [config.subcores, config.slots, config.banks, config.cus, config.operands,
+                  config.read_latency, config.bank_map == "swizzle", POLICIES[config.scheduler],
+                  config.rba_greedy, config.score_latency, score_max, config.max_blocks,
+                  config.max_warps, config.registers, config.shared_bytes,
+                  self.registers * 32, self.program.kernel.shared_bytes, *self.latency,
+                  self.const_after, self.shared_after, self.hit_after, self.miss_after,
+                  *sub.interval, len(l1.sets), l1.ways, l1.enabled, keys, regs]
+        return np.array(values, np.int64)
+
+    def _run_compiled(self, lib, run: _Run, start: float) -> TimingStats:
+        """:meth:`run_blocks`'s loop in the compiled core: the blocks run functionally a
+        cohort at a time when it needs them, admitted blocks are reported to ``on_block``."""
+        static, keys, regs = timing_core.pack_static(
+            info=self.info, issue_regs=self.issue_regs, uncollected=self.uncollected,
+            overwrites=self.overwrites, loads=self.loads, stages=self.stages)
+        core = CompiledCore(lib, config=self._core_config(keys, regs), static=static,
+                            total=run.total)
+        queued = deque()
+        while (status := core.run()) != timing_core.DONE:
+            self._report_admitted(core, queued, run)
+            if status == timing_core.NEED_BLOCKS:
+                cohort = self.functional(list(itertools.islice(run.blocks, self.cohort)))
+                if not cohort:
+                    raise ExecutionError(f"{self.program.kernel.file}: the launch ran out of "
+                                         f"blocks after {run.admitted} of {run.total}")
+                core.add_blocks(cohort, [s for block, _ in cohort
+                                         for s in self._take_picks(block.warp_count)])
+                queued.extend(block for block, _ in cohort)
+            elif status == timing_core.DOES_NOT_FIT:
+                raise ExecutionError(f"a block of {core.misfit} warps does not fit the SM "
+                                     f"({self.config.max_warps} warps, "
+                                     f"{self.config.registers} registers)")
+            else:
+                raise ExecutionError(f"{self.program.kernel.file}: the timing model is "
+                                     f"stuck at cycle {core.now}")
+        self._report_admitted(core, queued, run)
+        figures = core.stats()
+        self.now = figures["cycles"]
+        return self._timing_stats(
+            issued=figures["issued"], bank_conflicts=figures["bank_conflicts"],
+            register_reads=figures["register_reads"],
+            dispatch_stalls=figures["dispatch_stalls"],
+            stalls=dict(zip(STALLS, figures["stalls"], strict=True)), l1=figures["l1"],
+            seconds=time.perf_counter() - start)
+
+    @staticmethod
+    def _report_admitted(core: CompiledCore, queued: deque, run: _Run) -> None:
+        """``run.on_block`` of every block the core admitted since the last report."""
+        while run.admitted < core.admitted:
+            block = queued.popleft()
+            run.admitted += 1
+            if run.on_block is not None:
+                run.on_block(block)
