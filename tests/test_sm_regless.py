@@ -115,6 +115,48 @@ def test_config_parse_and_validate():
             ReglessConfig.parse(bad)
 
 
+def test_admit_splits_the_cms_lines_from_the_osus():
+    """``admit<N>``: the capacity manager's counters and the pass's regions are N entries'
+    worth, the OSU keeps the capacity's lines; the golden shard refuses it."""
+    from gpurf.sim.sm.regless import ReglessSM
+    from gpurf.sim.sm.regless_exact import ReglessExactSM
+    from gpurf.sim.sm.run import load_workload
+
+    config = ReglessConfig.parse("512+admit384")
+    assert config == ReglessConfig(capacity=512, admit=384)
+    for bad in ("384+admit512", "admit100", "admit"):
+        with pytest.raises(ValueError):
+            ReglessConfig.parse(bad)
+    program = load_workload("srad")[1]
+    split, small = ReglessSM(program, config), ReglessSM(program, ReglessConfig(capacity=384))
+    assert (split.lines_per_bank, split.osu_lines_per_bank) == (12, 16)
+    assert [(r.start, r.instructions) for r in split.regions.regions] == \
+        [(r.start, r.instructions) for r in small.regions.regions]
+    assert ReglessSM(program, ReglessConfig()).lines_per_bank == 16
+    with pytest.raises(ValueError, match="admit384"):
+        ReglessExactSM(program, config)
+
+
+def test_admit_run_keeps_the_osus_lines(monkeypatch):
+    """A saxpy run with ``512+admit384``: every shard's CM starts with 12 lines per bank and
+    its ports with 16, and the outputs and every operand read check."""
+    from gpurf.sim.sm import regless
+    from gpurf.sim.sm.regless import ReglessSM, run_regless
+
+    seen = []
+    real = ReglessSM.__call__
+
+    def call(self, sm):
+        out = real(self, sm)
+        seen.extend((shard.free[:], len(shard.ports.lines[0])) for shard in self.shards)
+        return out
+
+    monkeypatch.setattr(regless.ReglessSM, "__call__", call)
+    out = run_regless("saxpy", "test", ReglessConfig.parse("512+admit384"), baseline=False)
+    assert out["passed"] and seen
+    assert all(free == [12] * 8 and lines == 16 for free, lines in seen)
+
+
 # -- the command line -------------------------------------------------------------------
 def _cli(capsys, *argv):
     from gpurf.sim.cli import main

@@ -174,6 +174,13 @@ class ReglessConfig:
         Requests each shard's transfer unit holds in its L1 stage, one of :data:`L1_READS`
         (default :data:`L1_READS_IN_FLIGHT`; option ``reads<N>``; 1: one preload miss's
         read outstanding at a time).
+    admit : int
+        OSU entries per SM the capacity manager hands out to active regions (its free
+        counters, and the lines per bank the compiler pass sizes regions to), one of
+        :data:`CAPACITIES` up to ``capacity``; ``0`` (default): ``capacity``. The OSU
+        keeps ``capacity`` lines, so the rest only caches inactive warps' registers
+        (option ``admit<N>``; an experiment, not the paper's design, docs/regless.md
+        "Why srad is not monotonic in capacity"; the fast model only).
     """
 
     capacity: int = 512
@@ -182,9 +189,12 @@ class ReglessConfig:
     lossy: bool = False
     l1_bytes: int = REGISTER_L1_BYTES
     l1_reads: int = L1_READS_IN_FLIGHT
+    admit: int = 0
 
     def __post_init__(self):
         check_int_choice("capacity", self.capacity, CAPACITIES)
+        check_int_choice("admit", self.admit,
+                         (0, *(c for c in CAPACITIES if c <= self.capacity)))
         check_int_choice("l1_bytes", self.l1_bytes, (0, REGISTER_L1_BYTES))
         check_int_choice("l1_reads", self.l1_reads, L1_READS)
         for name in ("compressor", "metadata", "lossy"):
@@ -193,7 +203,8 @@ class ReglessConfig:
     @classmethod
     def parse(cls, text: str) -> "ReglessConfig":
         """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"``, ``"sharedl1"``,
-        ``"reads1"`` (``+``-separated; commas separate mechanisms on the command line)."""
+        ``"reads1"``, ``"512+admit384"`` (``+``-separated; commas separate mechanisms on
+        the command line)."""
         config = cls()
         for part in filter(None, text.split("+")):
             if part.isdigit():
@@ -205,11 +216,14 @@ class ReglessConfig:
                 config = replace(config, l1_bytes=0)
             elif part.startswith("reads") and part[5:].isdigit():
                 config = replace(config, l1_reads=int(part[5:]))
+            elif part.startswith("admit") and part[5:].isdigit():
+                config = replace(config, admit=int(part[5:]))
             else:
                 raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
                                  f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp, "
-                                 "nometa, sharedl1 or reads<N> (N in "
-                                 f"{', '.join(map(str, L1_READS))})")
+                                 "nometa, sharedl1, reads<N> (N in "
+                                 f"{', '.join(map(str, L1_READS))}) or admit<N> (N a "
+                                 "capacity up to the OSU's)")
         return config
 
 
@@ -385,8 +399,10 @@ class ReglessSM(RegisterStorage):
     def __init__(self, program, config: ReglessConfig = ReglessConfig(), *, subcores: int = 4):
         self.program = program
         self.config = config
-        lines = config.capacity // subcores
+        lines = (config.admit or config.capacity) // subcores
         self.lines_per_bank = lines // BANKS
+        """The capacity manager's lines per bank (:attr:`ReglessConfig.admit`'s)."""
+        self.osu_lines_per_bank = config.capacity // subcores // BANKS
         self.regions = regless_pass(program.kernel, lines_per_bank=self.lines_per_bank,
                                     max_live_registers=max(1, lines // 4))
         self.region_at = {r.start: r for r in self.regions.regions}
@@ -423,7 +439,8 @@ class ReglessSM(RegisterStorage):
         for shard in self.shards:
             transfer = TransferTiming(params, partial(self._l1_port, shard),
                                       compressor=self.config.compressor, counts=self.counts)
-            shard.ports = ShardPortTiming(self, shard, BANKS, self.lines_per_bank, transfer)
+            shard.ports = ShardPortTiming(self, shard, BANKS, self.osu_lines_per_bank,
+                                          transfer)
         self.warps: dict[tuple, _WarpState] = {}
         self.lines: dict[tuple, _Line] = {}
         """``(warp key, reg)`` -> the values of its OSU line (which line, and when it

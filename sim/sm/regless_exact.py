@@ -425,6 +425,9 @@ class ReglessExactSM(ReglessSM):
 
     def __init__(self, program, config: ReglessConfig = DEFAULT, *, subcores: int = 4,
                  wrap=None):
+        if config.admit not in (0, config.capacity):
+            raise ValueError("the golden shard's capacity manager counts every OSU line: "
+                             f"admit{config.admit} is the fast model's experiment only")
         super().__init__(program, config, subcores=subcores)
         self.decisions: list[Decision] = []
         """Per region entered, in order: the warp (launch, block, warp), region, activation
