@@ -191,3 +191,79 @@ def test_formal_directed_kills_hit_sources_kept(block, status):
     assert result.status == status, result.log_tail
     if status == "FAIL":
         assert result.failed_step == 13, result.failed_step
+
+
+def _retry_burst(delay, exit_rate):
+    """One instruction issued again and again from random warps (so lookups go pending on
+    its reservation and queue tickets), its results ``delay`` cycles late, exits offered
+    at ``exit_rate``: the pending-retry rechecks hit while the exit sweep holds every
+    retirement (session 16, docs/reliability.md)."""
+    from gpurf.tb.wir.test_backend import Driver, _drain
+
+    def stream(params, rng, cycles):
+        driver = Driver(params, rng)
+        codec = driver.config.codecs["issue__payload"]
+        execute = driver.execute
+
+        def late(out):
+            execute(out)
+            driver.executing[-1] = (driver.cycle + delay, driver.executing[-1][1])
+
+        driver.execute = late
+        pending = {}
+        for _ in range(cycles):
+            ins = dict(pending)
+            if "issue__valid" not in ins and rng.random() < 0.9:
+                warp = rng.randrange(driver.config.warps)
+                ins.update(issue__valid=1,
+                           issue__payload=codec.pack({**driver.program[0], "warp": warp}))
+            ins.update(driver.offer())
+            ins.update(driver.release(1.0))
+            if "exit__valid" not in ins and rng.random() < exit_rate:
+                ins.update(exit__valid=1, exit__payload=rng.randrange(driver.config.warps))
+            outputs = yield ins
+            pending = driver.observe(ins, outputs)
+        yield from _drain(driver)
+
+    return stream
+
+
+def test_hit_queue_within_its_entries_under_retry_bursts(seed):
+    """The hit queue never needs more than its ``BACKEND_HITS`` entries (the RTL has no
+    more) under bursts of pending-retry hits during exit sweeps, the references recounted
+    every cycle, at the proof's configuration (2 registers: a 2-cycle sweep). It does
+    exceed the 2 that the docstring and the formal harness's ``hit_queue_at_most_2`` claim
+    (3 is reached), which is why session 16's k-induction failed there; with longer sweeps
+    (8 or 16 registers) the queue overflows (the next test; docs/reliability.md)."""
+    params = FORMAL_SMALL
+    print(f"seed {seed}")
+    most = 0
+    for k in range(6):
+        model = GoldenBackend(**params)
+        step = model.step
+
+        def observe(inputs, step=step, model=model):
+            nonlocal most
+            outputs = step(inputs)
+            most = max(most, len(model.queue))
+            assert len(model.queue) <= BACKEND_HITS
+            return outputs
+
+        model.step = observe
+        run_golden(model, _retry_burst((5, 10, 20)[k % 3], (0.02, 0.1, 0.3)[k // 2 % 3]),
+                   params, seed + k, 1500)
+    print(f"most hits queued: {most}")
+
+
+@pytest.mark.xfail(raises=ProtocolError, strict=True,
+                   reason="issue 17, found in session 16: pending-retry hits during a "
+                          "16-register exit sweep overflow the 4-entry hit queue")
+def test_hit_queue_overflows_at_16_registers():
+    """A known bug, directed (seed 7: results 20 cycles late, exits at 10 %): at 16 logical
+    registers, 4 warps and 16 pending-retry entries the rechecks keep hitting through an
+    exit sweep, which holds every retirement, and the golden model's overflow check fires
+    (the RTL would drop the hit). Fix: hold rechecks (or the exit) while the other is
+    busy; then this test passes and its strict xfail fails."""
+    params = {**FORMAL_SMALL, "warps": 4, "regs": 16, "pregs": 32, "imm_bits": 5,
+              "retry_depth": 16}
+    run_golden(GoldenBackend(**params), _retry_burst(20, 0.1), params, 7, 1500)

@@ -56,9 +56,12 @@ class Backend(ConfiguredComponent, config=BackendConfig):
     **Backpressure.** ``result.ready`` is low while the hit queue holds a hit or one
     arrives, while the rename table is not idle (clear after reset, exit sweep) and while
     ``exit`` is offered; so the queue drains (a hit retires in every cycle without a
-    decision) and never holds more than 2. ``exit`` is taken when no result is in the
+    decision) outside exit sweeps. ``exit`` is taken when no result is in the
     pipeline nor a hit queued; the front sweeps its table and the backend the mappings,
-    one register a cycle, in lockstep.
+    one register a cycle, in lockstep. **Known bug** (session 16, docs/reliability.md):
+    pending-retry rechecks still hit during a sweep, which holds every retirement, so the
+    queue reaches 3 at 2 registers and overflows its 4 entries at 8 or 16
+    (``tests/test_wir_backend.py``, ``test_hit_queue_overflows_at_16_registers``).
 
     Attributes
     ----------
