@@ -1102,9 +1102,7 @@ class TimingSM:
             block, traces = run.ready[0]
             if self._fits(block.warp_count) is None:
                 if self.used_blocks == 0:
-                    raise ExecutionError(f"a block of {block.warp_count} warps does not fit "
-                                         f"the SM ({self.config.max_warps} warps, "
-                                         f"{self.config.registers} registers)")
+                    raise self._misfit(block.warp_count)
                 return
             run.ready.popleft()
             if run.on_block is not None:
@@ -1285,6 +1283,18 @@ class TimingSM:
         self.now = now
         return self._stats(time.perf_counter() - start)
 
+    def _misfit(self, warps: int) -> ExecutionError:
+        """The error for a block of ``warps`` warps that an empty SM cannot hold (both
+        timing loops)."""
+        return ExecutionError(f"a block of {warps} warps does not fit the SM "
+                              f"({self.config.max_warps} warps, "
+                              f"{self.config.registers} registers)")
+
+    def _stuck(self, now: int) -> ExecutionError:
+        """The error for a run in which nothing can happen any more (both timing loops)."""
+        return ExecutionError(f"{self.program.kernel.file}: the timing model is stuck at "
+                              f"cycle {now}")
+
     def _skip(self, now: int, run: _Run) -> int:
         """The next cycle anything can happen in, accounting the idle cycles between."""
         wakes = [w.wake for sub in self.subcores for w in sub.live if now < w.wake < INF]
@@ -1292,8 +1302,7 @@ class TimingSM:
         if not candidates:
             if run.done >= run.total:
                 return now + 1
-            raise ExecutionError(f"{self.program.kernel.file}: the timing model is "
-                                 f"stuck at cycle {now}")
+            raise self._stuck(now)
         nxt = max(now + 1, int(min(candidates)))
         for sub in self.subcores:
             skipped = nxt - now - 1
@@ -1381,12 +1390,9 @@ class TimingSM:
                                          for s in self._take_picks(block.warp_count)])
                 queued.extend(block for block, _ in cohort)
             elif status == timing_core.DOES_NOT_FIT:
-                raise ExecutionError(f"a block of {core.misfit} warps does not fit the SM "
-                                     f"({self.config.max_warps} warps, "
-                                     f"{self.config.registers} registers)")
+                raise self._misfit(core.misfit)
             else:
-                raise ExecutionError(f"{self.program.kernel.file}: the timing model is "
-                                     f"stuck at cycle {core.now}")
+                raise self._stuck(core.now)
         self._report_admitted(core, queued, run)
         figures = core.stats()
         self.now = figures["cycles"]
