@@ -116,7 +116,7 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
         ticket = self.retry.head
         if stage is not None:
             lookup = self._fresh_lookup(renamed, answer)
-        elif ticket is not None:
+        elif ticket is not None and rename["idle"]:
             lookup = self._ticket_lookup(ticket)
         else:
             lookup = None
@@ -129,7 +129,8 @@ class RenameReuse(PortModel, config=RenameReuseConfig):
         pending = bool(response and response["pending"])
         enq = self._ticket(lookup, renamed) if stage is not None and pending else None
         queued = len(self.retry.queue)
-        taken = self.retry.advance(enq, recheck=stage is None, still_pending=pending)
+        taken = self.retry.advance(enq, recheck=stage is None and rename["idle"],
+                                   still_pending=pending)
         outputs = {
             "issue__ready": int(rename["idle"]),
             "retire__ready": int(rename["idle"]),

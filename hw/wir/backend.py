@@ -56,12 +56,12 @@ class Backend(ConfiguredComponent, config=BackendConfig):
     **Backpressure.** ``result.ready`` is low while the hit queue holds a hit or one
     arrives, while the rename table is not idle (clear after reset, exit sweep) and while
     ``exit`` is offered; so the queue drains (a hit retires in every cycle without a
-    decision) outside exit sweeps. ``exit`` is taken when no result is in the
-    pipeline nor a hit queued; the front sweeps its table and the backend the mappings,
-    one register a cycle, in lockstep. **Known bug** (session 16, docs/reliability.md):
-    pending-retry rechecks still hit during a sweep, which holds every retirement, so the
-    queue reaches 3 at 2 registers and overflows its 4 entries at 8 or 16
-    (``tests/test_wir_backend.py``, ``test_hit_queue_overflows_at_16_registers``).
+    decision). ``exit`` is taken when no result is in the pipeline nor a hit queued;
+    the front sweeps its table and the backend the mappings, one register a cycle, in
+    lockstep. The front re-checks no pending-retry ticket while its rename table sweeps
+    (a hit could not retire); the instructions already in the front when a sweep starts
+    still arrive, so the queue holds at most 3 (session 16: before that rule it
+    overflowed at 8 and 16 registers; docs/reliability.md).
 
     Attributes
     ----------

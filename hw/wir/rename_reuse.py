@@ -38,8 +38,10 @@ class RenameReuse(ConfiguredComponent, config=RenameReuseConfig):
       cycle (queue full: the instruction executes, no reservation). The answer is
       registered and leaves on ``out`` at ``t + 2``.
     - **Re-check** (paper VI-B): in a cycle whose reuse stage holds no instruction (no
-      issue in the cycle before: the rename stage was idle), the queue's head looks the
-      buffer up again with its stored tag; still pending -> re-queued at the tail (nothing
+      issue in the cycle before: the rename stage was idle) and whose rename table is idle
+      (not clearing nor sweeping an exit, so a hit can retire: session 16 found rechecks
+      hitting through a sweep overflowing ``wir.backend``'s hit queue), the queue's head
+      looks the buffer up again with its stored tag; still pending -> re-queued at the tail (nothing
       leaves), otherwise it leaves on ``out`` one cycle later with ``retried`` set (a hit,
       or a miss that reserves and executes).
 
@@ -199,8 +201,8 @@ class RenameReuse(ConfiguredComponent, config=RenameReuseConfig):
         recheck = Signal()
         response = reuse.response.payload
         m.d.comb += [
-            retry.recheck.ready.eq(~staged),
-            recheck.eq(~staged & retry.recheck.valid),
+            retry.recheck.ready.eq(~staged & rename.issue.ready),
+            recheck.eq(~staged & rename.issue.ready & retry.recheck.valid),
             lookup.eq(Mux(staged, fresh, retried)),
             reuse.lookup.valid.eq(staged | recheck),
             reuse.lookup.payload.eq(lookup),

@@ -81,7 +81,7 @@ class BackendFormal(FormalHarness):
         self._parts(m)
         self._no_leak(m, environment)
         self._copy(m)
-        m.d.comb += Assert(dut.count <= 2, "hit_queue_at_most_2")
+        m.d.comb += Assert(dut.count <= 3, "hit_queue_at_most_3")
         with m.If(dut.flight[0]):
             m.d.comb += Assert(dut.count == 0, "no_hit_behind_a_new_result")
         with m.If(dut.flight[1]):
