@@ -1,6 +1,7 @@
 """Fast RegLess model vs the port-exact golden shard, on the same kernel.
 
-``python -m gpurf.sim.sm.regless_compare KERNEL [KERNEL ...] [--size test]`` runs a kernel
+``python -m gpurf.sim.sm.regless_compare KERNEL [KERNEL ...] [--size test] [--capacity N]``
+runs a kernel
 with :class:`gpurf.sim.sm.regless.ReglessSM` (the fast model) and with
 :class:`gpurf.sim.sm.regless_exact.ReglessExactSM` (a golden ``regless.shard`` per
 scheduler) and prints, per kernel, the decisions each made: per warp and region entered, the
@@ -13,8 +14,9 @@ and the first divergence (the earliest decision that differs, with both sides).
 import argparse
 import json
 from collections import defaultdict
+from dataclasses import replace
 
-from .regless import ReglessConfig, ReglessSM, run_on
+from .regless import CAPACITIES, ReglessConfig, ReglessSM, run_on
 from .regless_exact import DEFAULT, Decision, run_regless_exact
 
 __all__ = ["DecisionLog", "compare", "first_divergence", "main", "run_fast"]
@@ -136,9 +138,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="+")
     parser.add_argument("--size", default="test", choices=("test", "paper"))
+    parser.add_argument("--capacity", type=int, default=DEFAULT.capacity, choices=CAPACITIES,
+                        help="OSU entries per SM (both models)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    results = [compare(kernel, args.size) for kernel in args.kernels]
+    config = replace(DEFAULT, capacity=args.capacity)
+    results = [compare(kernel, args.size, config) for kernel in args.kernels]
     if args.json:
         print(json.dumps(results, indent=1, default=str))
         return
