@@ -125,7 +125,8 @@ def test_harness_names_its_assertions():
     strengthening written for k-induction included: per register the guarantees and the
     count of a handed-out register; the copy; the hit queue; the queued tickets, the
     register allocator's stages, the rename stage, ``out`` and the sweep in range; the
-    ring's tail; the in-flight flags; the two exit sweeps in lockstep."""
+    ring's tail; the in-flight flags; the two exit sweeps in lockstep; the queue
+    and the front's instructions during a sweep."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     cells = re.findall(r'parameter \\FORMAT "(\w*)"\n(?:    .*\n)*?    parameter \\FLAVOR "assert"',
                        text)
@@ -136,7 +137,7 @@ def test_harness_names_its_assertions():
         "copy_valid_0_0", "copy_valid_0_1", "alloc_ticket_0", "alloc_ticket_1",
         "out_in_range", "stage_in_range", "sweep_warp", "flight", "alloc_stage_0",
         "alloc_stage_1", "sweep_lockstep", "sweep_same_row", "no_hit_behind_a_new_result",
-        "one_hit_behind_a_decision",
+        "one_hit_behind_a_decision", "sweep_holds_at_most_3",
         *(f"issued{stage}_{k}" for stage in ("", "_out") for k in range(3)),
         *(f"hit_{field}_{k}" for field in ("warp", "reg") for k in range(BACKEND_HITS)),
         *(f"ticket_{field}_{slot}" for field in ("warp", "dst") for slot in range(2))}
@@ -152,7 +153,7 @@ def test_formal_no_leak_bmc_8_abc():
     5; with the session-15 strengthening 54.4 s wall / 28.4 s CPU at load 4-6; smtbmc's
     BMC 3 took 75 s at load 25; frame 8 alone runs past 9 minutes): no leak across every
     part (a handed-out register's count equals its holders), the rename table equals the
-    mappings, the hit queue holds at most 2, every allocation served; the strengthening
+    mappings, the hit queue holds at most 3, every allocation served; the strengthening
     written for k-induction (``test_harness_names_its_assertions``, docs/reliability.md)."""
     result = prove(BackendFormal(), name="wir_backend_bmc8_abc", depth=8, mode="bmc",
                    engine="abc bmc3", timeout=3600)

@@ -23,7 +23,9 @@ of each pending-retry ticket) and the environment's (held through ``hold``, hand
   holders; a register without holders is free exactly once;
 - **the read copy**: every row of the front's rename table equals the pipeline's mapping
   (valid bit; register and pin while valid);
-- **the hit queue** never holds more than 2;
+- **the hit queue** never holds more than 3 (session 16), and during an exit sweep the
+  queue plus the front's instructions (reuse stage, ``out``) hold at most 3 (session 17:
+  a strengthening for k-induction; nothing enters the front while its table sweeps);
 - every allocation the decide stage asks for is offered.
 """
 
@@ -86,6 +88,10 @@ class BackendFormal(FormalHarness):
             m.d.comb += Assert(dut.count == 0, "no_hit_behind_a_new_result")
         with m.If(dut.flight[1]):
             m.d.comb += Assert(dut.count <= 1, "one_hit_behind_a_decision")
+        front = dut.front
+        with m.If(dut.sweeping):
+            m.d.comb += Assert(dut.count + front.out.valid + front.rename.renamed.valid <= 3,
+                               "sweep_holds_at_most_3")
         self._queues(m)
         self._covers(m)
 
