@@ -258,3 +258,75 @@ def test_hit_queue_bounded_under_retry_bursts(params, seed):
         model.step = observe
         run_golden(model, _retry_burst(delay, exit_rate), params, run_seed, 1500)
     print(f"most hits queued: {most}")
+
+
+def _heavy_holds(hold_limit=80):
+    """Issues and executions with the environment holding up to ``hold_limit``
+    source references (the random stream holds at most ``pregs / 4``), so registers' counts
+    reach the pool's saturation (session 17: the k-induction's second counterexample was a
+    count past its 5 bits; docs/reliability.md)."""
+    from gpurf.tb.wir.test_backend import Driver, _drain
+
+    def stream(params, rng, cycles):
+        driver = Driver(params, rng)
+        pending = {}
+        for _ in range(cycles):
+            ins = dict(pending)
+            if "issue__valid" not in ins and rng.random() < 0.7:
+                ins.update(driver.program_issue())
+            ins.update(driver.offer())
+            ins.update(driver.release())
+            if ("hold__valid" not in ins and len(driver.held) < hold_limit
+                    and rng.random() < 0.6):
+                ins.update(driver.hold())
+            if driver.held and rng.random() < 0.05:
+                ins.update(drop__valid=1, drop__payload=driver.held.pop(
+                    rng.randrange(len(driver.held))))
+            if "exit__valid" not in ins and rng.random() < 0.004:
+                ins.update(exit__valid=1, exit__payload=rng.randrange(driver.config.warps))
+            outputs = yield ins
+            pending = driver.observe(ins, outputs)
+        yield from _drain(driver)
+
+    return stream
+
+
+def _highest_count(model, seed, cycles=1500):
+    """The highest count any register reaches in a heavy-holds run of ``model``."""
+    highest = 0
+    step = model.step
+
+    def observe(inputs):
+        nonlocal highest
+        outputs = step(inputs)
+        highest = max([highest, *model.back.pool.counts.values()])
+        return outputs
+
+    model.step = observe
+    run_golden(model, _heavy_holds(), FORMAL_SMALL, seed, cycles)
+    return highest
+
+
+def test_counts_saturate_without_overflow_under_heavy_holds(seed):
+    """Counts reach the pool's saturation (22 of 5 bits at ``formal_backend.SMALL``) and
+    never leave ``0..31`` (the golden pool raises), every register recounted each cycle."""
+    print(f"seed {seed}")
+    saturation = GoldenBackend(**FORMAL_SMALL).back.config.pool.saturation
+    highest = max(_highest_count(GoldenBackend(**FORMAL_SMALL), seed + k) for k in range(3))
+    print(f"highest count: {highest} (saturation {saturation})")
+    assert highest >= saturation
+
+
+def test_counts_overflow_without_saturation(seed):
+    """The same stream on a backend whose pool never reports saturation overflows a count:
+    the stream reaches the headroom the saturation protects."""
+    model = GoldenBackend(**FORMAL_SMALL)
+    model.back._saturated = lambda preg: False
+    pool_step = model.back.pool.step
+
+    def never_saturated(inputs):
+        return {**pool_step(inputs), "saturated": 0}
+
+    model.back.pool.step = never_saturated
+    with pytest.raises(ProtocolError, match=r"outside 0\.\.31"):
+        _highest_count(model, seed, cycles=3000)
