@@ -78,7 +78,6 @@ from .regless import (
     run_fields,
     run_on,
     shard_params,
-    store_line,
 )
 from .values import LANES
 
@@ -367,7 +366,7 @@ class ShardPorts:
         served = sm.l1.serve(now)
         self.counts[f"l1_{L1Op(request.op).name.lower()}"] += 1
         if request.op == L1Op.READ.value:
-            hit = sm.l1.lookup(line, True)
+            hit = self.owner.l1_lookup(line)
             self.counts["l1_read_hits" if hit else "l1_read_misses"] += 1
             start = max([served + (sm.hit_after if hit else sm.miss_after)]
                         + [t for t, _ in self.l1_answers])
@@ -633,10 +632,6 @@ class ReglessExactSM(ReglessSM):
             return REGISTER_BASE + (1 << 36) + sub_index + addr * shards
         ref = self.ports[sub_index].ports["read__0__payload"].unpack(addr)
         return self._line_address(sub_index, int(ref.warp), int(ref.reg))
-
-    def l1_write(self, line: int) -> None:
-        if self.sm.l1.enabled:
-            store_line(self.sm.l1, line)
 
     def summary(self) -> dict:
         counts = dict(self.counts)
