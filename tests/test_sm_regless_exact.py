@@ -218,7 +218,7 @@ def _evict_at_once(monkeypatch):
         if choice is not None and choice[0] == "evict":
             line = self.lines[bank][choice[1]]
             line.place, line.written = "clean", False
-            self.owner.written_back(self.shard, line.owner, now)
+            self.owner.written_back(self.shard, line.owner, now, data=line.data)
         return _ALLOCATE(self, bank, slot, reg, owner, now)
 
     monkeypatch.setattr(regless_ports.ShardPortTiming, "_allocate", allocate)

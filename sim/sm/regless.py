@@ -923,12 +923,17 @@ class ReglessSM(RegisterStorage):
         line = self.lines[key] = _Line(values, bank)
         return line
 
-    def written_back(self, shard: _Shard, key, cycle: int) -> None:
-        """The ports wrote ``key``'s dirty line back in ``cycle`` (it stays, clean)."""
+    def written_back(self, shard: _Shard, key, cycle: int, *, data) -> None:
+        """The ports wrote ``key``'s dirty line back in ``cycle`` (it stays, clean);
+        ``data``: the lanes its ``writeback`` offer carried (``None``: zeros), which the
+        compressor's pattern match sees (lanes the SM never wrote hold what the golden data
+        store holds there, not this model's values)."""
         if key is None:
             return
         line = self.lines.get(key)
-        self._evict(key, np.full(LANES, POISON, np.uint32) if line is None else line.values)
+        offered = np.zeros(LANES, np.uint32) if data is None else np.asarray(data, np.uint32)
+        self._evict(key, np.full(LANES, POISON, np.uint32) if line is None else line.values,
+                    compressed=compressible(offered))
 
     def line_values(self, key):
         """``key``'s values (a preload's fill)."""
@@ -950,13 +955,16 @@ class ReglessSM(RegisterStorage):
             self._evict(key, np.full(LANES, POISON, np.uint32) if line is None
                         else line.values)
 
-    def _evict(self, key, values) -> None:
+    def _evict(self, key, values, *, compressed: bool | None = None) -> None:
         """A dirty line leaves the OSU: compressed into the compressor when one of its
-        patterns matches, else to L1 (its timing is the transfer unit's)."""
+        patterns matches (``compressed``: the match on the data the OSU offered; ``None``:
+        on ``values``), else to L1 (its timing is the transfer unit's)."""
         self.counts["evictions"] += 1
         if self.config.lossy:
             return
-        if self.config.compressor and compressible(values):
+        if compressed is None:
+            compressed = compressible(values)
+        if self.config.compressor and compressed:
             self.packed[key] = values.copy()
             self.l1.pop(key, None)
             self.counts["evictions_compressed"] += 1
