@@ -20,7 +20,9 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   the cycle after its region has drained). Each cycle the CM compares the top slot's next
   region's per-bank line usage with the per-bank free counters; if every bank fits, it
   subtracts them (the descriptor's header) and the entries follow one per cycle on the
-  region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
+  region port (no other header meanwhile), each only while its bank's queue holds fewer
+  entries than the CM has lines per bank (the golden ``_region_ready``; session 17);
+  otherwise it waits (strict stack order). A slot
   without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
   when a warp is placed there (from the cycle the warp is first seen live, as the golden
   shards' driver does: the ports' earlier cycles are stepped without it). Each entry
@@ -66,7 +68,9 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   L1 refill: 16 cached lines of 15 registers, FIFO, a changed line written back) and the
   shared L1 port. A preload miss
   is acknowledged when its line is filled. A dirty line evicted from the OSU is stored
-  compressed when one of the 5 patterns matches, else written to L1 as a full line.
+  compressed when one of the 5 patterns matches the data its ``writeback`` offer carried
+  (the golden data store's lanes, :meth:`ReglessSM.written_back`), else written to L1 as a
+  full line.
   ``compressor=False``: every request is answered at once, uncompressed (to L1).
 - **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
   FIFO with the data accesses) as write-back lines that need no fetch on a write (a write

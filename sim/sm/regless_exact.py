@@ -47,8 +47,11 @@ does for random regions, but driven by the kernel:
   A request that waits :data:`STUCK` cycles stops the run (:class:`ReglessError`).
 - **L1**: the shard's L1 port is always ready; each request takes a cycle of the SM's timing
   L1 (:class:`~gpurf.sim.sm.timing.TimingSM`'s ``l1``, shared with the data accesses) and a
-  read is answered, in order, after the L1 hit or miss latency (register line addresses as
-  the fast model's). The values are kept here (register lines by ``{warp, reg}``,
+  read is answered, in order, after the L1 hit or miss latency. Register lines, at the
+  fast model's addresses, are kept where the fast model keeps them
+  (:meth:`~gpurf.sim.sm.regless.ReglessSM.l1_lookup`: Table 1's 48 KB of their own, or the
+  SM's L1 with ``sharedl1``; before session 17 always the SM's L1, whatever the
+  configuration). The values are kept here (register lines by ``{warp, reg}``,
   compressed lines by number).
 
 The shard's own decisions (when a region is taken, when the warp is ACTIVE, where each
