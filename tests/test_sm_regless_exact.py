@@ -317,6 +317,25 @@ def test_a_broken_fast_model_diverges(monkeypatch, broken, kernel):
         _agrees_as_documented(result, kernel)
 
 
+@SLOW
+def test_a_fast_model_compressing_by_its_own_values_miscounts_srad(monkeypatch):
+    """A fast model that matches the compressor's patterns on its own values, not on the
+    data the OSU offered (before session 17), makes srad's decisions but not its preload
+    sources: the agreement test's counts catch it (1,491 against 1,527 from the
+    compressor)."""
+    written_back = ReglessSM.written_back
+
+    def own(self, shard, key, cycle, *, data):
+        line = self.lines.get(key)
+        written_back(self, shard, key, cycle, data=None if line is None else line.values)
+
+    monkeypatch.setattr(ReglessSM, "written_back", own)
+    result = compare("srad", exact=_exact("srad"))
+    assert result["first_divergence"] is None
+    served = result["preloads_served"]
+    assert served["fast"]["compressor"] < served["exact"]["compressor"]
+
+
 def _stub_sm():
     """What a launch of either RegLess model reads of its SM before any warp runs: the
     gtx980 shape (4 sub-cores of 16 slots), no value check."""
