@@ -24,7 +24,7 @@ class _Owner:
     def displaced(self, shard, owner, dirty, cycle):
         self.displaced_lines.append((owner, dirty, cycle))
 
-    def written_back(self, shard, owner, cycle):
+    def written_back(self, shard, owner, cycle, *, data):
         self.displaced_lines.append((owner, "written back", cycle))
 
 

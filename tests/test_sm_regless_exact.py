@@ -92,6 +92,7 @@ AGREEMENT = {
     "backprop_forward": (4864, 7438, 7438, 4864, None),
     "scan": (870, 2571, 2571, 870, None),
     "ffma_imad": (416, 2793, 2793, 416, None),
+    "srad": (672, 26686, 26686, 672, None),
 }
 """What ``python -m gpurf.sim.sm.regless_compare`` printed for these kernels (docs/regless.md,
 "Fast model vs golden shard")."""
@@ -117,7 +118,8 @@ def _agrees_as_documented(result, kernel):
                                     pytest.param("bfs", marks=SLOW), "histogram",
                                     pytest.param("backprop_forward", marks=SLOW),
                                     pytest.param("scan", marks=SLOW),
-                                    pytest.param("ffma_imad", marks=SLOW)])
+                                    pytest.param("ffma_imad", marks=SLOW),
+                                    pytest.param("srad", marks=SLOW)])
 def test_fast_model_makes_the_golden_shards_decisions_cycle_by_cycle(kernel):
     """The fast model (the golden capacity manager's rules, the golden shard's request ports
     and OSU lines cycle by cycle: ``sim/sm/regless_ports.py``; its transfer unit and
@@ -126,7 +128,8 @@ def test_fast_model_makes_the_golden_shards_decisions_cycle_by_cycle(kernel):
     preloads served alike, the same evictions and invalidations to L1, the same end cycle;
     where no register leaves the OSU (saxpy ... bfs) and where the OSU misses (histogram,
     backprop_forward, scan, ffma_imad; the SM's shards hold 8 L1 requests,
-    ``l1_reads_in_flight``)."""
+    ``l1_reads_in_flight``); and srad, whose register lines overflow the 48 KB register L1
+    and whose descriptor entries fill their banks' queues (session 17)."""
     result = compare(kernel, exact=_exact(kernel))
     _agrees_as_documented(result, kernel)
     for name in ("preloads_served", "evictions", "invalidations_to_l1"):
@@ -218,7 +221,7 @@ def _evict_at_once(monkeypatch):
         if choice is not None and choice[0] == "evict":
             line = self.lines[bank][choice[1]]
             line.place, line.written = "clean", False
-            self.owner.written_back(self.shard, line.owner, now)
+            self.owner.written_back(self.shard, line.owner, now, data=line.data)
         return _ALLOCATE(self, bank, slot, reg, owner, now)
 
     monkeypatch.setattr(regless_ports.ShardPortTiming, "_allocate", allocate)
@@ -271,6 +274,19 @@ def _placed_early(monkeypatch):
     monkeypatch.setattr(regless.ReglessSM, "_catch_up", early)
 
 
+def _unbounded_queues(monkeypatch):
+    """Session 16's region port: a descriptor's entries are taken one per cycle whatever
+    their bank's queue holds (the golden ``_region_ready`` waits while it holds as many
+    entries as the capacity manager has lines per bank)."""
+    init = regless._Shard.__init__
+
+    def unbounded(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.lines_per_bank = 1 << 30
+
+    monkeypatch.setattr(regless._Shard, "__init__", unbounded)
+
+
 EVICT = CompressorOp.EVICT.value
 _RELEASE = regless_ports.ShardPortTiming._release
 _ALLOCATE = regless_ports.ShardPortTiming._allocate
@@ -281,13 +297,15 @@ GOLDEN_CHOICE = regless_ports.allocation_choice
     (_reversed_stack, "saxpy"), (_no_bank_conflicts, "saxpy"), (_fetch_free, "saxpy"),
     (_placed_early, "saxpy"),
     (_oldest_first, "histogram"), (_evict_at_once, "histogram"),
-    (_compressor_at_once, "histogram"), (_one_read_in_flight, "histogram")])
+    (_compressor_at_once, "histogram"), (_one_read_in_flight, "histogram"),
+    pytest.param(_unbounded_queues, "srad", marks=SLOW)])
 def test_a_broken_fast_model_diverges(monkeypatch, broken, kernel):
     """A fast model without one of the golden rules diverges from the golden shard (saxpy:
     the stack, the banks' port order, the fetch register, a placed warp's first cycle;
     histogram, where the OSU misses:
-    the line choice, the eviction's wait, the compressor's cycles), and the agreement test
-    above fails on it (or its run stops: a register lost)."""
+    the line choice, the eviction's wait, the compressor's cycles; srad, whose banks'
+    queues fill: their room), and the agreement test above fails on it (or its run stops:
+    a register lost)."""
     exact = _exact(kernel)
     broken(monkeypatch)
     try:
@@ -297,6 +315,25 @@ def test_a_broken_fast_model_diverges(monkeypatch, broken, kernel):
     assert result["first_divergence"] is not None
     with pytest.raises(AssertionError):
         _agrees_as_documented(result, kernel)
+
+
+@SLOW
+def test_a_fast_model_compressing_by_its_own_values_miscounts_srad(monkeypatch):
+    """A fast model that matches the compressor's patterns on its own values, not on the
+    data the OSU offered (before session 17), makes srad's decisions but not its preload
+    sources: the agreement test's counts catch it (1,491 against 1,527 from the
+    compressor)."""
+    written_back = ReglessSM.written_back
+
+    def own(self, shard, key, cycle, *, data):
+        line = self.lines.get(key)
+        written_back(self, shard, key, cycle, data=None if line is None else line.values)
+
+    monkeypatch.setattr(ReglessSM, "written_back", own)
+    result = compare("srad", exact=_exact("srad"))
+    assert result["first_divergence"] is None
+    served = result["preloads_served"]
+    assert served["fast"]["compressor"] < served["exact"]["compressor"]
 
 
 def _stub_sm():
@@ -386,3 +423,64 @@ def test_kernel_shard_trace_replays_on_verilator(tmp_path):
     assert replayed.passed, replayed.summary()
     assert replayed.cycles == result["shard_cycles"][0]
     assert np.isfinite(replayed.cycles_per_second)
+
+
+def test_a_descriptor_entry_waits_for_room_in_its_banks_queue():
+    """The golden capacity manager takes an entry word on the region port only while the
+    entry's bank queue holds fewer entries than it has lines per bank (``_region_ready``),
+    and no header until the descriptor's last entry was taken; so does the fast model's
+    region port (``ReglessSM._stream``; before session 17 it took every entry one per cycle
+    and srad diverged at cycle 10,228)."""
+    model = ReglessSM(load_workload("saxpy")[1], ReglessConfig(capacity=256))(_stub_sm())
+    shard = model.shards[0]
+    queue, other = shard.ports.queues[3], shard.ports.queues[4]
+    queue.extend((0, None) for _ in range(shard.lines_per_bank))  # 8 entries: full
+    shard.streaming.extend([(3, "a"), (4, "b")])
+    shard.header_free = float("inf")
+    assert not model._stream(shard, 10)
+    queue.popleft()  # the OSU took the head in cycle 10
+    assert model._stream(shard, 11) and queue[-1] == (12, "a")
+    assert shard.header_free == float("inf")
+    assert model._stream(shard, 12) and list(other) == [(13, "b")]
+    assert shard.header_free == 13 and not model._stream(shard, 13)
+
+
+def test_an_evicted_line_is_compressed_by_the_data_the_osu_offered():
+    """The golden compressor matches its patterns on the ``writeback`` offer's data (lanes
+    the SM never wrote hold what the data store held); the fast model stores the line
+    compressed or in L1 by that match, keeping its own values (srad: 36 preloads the golden
+    compressor answered were counted as from nowhere)."""
+    from gpurf.sim.sm.regless import _Line
+
+    model = ReglessSM(load_workload("saxpy")[1])(_stub_sm())
+    shard = model.shards[0]
+    ramp = np.arange(32, dtype=np.uint32) * 4 + 3  # STRIDE4
+    odd = ramp * ramp  # no pattern
+    for reg, values, data, compressed in ((1, odd, None, True), (2, odd, ramp, True),
+                                          (3, ramp, odd, False)):
+        key = (((0, 0, 0), 0), reg)
+        model.lines[key] = _Line(values.copy(), 0)
+        model.written_back(shard, key, 5, data=data)
+        assert (key in model.packed) == compressed and (key in model.l1) != compressed
+        assert np.array_equal((model.packed if compressed else model.l1)[key], values)
+
+
+@pytest.mark.parametrize("model", [ReglessSM, ReglessExactSM])
+@pytest.mark.parametrize("shared", [False, True])
+def test_register_lines_live_in_the_configured_l1(model, shared):
+    """Both models keep register lines where ``l1_bytes`` says (the golden shards' driver
+    used the SM's L1 whatever the configuration until session 17, and srad diverged at
+    cycle 780 / 1,221): Table 1's 48 KB of their own (data bypassed), or the SM's L1 beside
+    the data (``sharedl1``)."""
+    from gpurf.sim.sm.timing import _L1
+
+    sm = _stub_sm()
+    sm.l1 = _L1(SimpleNamespace(l1_bytes=65536, l1_ways=4))
+    config = ReglessConfig(l1_bytes=0 if shared else regless.REGISTER_L1_BYTES)
+    storage = model(load_workload("saxpy")[1], config)(sm)
+    line = regless.REGISTER_BASE + 5
+    assert not storage.l1_lookup(line + 96)
+    storage.l1_write(line)
+    assert storage.l1_lookup(line)
+    in_sm = any(line in entries for entries in sm.l1.sets)
+    assert in_sm == shared and (storage.store is sm.l1) == shared

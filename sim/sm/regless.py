@@ -20,7 +20,9 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   the cycle after its region has drained). Each cycle the CM compares the top slot's next
   region's per-bank line usage with the per-bank free counters; if every bank fits, it
   subtracts them (the descriptor's header) and the entries follow one per cycle on the
-  region port (no other header meanwhile); otherwise it waits (strict stack order). A slot
+  region port (no other header meanwhile), each only while its bank's queue holds fewer
+  entries than the CM has lines per bank (the golden ``_region_ready``; session 17);
+  otherwise it waits (strict stack order). A slot
   without a warp (or whose warp has finished) takes an empty region (a header cycle), drained
   when a warp is placed there (from the cycle the warp is first seen live, as the golden
   shards' driver does: the ports' earlier cycles are stepped without it). Each entry
@@ -66,7 +68,9 @@ One shard per sub-core (scheduler), each a capacity manager (CM), an operand sta
   L1 refill: 16 cached lines of 15 registers, FIFO, a changed line written back) and the
   shared L1 port. A preload miss
   is acknowledged when its line is filled. A dirty line evicted from the OSU is stored
-  compressed when one of the 5 patterns matches, else written to L1 as a full line.
+  compressed when one of the 5 patterns matches the data its ``writeback`` offer carried
+  (the golden data store's lanes, :meth:`ReglessSM.written_back`), else written to L1 as a
+  full line.
   ``compressor=False``: every request is answered at once, uncompressed (to L1).
 - **L1** (6.5): register lines share the SM's L1 (``TimingSM.l1``: one request per cycle,
   FIFO with the data accesses) as write-back lines that need no fetch on a write (a write
@@ -346,6 +350,10 @@ class _Shard:
         self.header_free = 0
         """The first cycle the region port takes a header (the descriptor's entries stream
         one per cycle after it)."""
+        self.streaming: deque = deque()
+        """``(bank, entry)``: the entries of the region whose header was taken last, still
+        to be taken on the region port (one per cycle, each while its bank's queue has
+        room)."""
         self.active = 0
         """Regions reserved and not yet released."""
         self.releases: list = []
@@ -736,7 +744,7 @@ class ReglessSM(RegisterStorage):
         while cycle <= now:
             while releases and releases[0][0] <= cycle:
                 self._released(shard, *heapq.heappop(releases)[2:], cycle)
-            taken = False
+            taken = self._stream(shard, cycle)
             if shard.stack and shard.header_free <= cycle:
                 slot = shard.stack[-1]
                 state = self._next(shard, slot)
@@ -761,6 +769,8 @@ class ReglessSM(RegisterStorage):
                 continue
             waits = [releases[0][0]] if releases else []
             waits += [entry[0] for entry in drained]
+            if shard.streaming:
+                waits.append(cycle + 1)
             if shard.stack and shard.header_free > cycle:
                 waits.append(shard.header_free)
             if not waits and not shard.active and shard.stack:
@@ -771,6 +781,25 @@ class ReglessSM(RegisterStorage):
                                    "can release any (capacity manager stuck)")
             cycle = max(cycle + 1, min([*waits, now + 1]))
         shard.time = max(shard.time, cycle)
+
+    def _stream(self, shard: _Shard, cycle: int) -> bool:
+        """The region port in ``cycle`` while a descriptor streams: its next entry is taken
+        if its bank's queue holds fewer entries than the capacity manager has lines per bank
+        at the start of the cycle (the golden ``_region_ready``), and reaches the queue
+        from ``cycle + 1``; the next header is taken from the cycle after the last entry.
+        Whether an entry was taken."""
+        streaming = shard.streaming
+        if not streaming:
+            return False
+        bank, entry = streaming[0]
+        queue = shard.ports.queues[bank]
+        if len(queue) >= shard.lines_per_bank:
+            return False
+        streaming.popleft()
+        queue.append((cycle + 1, entry))
+        if not streaming:
+            shard.header_free = cycle + 1
+        return True
 
     def _push(self, shard: _Shard, slot: int, cycle: int) -> None:
         """``slot`` goes on top of the stack, its header offered from ``cycle`` on."""
@@ -810,10 +839,11 @@ class ReglessSM(RegisterStorage):
 
     def _activate(self, shard: _Shard, state: _WarpState, cycle: int) -> None:
         """Reserve the top warp's region (its header taken in ``cycle``) and run its
-        descriptor's entries, as the golden shard does: entry ``k`` (from 1) is taken on the
-        region port in ``cycle + k`` (no other header meanwhile) and reaches its bank's
-        queue head a cycle later, where the OSU takes it and acknowledges a hit (or an
-        invalidation) in the same cycle, a miss when its line is filled. The warp is ACTIVE
+        descriptor's entries, as the golden shard does: the entries are taken on the region
+        port one per cycle from ``cycle + 1`` (no other header meanwhile), each only while
+        its bank's queue has room (:meth:`_stream`), and reach the queue a cycle later; at
+        its head the OSU takes an entry and acknowledges a hit (or an invalidation) in the
+        same cycle, a miss when its line is filled. The warp is ACTIVE
         (may issue) from the cycle after the last acknowledgement, and not before
         ``cycle + 2`` (PRELOADING for a cycle even without entries: ``_acknowledge``)."""
         warp = state.warp
@@ -830,11 +860,10 @@ class ReglessSM(RegisterStorage):
         state.drain_memory = False
         self._apply(cycle)
         entries = self.entries[start]
-        shard.header_free = cycle + 1 + len(entries)
-        queues = shard.ports.queues
-        for k, (reg, preload) in enumerate(entries, start=1):
-            queues[(warp.slot + reg) % BANKS].append(
-                (cycle + k + 1, (state, warp.slot, reg, not preload, (state.key, reg))))
+        shard.header_free = INF if entries else cycle + 1
+        shard.streaming.extend(((warp.slot + reg) % BANKS,
+                                (state, warp.slot, reg, not preload, (state.key, reg)))
+                               for reg, preload in entries)
         state.bound = cycle + 2
         state.entries = len(entries)
         state.active_at = INF if entries else state.bound
@@ -898,12 +927,17 @@ class ReglessSM(RegisterStorage):
         line = self.lines[key] = _Line(values, bank)
         return line
 
-    def written_back(self, shard: _Shard, key, cycle: int) -> None:
-        """The ports wrote ``key``'s dirty line back in ``cycle`` (it stays, clean)."""
+    def written_back(self, shard: _Shard, key, cycle: int, *, data) -> None:
+        """The ports wrote ``key``'s dirty line back in ``cycle`` (it stays, clean);
+        ``data``: the lanes its ``writeback`` offer carried (``None``: zeros), which the
+        compressor's pattern match sees (lanes the SM never wrote hold what the golden data
+        store holds there, not this model's values)."""
         if key is None:
             return
         line = self.lines.get(key)
-        self._evict(key, np.full(LANES, POISON, np.uint32) if line is None else line.values)
+        offered = np.zeros(LANES, np.uint32) if data is None else np.asarray(data, np.uint32)
+        self._evict(key, np.full(LANES, POISON, np.uint32) if line is None else line.values,
+                    compressed=compressible(offered))
 
     def line_values(self, key):
         """``key``'s values (a preload's fill)."""
@@ -925,13 +959,16 @@ class ReglessSM(RegisterStorage):
             self._evict(key, np.full(LANES, POISON, np.uint32) if line is None
                         else line.values)
 
-    def _evict(self, key, values) -> None:
+    def _evict(self, key, values, *, compressed: bool | None = None) -> None:
         """A dirty line leaves the OSU: compressed into the compressor when one of its
-        patterns matches, else to L1 (its timing is the transfer unit's)."""
+        patterns matches (``compressed``: the match on the data the OSU offered; ``None``:
+        on ``values``), else to L1 (its timing is the transfer unit's)."""
         self.counts["evictions"] += 1
         if self.config.lossy:
             return
-        if self.config.compressor and compressible(values):
+        if compressed is None:
+            compressed = compressible(values)
+        if self.config.compressor and compressed:
             self.packed[key] = values.copy()
             self.l1.pop(key, None)
             self.counts["evictions_compressed"] += 1
@@ -954,16 +991,27 @@ class ReglessSM(RegisterStorage):
         served = l1.serve(now)
         self.counts["l1_port_wait"] += served - now - 1
         if op == L1Op.READ:
-            hit = self.store.lookup(line, True)
+            hit = self.l1_lookup(line)
             if kind == "r":
                 self.counts["preloads_l1" if hit else "preloads_l2"] += 1
             return served + (sm.hit_after if hit else sm.miss_after)
         if op == L1Op.INVALIDATE:
             self.counts["invalidations_l1"] += 1
             return served
-        if self.config.l1_bytes or l1.enabled:
-            store_line(self.store, line)
+        self.l1_write(line)
         return served
+
+    def l1_lookup(self, line: int) -> bool:
+        """Whether register line ``line`` is in L1 (made the most recent; allocated if
+        not): in the register lines' own 48 KB (:attr:`ReglessConfig.l1_bytes`, Table 1's
+        L1 with the data bypassed), else in the SM's L1 beside the data (``sharedl1``)."""
+        return self.store.lookup(line, True)
+
+    def l1_write(self, line: int) -> None:
+        """Register line ``line`` written to L1 (write-back, no fetch on write), in the
+        store :meth:`l1_lookup` looks in."""
+        if self.config.l1_bytes or self.sm.l1.enabled:
+            store_line(self.store, line)
 
     # -- timed actions on the values ---------------------------------------------------
     def _later(self, when: float, action, *args) -> None:

@@ -47,8 +47,11 @@ does for random regions, but driven by the kernel:
   A request that waits :data:`STUCK` cycles stops the run (:class:`ReglessError`).
 - **L1**: the shard's L1 port is always ready; each request takes a cycle of the SM's timing
   L1 (:class:`~gpurf.sim.sm.timing.TimingSM`'s ``l1``, shared with the data accesses) and a
-  read is answered, in order, after the L1 hit or miss latency (register line addresses as
-  the fast model's). The values are kept here (register lines by ``{warp, reg}``,
+  read is answered, in order, after the L1 hit or miss latency. Register lines, at the
+  fast model's addresses, are kept where the fast model keeps them
+  (:meth:`~gpurf.sim.sm.regless.ReglessSM.l1_lookup`: Table 1's 48 KB of their own, or the
+  SM's L1 with ``sharedl1``; before session 17 always the SM's L1, whatever the
+  configuration). The values are kept here (register lines by ``{warp, reg}``,
   compressed lines by number).
 
 The shard's own decisions (when a region is taken, when the warp is ACTIVE, where each
@@ -78,7 +81,6 @@ from .regless import (
     run_fields,
     run_on,
     shard_params,
-    store_line,
 )
 from .values import LANES
 
@@ -367,7 +369,7 @@ class ShardPorts:
         served = sm.l1.serve(now)
         self.counts[f"l1_{L1Op(request.op).name.lower()}"] += 1
         if request.op == L1Op.READ.value:
-            hit = sm.l1.lookup(line, True)
+            hit = self.owner.l1_lookup(line)
             self.counts["l1_read_hits" if hit else "l1_read_misses"] += 1
             start = max([served + (sm.hit_after if hit else sm.miss_after)]
                         + [t for t, _ in self.l1_answers])
@@ -633,10 +635,6 @@ class ReglessExactSM(ReglessSM):
             return REGISTER_BASE + (1 << 36) + sub_index + addr * shards
         ref = self.ports[sub_index].ports["read__0__payload"].unpack(addr)
         return self._line_address(sub_index, int(ref.warp), int(ref.reg))
-
-    def l1_write(self, line: int) -> None:
-        if self.sm.l1.enabled:
-            store_line(self.sm.l1, line)
 
     def summary(self) -> dict:
         counts = dict(self.counts)

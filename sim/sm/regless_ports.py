@@ -316,7 +316,7 @@ class ShardPortTiming:
         line = self.lines[bank][self.evict[bank][1]]
         self.evict[bank] = None
         line.place, line.written = "clean", False
-        self.owner.written_back(self.shard, line.owner, now)
+        self.owner.written_back(self.shard, line.owner, now, data=line.data)
 
     def _choose(self, bank: int, reserve, now: int) -> None:
         """No tag operation this cycle: a reserve or a preload that misses with only dirty
