@@ -97,9 +97,21 @@ AGREEMENT = {
 """What ``python -m gpurf.sim.sm.regless_compare`` printed for these kernels (docs/regless.md,
 "Fast model vs golden shard")."""
 
+AGREEMENT_256 = {
+    "saxpy": (380, 1191, 1191, 380, None),
+    "pathfinder": (574, 5243, 5243, 574, None),
+    "histogram": (1088, 3416, 3416, 1088, None),
+    "scan": (870, 2692, 2692, 870, None),
+    "ffma_imad": (416, 4908, 4908, 416, None),
+}
+"""The same with ``--capacity 256`` (8 OSU lines per bank: bank queues fill, register lines
+spill to L1; docs/regless.md, "Session 17: other capacities")."""
 
-def _agrees_as_documented(result, kernel):
-    regions, fast_cycles, exact_cycles, same, divergence = AGREEMENT[kernel]
+AGREEMENTS = {512: AGREEMENT, 256: AGREEMENT_256}
+
+
+def _agrees_as_documented(result, kernel, capacity=512):
+    regions, fast_cycles, exact_cycles, same, divergence = AGREEMENTS[capacity][kernel]
     assert result["passed"] == {"fast": True, "exact": True}
     assert result["regions"] == {"fast": regions, "exact": regions}
     assert result["cycles"] == {"fast": fast_cycles, "exact": exact_cycles}
@@ -114,13 +126,14 @@ def _agrees_as_documented(result, kernel):
     assert (found["exact"]["activated"], found["exact"]["staged"]) == exact
 
 
-@pytest.mark.parametrize("kernel", ["saxpy", "pathfinder", pytest.param("gaussian", marks=SLOW),
-                                    pytest.param("bfs", marks=SLOW), "histogram",
-                                    pytest.param("backprop_forward", marks=SLOW),
-                                    pytest.param("scan", marks=SLOW),
-                                    pytest.param("ffma_imad", marks=SLOW),
-                                    pytest.param("srad", marks=SLOW)])
-def test_fast_model_makes_the_golden_shards_decisions_cycle_by_cycle(kernel):
+@pytest.mark.parametrize(("kernel", "capacity"), [
+    ("saxpy", 512), ("pathfinder", 512), pytest.param("gaussian", 512, marks=SLOW),
+    pytest.param("bfs", 512, marks=SLOW), ("histogram", 512),
+    pytest.param("backprop_forward", 512, marks=SLOW), pytest.param("scan", 512, marks=SLOW),
+    pytest.param("ffma_imad", 512, marks=SLOW), pytest.param("srad", 512, marks=SLOW),
+    ("saxpy", 256), pytest.param("pathfinder", 256, marks=SLOW), ("histogram", 256),
+    pytest.param("scan", 256, marks=SLOW), ("ffma_imad", 256)])
+def test_fast_model_makes_the_golden_shards_decisions_cycle_by_cycle(kernel, capacity):
     """The fast model (the golden capacity manager's rules, the golden shard's request ports
     and OSU lines cycle by cycle: ``sim/sm/regless_ports.py``; its transfer unit and
     compressor: ``sim/sm/regless_transfer.py``) makes every decision the golden shard
@@ -129,23 +142,31 @@ def test_fast_model_makes_the_golden_shards_decisions_cycle_by_cycle(kernel):
     where no register leaves the OSU (saxpy ... bfs) and where the OSU misses (histogram,
     backprop_forward, scan, ffma_imad; the SM's shards hold 8 L1 requests,
     ``l1_reads_in_flight``); and srad, whose register lines overflow the 48 KB register L1
-    and whose descriptor entries fill their banks' queues (session 17)."""
-    result = compare(kernel, exact=_exact(kernel))
-    _agrees_as_documented(result, kernel)
+    and whose descriptor entries fill their banks' queues (session 17); at the paper's 512
+    OSU entries per SM and at 256 (8 lines per bank: a bank's queue fills and the region
+    port waits; saxpy spills registers to L1, ffma_imad misses there)."""
+    result = compare(kernel, config=_config(capacity), exact=_exact(kernel, capacity))
+    _agrees_as_documented(result, kernel, capacity)
     for name in ("preloads_served", "evictions", "invalidations_to_l1"):
         assert result[name]["fast"] == result[name]["exact"], name
-    if kernel in ("saxpy", "pathfinder", "gaussian", "bfs"):
+    if kernel in ("saxpy", "pathfinder", "gaussian", "bfs") and capacity == 512:
         assert result["invalidations_to_l1"] == {"fast": 0, "exact": 0}
 
 
 _EXACT: dict = {}
 
 
-def _exact(kernel: str) -> dict:
-    """The golden shards' run of ``kernel`` (once per test session)."""
-    if kernel not in _EXACT:
-        _EXACT[kernel] = run_regless_exact(kernel, "test", fast=False)
-    return _EXACT[kernel]
+def _config(capacity: int) -> ReglessConfig:
+    return ReglessConfig(capacity=capacity)
+
+
+def _exact(kernel: str, capacity: int = 512) -> dict:
+    """The golden shards' run of ``kernel`` at ``capacity`` OSU entries per SM (once per
+    test session)."""
+    if (kernel, capacity) not in _EXACT:
+        _EXACT[kernel, capacity] = run_regless_exact(kernel, "test", _config(capacity),
+                                                     fast=False)
+    return _EXACT[kernel, capacity]
 
 
 def _reversed_stack(monkeypatch):
@@ -287,34 +308,50 @@ def _unbounded_queues(monkeypatch):
     monkeypatch.setattr(regless._Shard, "__init__", unbounded)
 
 
+def _register_lines_in_data_l1(monkeypatch):
+    """Register lines looked up and written in the SM's L1 beside the data, not in their own
+    48 KB (the golden shards' driver until session 17)."""
+    def lookup(self, line):
+        return self.sm.l1.lookup(line, True)
+
+    def write(self, line):
+        if self.sm.l1.enabled:
+            regless.store_line(self.sm.l1, line)
+
+    monkeypatch.setattr(regless.ReglessSM, "l1_lookup", lookup)
+    monkeypatch.setattr(regless.ReglessSM, "l1_write", write)
+
+
 EVICT = CompressorOp.EVICT.value
 _RELEASE = regless_ports.ShardPortTiming._release
 _ALLOCATE = regless_ports.ShardPortTiming._allocate
 GOLDEN_CHOICE = regless_ports.allocation_choice
 
 
-@pytest.mark.parametrize(("broken", "kernel"), [
-    (_reversed_stack, "saxpy"), (_no_bank_conflicts, "saxpy"), (_fetch_free, "saxpy"),
-    (_placed_early, "saxpy"),
-    (_oldest_first, "histogram"), (_evict_at_once, "histogram"),
-    (_compressor_at_once, "histogram"), (_one_read_in_flight, "histogram"),
-    pytest.param(_unbounded_queues, "srad", marks=SLOW)])
-def test_a_broken_fast_model_diverges(monkeypatch, broken, kernel):
+@pytest.mark.parametrize(("broken", "kernel", "capacity"), [
+    (_reversed_stack, "saxpy", 512), (_no_bank_conflicts, "saxpy", 512),
+    (_fetch_free, "saxpy", 512), (_placed_early, "saxpy", 512),
+    (_oldest_first, "histogram", 512), (_evict_at_once, "histogram", 512),
+    (_compressor_at_once, "histogram", 512), (_one_read_in_flight, "histogram", 512),
+    pytest.param(_unbounded_queues, "srad", 512, marks=SLOW),
+    (_unbounded_queues, "saxpy", 256), (_register_lines_in_data_l1, "ffma_imad", 256)])
+def test_a_broken_fast_model_diverges(monkeypatch, broken, kernel, capacity):
     """A fast model without one of the golden rules diverges from the golden shard (saxpy:
     the stack, the banks' port order, the fetch register, a placed warp's first cycle;
     histogram, where the OSU misses:
     the line choice, the eviction's wait, the compressor's cycles; srad, whose banks'
-    queues fill: their room), and the agreement test above fails on it (or its run stops:
-    a register lost)."""
-    exact = _exact(kernel)
+    queues fill: their room; at 256 OSU entries per SM, where the default tier's 512 cases
+    exercise neither: saxpy, the queues' room; ffma_imad, the register lines' own L1), and
+    the agreement test above fails on it (or its run stops: a register lost)."""
+    exact = _exact(kernel, capacity)
     broken(monkeypatch)
     try:
-        result = compare(kernel, exact=exact)
+        result = compare(kernel, config=_config(capacity), exact=exact)
     except ReglessError:
         return  # the eviction at once also loses a register: the value check stops it
     assert result["first_divergence"] is not None
     with pytest.raises(AssertionError):
-        _agrees_as_documented(result, kernel)
+        _agrees_as_documented(result, kernel, capacity)
 
 
 @SLOW
