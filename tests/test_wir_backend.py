@@ -126,18 +126,21 @@ def test_harness_names_its_assertions():
     count of a handed-out register; the copy; the hit queue; the queued tickets, the
     register allocator's stages, the rename stage, ``out`` and the sweep in range; the
     ring's tail; the in-flight flags; the two exit sweeps in lockstep; the queue
-    and the front's instructions during a sweep."""
+    and the front's instructions during a sweep; per register the count's headroom and a
+    reserved result in the allocator's stages convergent (session 18)."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     cells = re.findall(r'parameter \\FORMAT "(\w*)"\n(?:    .*\n)*?    parameter \\FLAVOR "assert"',
                        text)
     per_register = {f"{rule}_{r}" for rule in ("held_handed", "held_not_queued", "free_once",
-                                               "count") for r in range(SMALL_PREGS)}
+                                               "count", "count_headroom")
+                     for r in range(SMALL_PREGS)}
     expected = per_register | {
         "allocation_served", "hit_queue_at_most_3", "tail", "copy_0_0", "copy_0_1",
         "copy_valid_0_0", "copy_valid_0_1", "alloc_ticket_0", "alloc_ticket_1",
         "out_in_range", "stage_in_range", "sweep_warp", "flight", "alloc_stage_0",
         "alloc_stage_1", "sweep_lockstep", "sweep_same_row", "no_hit_behind_a_new_result",
-        "one_hit_behind_a_decision", "sweep_holds_at_most_3",
+        "one_hit_behind_a_decision", "sweep_holds_at_most_3", "reserved_convergent_0",
+        "reserved_convergent_1",
         *(f"issued{stage}_{k}" for stage in ("", "_out") for k in range(3)),
         *(f"hit_{field}_{k}" for field in ("warp", "reg") for k in range(BACKEND_HITS)),
         *(f"ticket_{field}_{slot}" for field in ("warp", "dst") for slot in range(2))}
