@@ -3,7 +3,6 @@
 models caught), every outcome retiring in the random stream, the directed reuse hit, the
 no-leak proof with its covers."""
 
-import itertools
 import re
 from collections import Counter
 
@@ -22,7 +21,7 @@ from gpurf.tb.harness import run_golden
 from gpurf.tb.wir import mutants
 from gpurf.tb.wir.formal_backend import DIRECTED, MOST_INCREMENTS, BackendFormal
 from gpurf.tb.wir.formal_backend import SMALL as FORMAL_SMALL
-from gpurf.tb.wir.test_backend import directed_reuse_hit, random_stream
+from gpurf.tb.wir.test_backend import directed_reuse_hit, headroom_burst, random_stream
 
 SMALL = get_block("wir.backend").test_params[0]
 SMALL_PREGS = FORMAL_SMALL["pregs"]
@@ -421,71 +420,6 @@ def test_divergent_reserved_result_is_refused():
         run_golden(GoldenBackend(**FORMAL_SMALL), stream, FORMAL_SMALL, 1, 60)
 
 
-def _headroom_burst(model, *, hold_too):
-    """The stimulus of :func:`test_headroom_burst_reaches_the_bound` on ``model`` (read
-    for its counts): ``r0 = v`` (register ``P``, in the VSB), holds of ``r0`` until ``P``
-    counts 18; ``I_c`` (immediates, an index other than ``I_b``'s) reserves an entry and its
-    result ``r1 = v`` returns; then ``I_b`` (``r0`` as all three sources: +3 at issue)
-    so that, in ``r1``'s decide cycle, ``P`` is shared (+1) and fills ``I_c``'s entry (+1),
-    ``I_b`` misses and reserves (+3) and ``I_a`` (as ``I_b``) issues (+3). ``hold_too``: a
-    hold of ``r0`` offered with ``I_a`` and in every cycle after."""
-    from gpurf.golden.wir.reuse_buffer import fold_index
-    from gpurf.tb.wir.test_backend import Driver
-
-    def stream(params, rng, cycles):
-        driver = Driver(params, rng)
-        config, codecs, tags = driver.config, driver.config.codecs, driver.tags
-        plain = {"warp": 0, "tb": 0, "divergent": 0, "bypass": 0, "store_shared": 0,
-                 "store_global": 0, "kind": LoadKind.OTHER.value}
-
-        def cycle(ins):
-            outputs = yield ins
-            driver.observe(ins, outputs)
-            driver.executing.clear()
-            return outputs
-
-        def result(reg, reservation=None):
-            return {"result__valid": 1, "result__payload": codecs["result__payload"].pack(
-                driver.result(0, reg, value=[1] * config.lanes, reservation=reservation))}
-
-        while not (yield from cycle({}))["ready"]:
-            pass
-        while not (yield from cycle(result(0)))["result__ready"]:
-            pass
-        while not driver.retired:
-            yield from cycle({})
-        preg = driver.retired[-1].preg
-        hold = {"hold__valid": 1, "hold__payload": codecs["hold__payload"].pack(
-            {"warp": 0, "reg": 0})}
-        while model.back.pool.counts[preg] < 18:
-            yield from cycle(hold)
-        index_bits, width = config.front.reuse.index_bits, config.front.reuse.tag_layout.size
-        three = {"op": 0, "regs": 7}
-        tag_b = tags.pack({"opcode": three, "operand": [preg] * 3, "tbid": 0, "barrier": 0})
-        operand = next(list(imm) for imm in itertools.product(range(4), repeat=3)
-                       if fold_index(tag_b ^ tags.pack({
-                           "opcode": {"op": 0, "regs": 0}, "operand": list(imm), "tbid": 0,
-                           "barrier": 0}), width, index_bits))
-        yield from cycle(driver.issue(**plain, opcode={"op": 0, "regs": 0}, operand=operand,
-                                      dst=1))
-        while not driver.out:
-            yield from cycle({})
-        out = driver.out[-1]
-        assert out.response.reserved
-        reservation = (out.response.index, tags.pack({
-            "opcode": out.lookup.opcode, "operand": out.lookup.operand,
-            "tbid": out.lookup.tbid, "barrier": out.lookup.barrier}))
-        while not (yield from cycle(result(1, reservation)))["result__ready"]:
-            pass
-        yield from cycle(driver.issue(**plain, opcode=three, operand=[0, 0, 0], dst=1))
-        yield from cycle({**driver.issue(**plain, opcode=three, operand=[0, 0, 0], dst=1),
-                          **(hold if hold_too else {})})
-        for _ in range(10):
-            yield from cycle({**driver.release(1.0), **(hold if hold_too else {})})
-
-    return stream
-
-
 @pytest.mark.parametrize("hold_too", [False, True])
 def test_headroom_burst_reaches_the_bound(hold_too):
     """Session 18, directed: at ``formal_backend.SMALL`` one register at 21 takes the
@@ -495,7 +429,7 @@ def test_headroom_burst_reaches_the_bound(hold_too):
     reaches (the strengthening ``count_headroom_r`` of ``tb/wir/formal_backend.py``)."""
     model = GoldenBackend(**FORMAL_SMALL)
     extremes = _pool_extremes(model)
-    run_golden(model, _headroom_burst(model, hold_too=hold_too), FORMAL_SMALL, 1, 200)
+    run_golden(model, headroom_burst(hold_too=hold_too), FORMAL_SMALL, 1, 200)
     assert extremes == {"count": 29, "increments": MOST_INCREMENTS}
 
 
@@ -507,5 +441,5 @@ def test_headroom_burst_without_the_clash_exceeds_the_bound():
     hold = model.back._hold
     model.back._hold = lambda request, decision: hold(request, None)
     extremes = _pool_extremes(model)
-    run_golden(model, _headroom_burst(model, hold_too=True), FORMAL_SMALL, 1, 200)
+    run_golden(model, headroom_burst(hold_too=True), FORMAL_SMALL, 1, 200)
     assert extremes == {"count": 30, "increments": MOST_INCREMENTS + 1}
