@@ -15,13 +15,13 @@ from gpurf.golden.wir.register_pool import ProtocolError
 from gpurf.hw.registry import get_block
 from gpurf.hw.wir.backend import Backend
 from gpurf.hw.wir.configs import BACKEND_HEADROOM, BACKEND_HITS, BackendConfig
-from gpurf.hw.wir.layouts import Outcome
+from gpurf.hw.wir.layouts import LoadKind, Outcome
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.harness import run_golden
 from gpurf.tb.wir import mutants
-from gpurf.tb.wir.formal_backend import DIRECTED, BackendFormal
+from gpurf.tb.wir.formal_backend import DIRECTED, MOST_INCREMENTS, BackendFormal
 from gpurf.tb.wir.formal_backend import SMALL as FORMAL_SMALL
-from gpurf.tb.wir.test_backend import directed_reuse_hit, random_stream
+from gpurf.tb.wir.test_backend import directed_reuse_hit, headroom_burst, random_stream
 
 SMALL = get_block("wir.backend").test_params[0]
 SMALL_PREGS = FORMAL_SMALL["pregs"]
@@ -126,18 +126,21 @@ def test_harness_names_its_assertions():
     count of a handed-out register; the copy; the hit queue; the queued tickets, the
     register allocator's stages, the rename stage, ``out`` and the sweep in range; the
     ring's tail; the in-flight flags; the two exit sweeps in lockstep; the queue
-    and the front's instructions during a sweep."""
+    and the front's instructions during a sweep; per register the count's headroom and a
+    reserved result in the allocator's stages convergent (session 18)."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     cells = re.findall(r'parameter \\FORMAT "(\w*)"\n(?:    .*\n)*?    parameter \\FLAVOR "assert"',
                        text)
     per_register = {f"{rule}_{r}" for rule in ("held_handed", "held_not_queued", "free_once",
-                                               "count") for r in range(SMALL_PREGS)}
+                                               "count", "count_headroom")
+                     for r in range(SMALL_PREGS)}
     expected = per_register | {
         "allocation_served", "hit_queue_at_most_3", "tail", "copy_0_0", "copy_0_1",
         "copy_valid_0_0", "copy_valid_0_1", "alloc_ticket_0", "alloc_ticket_1",
         "out_in_range", "stage_in_range", "sweep_warp", "flight", "alloc_stage_0",
         "alloc_stage_1", "sweep_lockstep", "sweep_same_row", "no_hit_behind_a_new_result",
-        "one_hit_behind_a_decision", "sweep_holds_at_most_3",
+        "one_hit_behind_a_decision", "sweep_holds_at_most_3", "reserved_convergent_0",
+        "reserved_convergent_1",
         *(f"issued{stage}_{k}" for stage in ("", "_out") for k in range(3)),
         *(f"hit_{field}_{k}" for field in ("warp", "reg") for k in range(BACKEND_HITS)),
         *(f"ticket_{field}_{slot}" for field in ("warp", "dst") for slot in range(2))}
@@ -291,20 +294,28 @@ def _heavy_holds(hold_limit=80):
     return stream
 
 
+def _pool_extremes(model):
+    """Record, from every clock edge of ``model``'s pool, the highest count any register
+    reaches (``"count"``) and the most increments one register takes in one cycle
+    (``"increments"``); returns the dict the edges update."""
+    pool = model.back.pool
+    extremes = {"count": 0, "increments": 0}
+    edge = pool._edge
+
+    def observe(taken, incs, decs):
+        edge(taken, incs, decs)
+        extremes["count"] = max([extremes["count"], *pool.counts.values()])
+        extremes["increments"] = max([extremes["increments"], *Counter(incs).values()])
+
+    pool._edge = observe
+    return extremes
+
+
 def _highest_count(model, seed, cycles=1500):
     """The highest count any register reaches in a heavy-holds run of ``model``."""
-    highest = 0
-    step = model.step
-
-    def observe(inputs):
-        nonlocal highest
-        outputs = step(inputs)
-        highest = max([highest, *model.back.pool.counts.values()])
-        return outputs
-
-    model.step = observe
+    extremes = _pool_extremes(model)
     run_golden(model, _heavy_holds(), FORMAL_SMALL, seed, cycles)
-    return highest
+    return extremes["count"]
 
 
 def test_counts_saturate_without_overflow_under_heavy_holds(seed):
@@ -330,3 +341,105 @@ def test_counts_overflow_without_saturation(seed):
     model.back.pool.step = never_saturated
     with pytest.raises(ProtocolError, match=r"outside 0\.\.31"):
         _highest_count(model, seed, cycles=3000)
+
+
+def _hot_register(params, rng, cycles):
+    """Everything on one logical register (warp 0, ``r0``): instructions whose register
+    operands all name it (so a reservation references its register three times, an issue
+    three times), holds of it up to 60, results of one value (VSB hits shared into it, their
+    fills naming it) mostly to other registers; ``r0`` itself redefined now and then."""
+    from gpurf.tb.wir.test_backend import Driver, _drain
+
+    driver = Driver(params, rng)
+    config = driver.config
+    hold = {"hold__valid": 1, "hold__payload": config.codecs["hold__payload"].pack(
+        {"warp": 0, "reg": 0})}
+    driver.values = driver.values[:1]
+    pending = {}
+    for _ in range(cycles):
+        ins = dict(pending)
+        if "issue__valid" not in ins and rng.random() < 0.8:
+            ins.update(driver.issue(
+                warp=0, opcode={"op": rng.randrange(2), "regs": rng.choice([7, 7, 3, 1])},
+                operand=[0, 0, 0], divergent=0, bypass=0, store_shared=0, store_global=0,
+                dst=0 if rng.random() < 0.05 else rng.randrange(1, config.regs)))
+        ins.update(driver.offer())
+        ins.update(driver.release(0.1))
+        if "hold__valid" not in ins and len(driver.held) < 60 and rng.random() < 0.7:
+            ins.update(hold)
+        if driver.held and rng.random() < 0.08:
+            ins.update(drop__valid=1, drop__payload=driver.held.pop(
+                rng.randrange(len(driver.held))))
+        outputs = yield ins
+        pending = driver.observe(ins, outputs)
+    yield from _drain(driver)
+
+
+@pytest.mark.parametrize("params", [FORMAL_SMALL, {}], ids=["formal_small", "defaults"])
+def test_hot_register_stays_within_headroom(params, seed):
+    """Session 18, the headroom argument (``formal_backend.MOST_INCREMENTS``): with every
+    reference on one register, no register takes more than ``MOST_INCREMENTS`` increments
+    in a cycle nor counts past ``saturation - 1 + MOST_INCREMENTS`` (30 of 5 bits); the
+    golden pool raises on a count outside ``0..31``. Figures printed, per seed."""
+    saturation = BackendConfig(**params).back.pool.saturation
+    for run in range(3):
+        model = GoldenBackend(**params)
+        extremes = _pool_extremes(model)
+        run_golden(model, _hot_register, params, seed + run, 1500)
+        print(f"seed {seed + run}: highest count {extremes['count']} (saturation "
+              f"{saturation}), most increments of one register in a cycle "
+              f"{extremes['increments']}")
+        assert extremes["increments"] <= MOST_INCREMENTS
+        assert extremes["count"] < saturation + MOST_INCREMENTS
+
+
+def test_divergent_reserved_result_is_refused():
+    """The environment's protocol the headroom argument needs (and the harness assumes): a
+    result that reserved a reuse-buffer entry is convergent. A divergent one would retire
+    ``PINNED`` (or ``DUMMY_MOV``) and fill the entry with that register, an increment no
+    saturation query gates (session 17's k-induction counterexample); the golden model
+    refuses it."""
+    from gpurf.tb.wir.test_backend import Driver
+
+    def stream(params, rng, cycles):
+        driver = Driver(params, rng)
+        issue = driver.issue(warp=0, opcode={"op": 0, "regs": 0}, operand=[1, 2, 3],
+                             divergent=0, bypass=0, store_shared=0, store_global=0,
+                             kind=LoadKind.OTHER.value)
+        ins = {}
+        for _ in range(cycles):
+            outputs = yield ins
+            driver.observe(ins, outputs)
+            for _, fields in driver.executing:
+                assert fields["reserved"]
+                fields["mask"] = 0
+            ins = {**driver.offer(),
+                   **(issue if outputs["ready"] and not driver.out else {})}
+
+    with pytest.raises(ProtocolError, match="must be convergent"):
+        run_golden(GoldenBackend(**FORMAL_SMALL), stream, FORMAL_SMALL, 1, 60)
+
+
+@pytest.mark.parametrize("hold_too", [False, True])
+def test_headroom_burst_reaches_the_bound(hold_too):
+    """Session 18, directed: at ``formal_backend.SMALL`` one register at 21 takes the
+    ``MOST_INCREMENTS`` (8) increments in one cycle (a share and its fill, a reservation
+    and an issue naming it three times each) and counts 29; a hold offered in that cycle is
+    refused (the share's clash) and after it (saturated), so 21 + 8 is the most a count
+    reaches (the strengthening ``count_headroom_r`` of ``tb/wir/formal_backend.py``)."""
+    model = GoldenBackend(**FORMAL_SMALL)
+    extremes = _pool_extremes(model)
+    run_golden(model, headroom_burst(hold_too=hold_too), FORMAL_SMALL, 1, 200)
+    assert extremes == {"count": 29, "increments": MOST_INCREMENTS}
+
+
+def test_headroom_burst_without_the_clash_exceeds_the_bound():
+    """The mutant the bound needs: a pipeline that takes a hold in the cycle of a verify hit
+    on the same register (no clash) lets the burst's register take 9 increments and count
+    30, past ``count_headroom_r``'s bound (still inside 5 bits: the 9 of ``headroom``)."""
+    model = GoldenBackend(**FORMAL_SMALL)
+    hold = model.back._hold
+    model.back._hold = lambda request, decision: hold(request, None)
+    extremes = _pool_extremes(model)
+    run_golden(model, headroom_burst(hold_too=True), FORMAL_SMALL, 1, 200)
+    assert extremes == {"count": 30, "increments": MOST_INCREMENTS + 1}

@@ -50,8 +50,17 @@ class Backend(ConfiguredComponent, config=BackendConfig):
     **Saturation.** The pool is queried for the VSB hit (pipeline), the hold (pipeline),
     the reuse buffer's probe and the lookup's register operands (front) and the issue's
     sources (an issue waits while one is saturated), all answered against the counts at
-    the start of the cycle, with ``headroom`` 9: the up to ten increments of one register
-    in one cycle cannot overflow its count.
+    the start of the cycle (every earlier event included), with ``headroom`` 9. Every
+    increment of a register already held is gated by a query of its own cycle: the VSB
+    hit's query is made in the decide cycle from the VSB's read register, the cycle of
+    the share and of the fill of the shared register; a reuse hit increments at its
+    lookup and retires with no event; the other increments (allocation, install, fill of
+    a new register) name the register the cycle allocates. So at most 8 increments (a
+    share and its fill, a reservation or a hit, three issue sources; a hold clashes with
+    the share) name one register in a cycle, and no count passes 29 of 31 (session 18;
+    ``tb/wir/formal_backend.py`` ``MOST_INCREMENTS``). This needs the environment's
+    protocol: a result that reserved a reuse-buffer entry is convergent (a divergent one
+    would retire ``PINNED`` and fill its entry with the pinned register, ungated).
 
     **Backpressure.** ``result.ready`` is low while the hit queue holds a hit or one
     arrives, while the rename table is not idle (clear after reset, exit sweep) and while

@@ -3,7 +3,11 @@ in a small configuration.
 
 Inputs are free (``AnySeq``; warps, registers and block slots in range) after a reset in
 the first cycle, except for the environment's protocol: ``drop`` names only a register it
-holds through ``held``, ``release`` only one handed to it on ``sources``.
+holds through ``held``, ``release`` only one handed to it on ``sources``, and a result that
+reserved a reuse-buffer entry is convergent (its lookup was: a divergent lookup reserves
+nothing; the golden model raises otherwise). Without the last, a divergent reserved result
+retires ``PINNED`` into its mapping's register and fills the entry with it, an increment
+no saturation query gates (session 17's k-induction counterexample on ``count_3``).
 
 **Assumptions (the parts' proven properties).** ``wir.register_pool``'s merge leaders
 distinct and ``fresh``/``queued`` at most ``pregs`` (``formal_register_pool.py``); a valid
@@ -26,7 +30,10 @@ of each pending-retry ticket) and the environment's (held through ``hold``, hand
 - **the hit queue** never holds more than 3 (session 16), and during an exit sweep the
   queue plus the front's instructions (reuse stage, ``out``) hold at most 3 (session 17:
   a strengthening for k-induction; nothing enters the front while its table sweeps);
-- every allocation the decide stage asks for is offered.
+- every allocation the decide stage asks for is offered;
+- (strengthening, the headroom argument of ``wir.backend``) a handed-out register's count
+  is at most the saturation minus one plus :data:`MOST_INCREMENTS`, and a reserved result
+  in the register allocator's stages is convergent.
 """
 
 from amaranth import Cat, Mux, Signal
@@ -38,7 +45,17 @@ from gpurf.hw.wir.layouts import LoadKind, Outcome
 
 from ..formal_base import FormalHarness, popcount
 
-__all__ = ["DIRECTED", "SMALL", "BackendFormal"]
+__all__ = ["DIRECTED", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
+
+MOST_INCREMENTS = 8
+"""The most increments one register takes in one cycle in ``wir.backend``: a verify hit
+(+1) and the fill of its reuse-buffer entry (+1), the reuse stage's one lookup (a
+reservation naming it as all three operands, +3, or a hit, +1) and an issue naming it as
+all three sources (+3); a hold (+1) is refused in the cycle of a verify hit on its register
+(``wir.pipeline``'s clash), so with a hold at most 7. Each is refused by a saturation query
+of the same cycle (the fill by the verify hit's; the fill of a new register starts it at
+3), so a count never exceeds ``saturation - 1 + MOST_INCREMENTS`` (29 of 31 at 5 bits;
+``test_headroom_burst_reaches_the_bound``); docs/reliability.md."""
 
 SMALL = {"warps": 1, "regs": 2, "pregs": 4, "lanes": 1, "data_width": 2, "hash_width": 1,
          "entries": 2, "reuse_entries": 2, "imm_bits": 2, "blocks": 1, "barrier_bits": 1,
@@ -117,6 +134,9 @@ class BackendFormal(FormalHarness):
         for k in range(SOURCES):
             with m.If(issue.opcode.regs[k]):
                 m.d.comb += Assume(issue.operand[k] < config.regs)
+        result = dut.result
+        with m.If(result.valid & result.ready & result.payload.reserved):
+            m.d.comb += Assume(result.payload.mask.all())
 
     def _directed(self, m):
         """No ``hold``, ``drop``, ``exit``, ``barrier``, ``launch`` nor ``release``; every
@@ -270,7 +290,9 @@ class BackendFormal(FormalHarness):
             with m.Else():
                 m.d.comb += Assert(~handed + queued + returning == 1, f"free_once_{r}")
             with m.If(handed):
-                m.d.comb += Assert(count == holders, f"count_{r}")
+                m.d.comb += [Assert(count == holders, f"count_{r}"),
+                             Assert(count < config.saturation + MOST_INCREMENTS,
+                                    f"count_headroom_{r}")]
         m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid, "allocation_served")
 
     def _queues(self, m):
@@ -322,12 +344,16 @@ class BackendFormal(FormalHarness):
         agree with the parts: ``flight`` is the pipeline's ``carried``, and so are the
         register allocator's stages' valid bits; ``issued[0]`` marks
         the mapped register sources of the instruction in the reuse stage, ``issued[1]``
-        register sources of a fresh instruction on ``out``."""
+        register sources of a fresh instruction on ``out``; a stage's result that reserved
+        a reuse-buffer entry is convergent (the environment's protocol, so no ``PINNED``
+        fill)."""
         dut, front = self.dut, self.dut.front
         renamed, out = front.rename.renamed, front.out
         m.d.comb += Assert(dut.flight == dut.back.carried, "flight")
         for s, stage in enumerate(dut.back.alloc.pipe):
             m.d.comb += Assert(stage.valid == dut.back.carried[s], f"alloc_stage_{s}")
+            with m.If(stage.valid & dut.carried[s].reserved):
+                m.d.comb += Assert(~stage.divergent, f"reserved_convergent_{s}")
         for k in range(SOURCES):
             mapped = renamed.valid & front.stage.opcode.regs[k] & renamed.payload.src[k].valid
             m.d.comb += Assert(dut.issued[0][k] == mapped, f"issued_{k}")

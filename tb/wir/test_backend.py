@@ -10,12 +10,16 @@ exits. The golden model recounts every register's holders after every cycle, acr
 reuse buffer, the hit queue, the VSB, the mappings and the sources, and checks that the
 front's rename table equals the pipeline's mappings. Directed case: an instruction issued
 twice (the second is a reuse hit retiring with the first's register), then a third time
-after its source was redefined (a miss).
+after its source was redefined (a miss); one register taking the most increments one cycle
+allows (:func:`headroom_burst`, 21 -> 29 of 31) with holds of it refused from then on.
 """
 
+import itertools
+
+from gpurf.golden.wir.reuse_buffer import fold_index
 from gpurf.hw.ports import codec
 from gpurf.hw.wir.configs import SOURCES, BackendConfig
-from gpurf.hw.wir.layouts import Outcome
+from gpurf.hw.wir.layouts import LoadKind, Outcome
 from gpurf.tb.harness import cocotb_tests
 from gpurf.tb.wir.test_rename_reuse import Driver as FrontDriver
 
@@ -224,6 +228,81 @@ def directed_reuse_hit(params, rng, cycles):
     yield from _drain(driver)
 
 
-STIMULI = (random_stream, directed_reuse_hit)
+def headroom_burst(*, hold_too):
+    """A stimulus: ``r0 = v`` (register ``P``, installed in the VSB: 2 references), 16 holds
+    of ``r0`` (18); ``I_c`` (immediates, an index other than ``I_b``'s) reserves an entry
+    and its result ``r1 = v`` returns; ``I_b`` (``r0`` as all three sources: +3 at issue,
+    21) so that in ``r1``'s decide cycle ``P`` is shared (+1) and fills ``I_c``'s entry
+    (+1), ``I_b`` misses and reserves (+3) and ``I_a`` (as ``I_b``) issues (+3): 29, the
+    most (session 18, ``tb/wir/formal_backend.py`` ``MOST_INCREMENTS``). ``hold_too``: a
+    hold of ``r0`` offered with ``I_a`` and in every cycle after (refused: the verify hit's
+    clash, then saturation)."""
+
+    def stream(params, rng, cycles):
+        driver = Driver(params, rng)
+        config, codecs, tags = driver.config, driver.config.codecs, driver.tags
+        plain = {"warp": 0, "tb": 0, "divergent": 0, "bypass": 0, "store_shared": 0,
+                 "store_global": 0, "kind": LoadKind.OTHER.value}
+        hold = {"hold__valid": 1, "hold__payload": codecs["hold__payload"].pack(
+            {"warp": 0, "reg": 0})}
+
+        def cycle(ins):
+            outputs = yield ins
+            driver.observe(ins, outputs)
+            driver.executing.clear()
+            return outputs
+
+        def result(reg, reservation=None):
+            return {"result__valid": 1, "result__payload": codecs["result__payload"].pack(
+                driver.result(0, reg, value=[1] * config.lanes, reservation=reservation))}
+
+        def issue(**fields):
+            return driver.issue(**plain, dst=1 % config.regs, **fields)
+
+        while not (yield from cycle({}))["ready"]:
+            pass
+        while not (yield from cycle(result(0)))["result__ready"]:
+            pass
+        while not driver.retired:
+            yield from cycle({})
+        while len(driver.held) < 16:
+            yield from cycle(hold)
+        three = {"op": 0, "regs": 7}
+        reservation = yield from _reserve(driver, cycle, issue, tags.pack(
+            {"opcode": three, "operand": [driver.retired[-1].preg] * 3, "tbid": 0,
+             "barrier": 0}))
+        while not (yield from cycle(result(1 % config.regs, reservation)))["result__ready"]:
+            pass
+        yield from cycle(issue(opcode=three, operand=[0, 0, 0]))
+        for extra in range(11):
+            yield from cycle({**(issue(opcode=three, operand=[0, 0, 0]) if not extra else {}),
+                              **driver.release(1.0), **(hold if hold_too else {})})
+        yield from _drain(driver)
+
+    stream.__name__ = "directed_headroom_burst" + ("_holding" if hold_too else "")
+    return stream
+
+
+def _reserve(driver, cycle, issue, other):
+    """Issue an instruction of immediates whose reuse-buffer index differs from that of
+    the packed tag ``other`` (the tags' ``tbid``/``barrier`` fold away: both the same);
+    returns its reservation ``(index, tag)``."""
+    config, tags = driver.config, driver.tags
+    index_bits, width = config.front.reuse.index_bits, config.front.reuse.tag_layout.size
+    operand = next(list(imm) for imm in itertools.product(range(4), repeat=3)
+                   if fold_index(other ^ tags.pack({
+                       "opcode": {"op": 0, "regs": 0}, "operand": list(imm), "tbid": 0,
+                       "barrier": 0}), width, index_bits))
+    yield from cycle(issue(opcode={"op": 0, "regs": 0}, operand=operand))
+    while not driver.out:
+        yield from cycle({})
+    out = driver.out[-1]
+    assert out.response.reserved, out
+    return out.response.index, tags.pack({
+        "opcode": out.lookup.opcode, "operand": out.lookup.operand,
+        "tbid": out.lookup.tbid, "barrier": out.lookup.barrier})
+
+
+STIMULI = (random_stream, directed_reuse_hit, headroom_burst(hold_too=True))
 
 globals().update(cocotb_tests(STIMULI))
