@@ -127,7 +127,7 @@ def test_harness_names_its_assertions():
     register allocator's stages, the rename stage, ``out`` and the sweep in range; the
     ring's tail; the in-flight flags; the two exit sweeps in lockstep; the queue
     and the front's instructions during a sweep; per register the count's headroom and a
-    reserved result in the allocator's stages convergent (session 18)."""
+    reserved result in the allocator's stages convergent (session 17)."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     cells = re.findall(r'parameter \\FORMAT "(\w*)"\n(?:    .*\n)*?    parameter \\FLAVOR "assert"',
                        text)
@@ -377,7 +377,7 @@ def _hot_register(params, rng, cycles):
 
 @pytest.mark.parametrize("params", [FORMAL_SMALL, {}], ids=["formal_small", "defaults"])
 def test_hot_register_stays_within_headroom(params, seed):
-    """Session 18, the headroom argument (``formal_backend.MOST_INCREMENTS``): with every
+    """Session 17, the headroom argument (``formal_backend.MOST_INCREMENTS``): with every
     reference on one register, no register takes more than ``MOST_INCREMENTS`` increments
     in a cycle nor counts past ``saturation - 1 + MOST_INCREMENTS`` (30 of 5 bits); the
     golden pool raises on a count outside ``0..31``. Figures printed, per seed."""
@@ -422,7 +422,7 @@ def test_divergent_reserved_result_is_refused():
 
 @pytest.mark.parametrize("hold_too", [False, True])
 def test_headroom_burst_reaches_the_bound(hold_too):
-    """Session 18, directed: at ``formal_backend.SMALL`` one register at 21 takes the
+    """Session 17, directed: at ``formal_backend.SMALL`` one register at 21 takes the
     ``MOST_INCREMENTS`` (8) increments in one cycle (a share and its fill, a reservation
     and an issue naming it three times each) and counts 29; a hold offered in that cycle is
     refused (the share's clash) and after it (saturated), so 21 + 8 is the most a count

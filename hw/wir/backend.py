@@ -57,7 +57,7 @@ class Backend(ConfiguredComponent, config=BackendConfig):
     lookup and retires with no event; the other increments (allocation, install, fill of
     a new register) name the register the cycle allocates. So at most 8 increments (a
     share and its fill, a reservation or a hit, three issue sources; a hold clashes with
-    the share) name one register in a cycle, and no count passes 29 of 31 (session 18;
+    the share) name one register in a cycle, and no count passes 29 of 31 (session 17;
     ``tb/wir/formal_backend.py`` ``MOST_INCREMENTS``). This needs the environment's
     protocol: a result that reserved a reuse-buffer entry is convergent (a divergent one
     would retire ``PINNED`` and fill its entry with the pinned register, ungated).

@@ -833,14 +833,16 @@ class PipelineConfig(BlockConfig):
 
 BACKEND_HITS = 4
 """Depth of ``wir.backend``'s queue of reuse hits waiting to retire: results are refused
-while it holds one, so it never holds more than 2 (proved: ``tb/wir/formal_backend.py``)."""
+while it holds one, and no pending-retry ticket is re-checked during an exit sweep, so it
+never holds more than 3 (``tb/wir/formal_backend.py``'s ``hit_queue_at_most_3``, BMC 8;
+``tests/test_wir_backend.py``'s retry bursts)."""
 
 BACKEND_HEADROOM = 9
 """Increments one register can get in one cycle in ``wir.backend``, minus one, counted as
 a verify hit (+1), the fill of its reuse-buffer entry (+1), a hold (+1), a reuse hit (+1),
 a reservation naming it as all three operands (+3) and an issue naming it as all three
 sources (+3). Each is refused while the count is at least ``max - 9``, so the ten together
-cannot overflow it. Not all ten meet (session 18): the reuse stage's one lookup is a hit
+cannot overflow it. Not all ten meet (session 17): the reuse stage's one lookup is a hit
 or a reservation, and a hold is refused in the cycle of a verify hit on its register, so
 at most 8 do (``tb/wir/formal_backend.py`` ``MOST_INCREMENTS``)."""
 

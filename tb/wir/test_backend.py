@@ -234,7 +234,7 @@ def headroom_burst(*, hold_too):
     and its result ``r1 = v`` returns; ``I_b`` (``r0`` as all three sources: +3 at issue,
     21) so that in ``r1``'s decide cycle ``P`` is shared (+1) and fills ``I_c``'s entry
     (+1), ``I_b`` misses and reserves (+3) and ``I_a`` (as ``I_b``) issues (+3): 29, the
-    most (session 18, ``tb/wir/formal_backend.py`` ``MOST_INCREMENTS``). ``hold_too``: a
+    most (session 17, ``tb/wir/formal_backend.py`` ``MOST_INCREMENTS``). ``hold_too``: a
     hold of ``r0`` offered with ``I_a`` and in every cycle after (refused: the verify hit's
     clash, then saturation)."""
 
