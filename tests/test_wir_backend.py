@@ -331,6 +331,7 @@ def test_counts_saturate_without_overflow_under_heavy_holds(seed):
 def test_counts_overflow_without_saturation(seed):
     """The same stream on a backend whose pool never reports saturation overflows a count:
     the stream reaches the headroom the saturation protects."""
+    print(f"seed {seed}")
     model = GoldenBackend(**FORMAL_SMALL)
     model.back._saturated = lambda preg: False
     pool_step = model.back.pool.step
