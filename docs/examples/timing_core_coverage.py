@@ -12,6 +12,7 @@ line never run. Needs ``g++`` and ``gcov``; run from the repository.
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,8 @@ def never_run(folder: Path) -> tuple[str, list[str]]:
 
 
 def main() -> None:
+    if shutil.which("gcov") is None:
+        sys.exit("gcov not found: it comes with g++ (Debian/Ubuntu: the gcc package)")
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "build/timing-core-coverage").resolve()
     for old in folder.glob("sm-timing-core/*.gcda"):
         old.unlink()
