@@ -166,9 +166,10 @@ def test_formal_no_leak_bmc_8_abc():
 @needs_solver
 @pytest.mark.slow_formal
 def test_formal_covers_reached():
-    """Cover mode, depth 12 (26 min on the loaded machine): every outcome (``reused``
-    through the hit queue), two hits queued, a result waiting for the hit queue, a fill, an
-    exit sweep, a pending hit queued, sources handed out and released."""
+    """Cover mode, depth 12 (26 min on the loaded machine; 65 s with a core to itself,
+    session 18): every outcome (``reused`` through the hit queue), two hits queued, a result
+    waiting for the hit queue, a fill, an exit sweep, a pending hit queued, sources handed
+    out and released."""
     result = prove(BackendFormal(), name="wir_backend_cover", depth=12, mode="cover",
                    timeout=7200)
     assert result.passed and set(result.reached) == set(result.covers), result.log_tail
@@ -188,7 +189,8 @@ def test_formal_directed_kills_hit_sources_kept(block, status):
     register source takes 13 steps (retire a mapping, issue and reserve, execute and fill,
     issue again and hit); in the free environment bmc3 stopped in frame 8. The mutant:
     588 s wall / 111 s CPU at load 19. The backend: steps 0-12 in 1,500 s at load 19, step
-    13 alone 1,005 s wall / 715 s CPU at load 5, both passed (docs/reliability.md)."""
+    13 alone 1,005 s wall / 715 s CPU at load 5, both passed; session 18, one core free:
+    219 s and 105 s (docs/reliability.md)."""
     result = prove(BackendFormal(block=block, directed=True, **DIRECTED),
                    name=f"wir_backend_directed_{block.__name__}", depth=14, mode="bmc",
                    engine="abc bmc3", timeout=3600)
