@@ -190,7 +190,7 @@ def test_formal_directed_kills_hit_sources_kept(block, status):
     issue again and hit); in the free environment bmc3 stopped in frame 8. The mutant:
     588 s wall / 111 s CPU at load 19. The backend: steps 0-12 in 1,500 s at load 19, step
     13 alone 1,005 s wall / 715 s CPU at load 5, both passed; session 18, one core free:
-    219 s and 105 s (docs/reliability.md)."""
+    the backend 219 s, the mutant 105 s (docs/reliability.md)."""
     result = prove(BackendFormal(block=block, directed=True, **DIRECTED),
                    name=f"wir_backend_directed_{block.__name__}", depth=14, mode="bmc",
                    engine="abc bmc3", timeout=3600)
