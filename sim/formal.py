@@ -15,6 +15,14 @@ at which each named cover was reached, :attr:`FormalResult.unreached` the others
 Every harness takes ``block=`` (the component class, the block's own by default): a mutant
 subclass from ``tb/<mechanism>/mutants.py`` (one comparison or update changed) must make the
 harness's proof fail, with :attr:`FormalResult.failed_step` the counterexample's step.
+
+**Assume-guarantee in steps.** ``drop=`` leaves out the assertions whose names match (the
+``Assert`` message, a regular expression matched in full), and ``assume=`` turns those it
+names into assumptions. A proof of the others (``drop``) lists what it proved in
+:attr:`FormalResult.asserted`; a second proof may assume exactly those (``assume=``) while
+it proves the rest: sound, since the first proof did not assume the rest (their
+assertions were not there) and an invariant that holds in every reachable state restricts
+no reachable behaviour. Each pattern must match at least one assertion.
 """
 
 import importlib.util
@@ -35,7 +43,7 @@ from .toolchain import tool_env
 from .verilog import BUILD_ROOT
 
 __all__ = ["FormalResult", "abc_command", "missing_solver", "name_covers", "prove",
-           "witness_last_step"]
+           "select_assertions", "witness_last_step"]
 
 MODES = ("bmc", "prove", "cover")
 
@@ -60,6 +68,9 @@ class FormalResult:
     failed_step: int | None = None
     """A failed proof: the step of the counterexample's failing assertion (BMC or the
     k-induction base case), else ``None``."""
+    asserted: tuple[str, ...] = ()
+    """The assertions the run checked (named by message; without those ``drop`` left out
+    and those ``assume`` made assumptions)."""
 
     @property
     def unreached(self) -> tuple[str, ...]:
@@ -116,11 +127,13 @@ def _config(mode: str, depth: int, engine: str) -> str:
 
 def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
           engine: str = "smtbmc yices", root: Path | None = None,
-          timeout: float = 600) -> FormalResult:
+          timeout: float = 600, drop: tuple[str, ...] = (),
+          assume: tuple[str, ...] = ()) -> FormalResult:
     """Prove the ``Assert``\\ s of ``harness`` hold for ``depth`` cycles (BMC) or always
-    (k-induction with induction length ``depth``); returns the verdict, raises nothing
-    for a failed proof. A run longer than ``timeout`` seconds is stopped, with its solver,
-    and reported with status ``TIMEOUT``.
+    (k-induction with induction length ``depth``, or ABC's ``pdr``); returns the verdict,
+    raises nothing for a failed proof. A run longer than ``timeout`` seconds is stopped,
+    with its solver, and reported with status ``TIMEOUT``. ``drop`` and ``assume`` (name
+    patterns) leave assertions out or assume them (the module's docstring).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -129,6 +142,7 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     text, covers = name_covers(rtlil.convert(harness, name="top", ports=[], emit_src=False))
+    text, asserted = select_assertions(text, drop=drop, assume=assume)
     (folder / "top.il").write_text(text)
     (folder / "proof.sby").write_text(_config(mode, depth, engine))
     start = time.monotonic()
@@ -153,7 +167,8 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
     return FormalResult(name=name, mode=mode, depth=depth, passed=passed,
                         status=status, workdir=folder,
                         log_tail="\n".join(lines[-25:]) + stderr[-2000:],
-                        seconds=seconds, covers=covers, reached=reached, failed_step=failed)
+                        seconds=seconds, covers=covers, reached=reached, failed_step=failed,
+                        asserted=asserted)
 
 
 def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
@@ -223,6 +238,41 @@ def name_covers(text: str) -> tuple[str, tuple[str, ...]]:
 
     return _CHECK.sub(rename, text), tuple(covers)
 
+
+def select_assertions(text: str, *, drop: tuple[str, ...] = (),
+                      assume: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
+    """An RTLIL text with the assertions whose messages match a ``drop`` pattern left out
+    (never enabled) and those matching an ``assume`` pattern made assumptions; returns the
+    text and the messages of the assertions left, in order. A pattern (a regular
+    expression, matched in full) that matches no assertion is a ``ValueError``, as is one
+    assertion matched by both lists."""
+    patterns = {"drop": [re.compile(p) for p in drop],
+                "assume": [re.compile(p) for p in assume]}
+    used = set()
+    asserted = []
+
+    def edit(match):
+        cell = match.group(0)
+        message = re.search(r'parameter \\FORMAT "([^"]*)"', cell)
+        if 'FLAVOR "assert"' not in cell or message is None:
+            return cell
+        hits = {kind: [p for p in found if p.fullmatch(message.group(1))]
+                for kind, found in patterns.items()}
+        used.update(p.pattern for found in hits.values() for p in found)
+        if hits["drop"] and hits["assume"]:
+            raise ValueError(f"assertion {message.group(1)!r} both dropped and assumed")
+        if hits["drop"]:
+            return re.sub(r"connect \\EN .*", "connect \\\\EN 1'0", cell, count=1)
+        if hits["assume"]:
+            return cell.replace('FLAVOR "assert"', 'FLAVOR "assume"')
+        asserted.append(message.group(1))
+        return cell
+
+    text = _CHECK.sub(edit, text)
+    unused = [p for p in (*drop, *assume) if p not in used]
+    if unused:
+        raise ValueError(f"no assertion matches {', '.join(map(repr, unused))}")
+    return text, tuple(asserted)
 
 
 def missing_solver() -> str | None:

@@ -204,3 +204,42 @@ def test_shim_reports_a_bounded_pass_only_when_every_frame_was_checked():
     assert verdict_lines("snl_UNK 7 unknown\n", None, 8) == "No output asserted in 8 frames.\n"
     assert verdict_lines("snl_UNK 6 unknown\n", None, 8) == ""
     assert verdict_lines("snl_UNK 7 unknown\n") == ""
+
+
+class Mirror(Elaboratable):
+    """Two counters that step together while the first is below 15: ``b_equal`` is
+    inductive alone, ``b_bounded`` only with ``b_equal`` beside it."""
+
+    def elaborate(self, platform):
+        m = Module()
+        a, b = Signal(5), Signal(5)
+        m.d.comb += Assume(ResetSignal() == Initial())
+        with m.If(AnySeq(1) & (a < 15)):
+            m.d.sync += [a.eq(a + 1), b.eq(b + 1)]
+        m.d.comb += [Assert(a == b, "b_equal"), Assert(b <= 15, "b_bounded")]
+        return m
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_assume_what_a_first_proof_proved():
+    """Assume-guarantee in two steps: ``b_equal`` proved with ``b_bounded`` left out, then
+    ``b_bounded`` proved by 1-induction with ``b_equal`` assumed; alone it is not
+    1-inductive (``b`` at 15 and ``a`` at 14)."""
+    first = prove(Mirror(), name="mirror_equal", depth=1, mode="prove", drop=("b_bounded",))
+    assert first.passed and first.asserted == ("b_equal",), first.log_tail
+    alone = prove(Mirror(), name="mirror_bounded_alone", depth=1, mode="prove",
+                  drop=("b_equal",))
+    assert not alone.passed and alone.asserted == ("b_bounded",)
+    second = prove(Mirror(), name="mirror_bounded", depth=1, mode="prove",
+                   assume=first.asserted)
+    assert second.passed and second.asserted == ("b_bounded",), second.log_tail
+
+
+def test_assertion_patterns_must_match_and_not_clash():
+    text = formal.rtlil.convert(Mirror(), name="top", ports=[], emit_src=False)
+    dropped, asserted = formal.select_assertions(text, drop=(r"b_\w+",))
+    assert asserted == () and dropped.count("connect \\EN 1'0") == 2
+    with pytest.raises(ValueError, match="no assertion matches 'b_missing'"):
+        formal.select_assertions(text, drop=("b_missing",))
+    with pytest.raises(ValueError, match="both dropped and assumed"):
+        formal.select_assertions(text, drop=("b_equal",), assume=(r"b_.*",))

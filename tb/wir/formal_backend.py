@@ -41,11 +41,11 @@ from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.backend import Backend
 from gpurf.hw.wir.configs import SOURCES
-from gpurf.hw.wir.layouts import LoadKind, Outcome
+from gpurf.hw.wir.layouts import AllocKind, LoadKind, Outcome
 
 from ..formal_base import FormalHarness, popcount
 
-__all__ = ["DIRECTED", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
+__all__ = ["COUNTED", "DIRECTED", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
 
 MOST_INCREMENTS = 8
 """The most increments one register takes in one cycle in ``wir.backend``: a verify hit
@@ -65,6 +65,15 @@ and 2 reuse-buffer entries, 2-bit values with 1-bit hashes (collisions), a 2-dee
 pending-retry queue, 5-bit counts (the backend's least: saturation from 22). No verify
 cache: it holds no reference and decides no outcome (its coherence is proved in
 ``formal_pipeline.py``), so it would only add state to this proof."""
+
+COUNTED = (r"held_not_queued_\d+", r"free_once_\d+", r"count_\d+", r"count_headroom_\d+",
+           "allocation_served", "free_covers_flight", r"pending_handed_\d+",
+           r"pending_range_\d+", "divergent_not_verified", "verify_names_its_entry")
+"""The assertions of the counting argument (``prove``'s ``drop``/``assume`` patterns): no
+leak counted once, every allocation served, and the strengthening they need (session 19).
+The harness's other assertions (the structure: the hit queue, the copy, the stages and
+queues in range, the flags in flight) are proved first without them, by ABC's ``pdr``;
+the counting ones then by k-induction with the structure assumed (docs/reliability.md)."""
 
 DIRECTED = {"regs": 1, "data_width": 1}
 """The configuration of the directed harness (``BackendFormal(directed=True)``): ``SMALL``
@@ -99,6 +108,7 @@ class BackendFormal(FormalHarness):
         self.queued_tickets = self._queued(m)
         self._parts(m)
         self._no_leak(m, environment)
+        self._pool_flow(m)
         self._copy(m)
         m.d.comb += Assert(dut.count <= 3, "hit_queue_at_most_3")
         with m.If(dut.flight[0]):
@@ -294,6 +304,38 @@ class BackendFormal(FormalHarness):
                              Assert(count < config.saturation + MOST_INCREMENTS,
                                     f"count_headroom_{r}")]
         m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid, "allocation_served")
+
+    def _pool_flow(self, m):
+        """(Strengthening, session 19: what the k-induction step of the counting argument
+        needs beside the structure) the free registers cover the results in flight (the
+        pipeline takes a result only while more are free than in flight: so every
+        allocation is served); a merge slot that leads names a handed-out register, with a
+        change its ports can make (a decrement slot ``s``: from ``s - dec_ports`` to
+        ``inc_ports``; an increment slot: from 1 to the slots from it on); at the decide
+        stage a divergent result never verifies, and a verify whose entry was not written
+        last cycle names its VSB entry's register."""
+        back = self.dut.back
+        pool, vsb, decide = back.pool, back.alloc.vsb, back.alloc.out
+        config = pool.config
+        m.d.comb += Assert(pool.in_use + popcount(back.carried) <= config.pregs,
+                           "free_covers_flight")
+        for s in range(config.slots):
+            slot = pool.pending[s]
+            low, high = ((s - config.dec_ports, config.inc_ports) if s < config.dec_ports
+                         else (1, config.slots - s))
+            with m.If(slot.leader):
+                m.d.comb += [Assert(slot.preg < pool.fresh, f"pending_handed_{s}"),
+                             Assert((slot.delta >= low) & (slot.delta <= high),
+                                    f"pending_range_{s}")]
+        verify = decide.valid & (decide.payload.kind == AllocKind.VERIFY)
+        m.d.comb += Assert(~(verify & decide.payload.divergent), "divergent_not_verified")
+        index = decide.payload.hash[:vsb.config.index_bits]
+        entry = vsb.table.read_port(domain="comb")
+        m.d.comb += entry.addr.eq(index)
+        with m.If(verify & ~(back.wrote & (back.wrote_index == index))):
+            m.d.comb += Assert(vsb.valid.bit_select(index, 1)
+                               & (entry.data.preg == decide.payload.preg),
+                               "verify_names_its_entry")
 
     def _queues(self, m):
         """(Strengthening) the hit queue's entries, the pending-retry tickets, the register
