@@ -222,12 +222,7 @@ def name_covers(text: str) -> tuple[str, tuple[str, ...]]:
     be a Python identifier, and unique within one module."""
     covers = []
 
-    def rename(match):
-        cell = match.group(0)
-        message = re.search(r'parameter \\FORMAT "([^"]*)"', cell)
-        if 'FLAVOR "cover"' not in cell or message is None:
-            return cell
-        event = message.group(1)
+    def rename(cell, event):
         if not event.isidentifier():
             raise ValueError(f"a cover's message must be an identifier, not {event!r}")
         if event in covers:
@@ -236,7 +231,20 @@ def name_covers(text: str) -> tuple[str, tuple[str, ...]]:
         return re.sub(r"^(  cell \$check )\S+", lambda m: m.group(1) + "\\cover_" + event,
                       cell, count=1)
 
-    return _CHECK.sub(rename, text), tuple(covers)
+    return _edit_checks(text, "cover", rename), tuple(covers)
+
+
+def _edit_checks(text: str, flavor: str, edit) -> str:
+    """``text`` with each ``$check`` cell of ``flavor`` that has a message (``FORMAT``)
+    replaced by ``edit(cell, message)``."""
+    def one(match):
+        cell = match.group(0)
+        message = re.search(r'parameter \\FORMAT "([^"]*)"', cell)
+        if f'FLAVOR "{flavor}"' not in cell or message is None:
+            return cell
+        return edit(cell, message.group(1))
+
+    return _CHECK.sub(one, text)
 
 
 def select_assertions(text: str, *, drop: tuple[str, ...] = (),
@@ -251,24 +259,20 @@ def select_assertions(text: str, *, drop: tuple[str, ...] = (),
     used = set()
     asserted = []
 
-    def edit(match):
-        cell = match.group(0)
-        message = re.search(r'parameter \\FORMAT "([^"]*)"', cell)
-        if 'FLAVOR "assert"' not in cell or message is None:
-            return cell
-        hits = {kind: [p for p in found if p.fullmatch(message.group(1))]
+    def edit(cell, message):
+        hits = {kind: [p for p in found if p.fullmatch(message)]
                 for kind, found in patterns.items()}
         used.update(p.pattern for found in hits.values() for p in found)
         if hits["drop"] and hits["assume"]:
-            raise ValueError(f"assertion {message.group(1)!r} both dropped and assumed")
+            raise ValueError(f"assertion {message!r} both dropped and assumed")
         if hits["drop"]:
             return re.sub(r"connect \\EN .*", "connect \\\\EN 1'0", cell, count=1)
         if hits["assume"]:
             return cell.replace('FLAVOR "assert"', 'FLAVOR "assume"')
-        asserted.append(message.group(1))
+        asserted.append(message)
         return cell
 
-    text = _CHECK.sub(edit, text)
+    text = _edit_checks(text, "assert", edit)
     unused = [p for p in (*drop, *assume) if p not in used]
     if unused:
         raise ValueError(f"no assertion matches {', '.join(map(repr, unused))}")
