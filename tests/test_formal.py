@@ -243,3 +243,15 @@ def test_assertion_patterns_must_match_and_not_clash():
         formal.select_assertions(text, drop=("b_missing",))
     with pytest.raises(ValueError, match="both dropped and assumed"):
         formal.select_assertions(text, drop=("b_equal",), assume=(r"b_.*",))
+
+
+def test_trace_reader_gives_one_value_per_step(tmp_path):
+    """``tests/formal_trace.py`` on a two-step VCD as ``smtbmc`` writes it (step ``k`` at
+    time ``10 k``, a clock edge between, a closing time stamp)."""
+    from tests.formal_trace import steps
+    vcd = tmp_path / "trace.vcd"
+    vcd.write_text("\n".join([
+        "$scope module top $end", "$var wire 4 ! count $end", "$scope module dut $end",
+        "$var wire 1 \" flag $end", "$upscope $end", "$upscope $end", "$enddefinitions $end",
+        "#0", "b0011 !", "0\"", "#5", "#10", "b0100 !", "1\"", "#15", "#20"]))
+    assert steps(vcd, ["count", r"dut\.\w+"]) == {"count": [3, 4], "dut.flag": [0, 1]}
