@@ -15,6 +15,7 @@ from gpurf.sim import formal
 from gpurf.sim.abc import verdict_lines
 from gpurf.sim.formal import abc_command, missing_solver, prove
 from gpurf.tb.formal_base import FormalHarness
+from tests.formal_trace import steps
 
 
 class Counter(Elaboratable):
@@ -248,7 +249,6 @@ def test_assertion_patterns_must_match_and_not_clash():
 def test_trace_reader_gives_one_value_per_step(tmp_path):
     """``tests/formal_trace.py`` on a two-step VCD as ``smtbmc`` writes it (step ``k`` at
     time ``10 k``, a clock edge between, a closing time stamp)."""
-    from tests.formal_trace import steps
     vcd = tmp_path / "trace.vcd"
     vcd.write_text("\n".join([
         "$scope module top $end", "$var wire 4 ! count $end", "$scope module dut $end",
