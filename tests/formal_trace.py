@@ -17,7 +17,7 @@ STEP = 10
 """Time units per step in ``smtbmc``'s VCD."""
 
 
-def _header(lines, patterns):
+def _header(path, lines, patterns):
     """Identifier -> names of the matching variables; and the index where values start."""
     scope, ids = [], {}
     for index, line in enumerate(lines):
@@ -32,13 +32,13 @@ def _header(lines, patterns):
                 ids.setdefault(fields[3], []).append(name)
         elif line.startswith("$enddefinitions"):
             return ids, index + 1
-    raise ValueError("no $enddefinitions: not a VCD file")
+    raise ValueError(f"{path}: no $enddefinitions line: expected a VCD file")
 
 
 def steps(path: Path, patterns: list[str]) -> dict[str, list[int | str]]:
     """Each matching signal's value at every step of the VCD at ``path``."""
     lines = path.read_text().splitlines()
-    ids, start = _header(lines, [re.compile(p) for p in patterns])
+    ids, start = _header(path, lines, [re.compile(p) for p in patterns])
     current, table, time = {}, [], None
     for line in lines[start:]:
         if line.startswith("#"):

@@ -33,7 +33,11 @@ of each pending-retry ticket) and the environment's (held through ``hold``, hand
 - every allocation the decide stage asks for is offered;
 - (strengthening, the headroom argument of ``wir.backend``) a handed-out register's count
   is at most the saturation minus one plus :data:`MOST_INCREMENTS`, and a reserved result
-  in the register allocator's stages is convergent.
+  in the register allocator's stages is convergent;
+- (strengthening for the counting step, session 19, :meth:`BackendFormal._pool_flow`) the
+  free registers cover the results in flight, a leading merge slot names a handed-out
+  register with a change its ports can make, and the decide stage's verifies are
+  convergent and name their VSB entry's register.
 """
 
 from amaranth import Cat, Mux, Signal
