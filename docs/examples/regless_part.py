@@ -1,0 +1,61 @@
+"""Where a kernel's RegLess time goes at paper size, read from its measured part
+(docs/regless.md, "Why srad is this far off at paper size").
+
+``python docs/examples/regless_part.py KERNEL [--test]`` reads
+``docs/measured/regless-paper/regless-paper-KERNEL.json`` and prints, for 512 entries per SM
+with and without the compressor, the row of ``python -m gpurf.sim.sm.regless_breakdown``
+(cycles per region boundary), the row of ``python -m gpurf.sim.sm.regless_misspath``
+(the miss path's share of the shards' cycles) and where the preloads were served.
+``--test`` also runs the kernel at test size (fast model, every operand read checked) and
+prints the same rows beside them. Nothing is re-measured at paper size.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from gpurf.sim.sm.regless import ReglessConfig, run_regless
+from gpurf.sim.sm.regless_breakdown import breakdown_row
+from gpurf.sim.sm.regless_misspath import misspath_row
+
+PARTS = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
+RUNS = {"512": "512", "512+nocomp": "512 no compressor"}
+"""The configurations shown, and their names in a part."""
+SOURCES = ("osu", "compressor", "l1", "l2")
+
+
+def preload_shares(out: dict) -> dict:
+    """The percentage of the preloads each source served."""
+    total = max(1, out["preloads"])
+    return {source: round(100 * out[f"preloads_{source}"] / total, 2) for source in SOURCES}
+
+
+def show(kernel: str, size: str, config: str, out: dict) -> None:
+    """Print the three rows of one run."""
+    print(f"{kernel} {size} {config}")
+    print("  breakdown:", breakdown_row(kernel, out))
+    print("  miss path:", misspath_row(kernel, config, out))
+    print("  preloads (%):", preload_shares(out), "evictions", out["evictions"],
+          "compressed", out["evictions_compressed"])
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0].startswith("-") or set(argv[1:]) - {"--test"}:
+        print("usage: python docs/examples/regless_part.py KERNEL [--test]", file=sys.stderr)
+        return 2
+    kernel = argv[0]
+    path = PARTS / f"regless-paper-{kernel}.json"
+    if not path.exists():
+        print(f"{path}: no measured part for {kernel!r}", file=sys.stderr)
+        return 2
+    runs = json.loads(path.read_text())["value"]["runs"]
+    for config, name in RUNS.items():
+        show(kernel, "paper", config, runs[name])
+    if "--test" in argv:
+        for config in RUNS:
+            show(kernel, "test", config, run_regless(kernel, "test", ReglessConfig.parse(config)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
