@@ -23,6 +23,15 @@ names into assumptions. A proof of the others (``drop``) lists what it proved in
 it proves the rest: sound, since the first proof did not assume the rest (their
 assertions were not there) and an invariant that holds in every reachable state restricts
 no reachable behaviour. Each pattern must match at least one assertion.
+
+**An induction step in parts.** ``previous=`` assumes that the assertions it names held in
+the cycle before (a flag register per assertion samples it; the flag is assumed), whether
+they are still asserted or dropped. :func:`prove_step` splits the step of k-induction
+(depth 1) of a set of assertions into one run per assertion: that one asserted, all of
+the set held the cycle before, the proved structure assumed (``assume=``). Each run is a
+smaller query than the whole step (the solver need not show every assertion at once);
+together they are the step, and each run's base case checks its assertion in the first
+cycle.
 """
 
 import importlib.util
@@ -34,6 +43,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +53,7 @@ from .toolchain import tool_env
 from .verilog import BUILD_ROOT
 
 __all__ = ["FormalResult", "abc_command", "missing_solver", "name_covers", "prove",
-           "select_assertions", "witness_last_step"]
+           "prove_step", "select_assertions", "witness_last_step"]
 
 MODES = ("bmc", "prove", "cover")
 
@@ -128,12 +138,13 @@ def _config(mode: str, depth: int, engine: str) -> str:
 def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
           engine: str = "smtbmc yices", root: Path | None = None,
           timeout: float = 600, drop: tuple[str, ...] = (),
-          assume: tuple[str, ...] = ()) -> FormalResult:
+          assume: tuple[str, ...] = (), previous: tuple[str, ...] = ()) -> FormalResult:
     """Prove the ``Assert``\\ s of ``harness`` hold for ``depth`` cycles (BMC) or always
     (k-induction with induction length ``depth``, or ABC's ``pdr``); returns the verdict,
     raises nothing for a failed proof. A run longer than ``timeout`` seconds is stopped,
-    with its solver, and reported with status ``TIMEOUT``. ``drop`` and ``assume`` (name
-    patterns) leave assertions out or assume them (the module's docstring).
+    with its solver, and reported with status ``TIMEOUT``. ``drop``, ``assume`` and
+    ``previous`` (name patterns) leave assertions out, assume them, or assume they held
+    the cycle before (the module's docstring). ``harness`` may also be its RTLIL text.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -141,8 +152,9 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    text, covers = name_covers(rtlil.convert(harness, name="top", ports=[], emit_src=False))
-    text, asserted = select_assertions(text, drop=drop, assume=assume)
+    text = harness if isinstance(harness, str) else _rtlil(harness)
+    text, covers = name_covers(text)
+    text, asserted = select_assertions(text, drop=drop, assume=assume, previous=previous)
     (folder / "top.il").write_text(text)
     (folder / "proof.sby").write_text(_config(mode, depth, engine))
     start = time.monotonic()
@@ -169,6 +181,57 @@ def prove(harness, *, name: str, depth: int = 20, mode: str = "bmc",
                         log_tail="\n".join(lines[-25:]) + stderr[-2000:],
                         seconds=seconds, covers=covers, reached=reached, failed_step=failed,
                         asserted=asserted)
+
+
+def prove_step(harness, *, name: str, targets: tuple[str, ...],
+               assume: tuple[str, ...] = (), engine: str = "smtbmc yices",
+               root: Path | None = None, timeout: float = 600, jobs: int = 1,
+               only: tuple[str, ...] | None = None) -> tuple[FormalResult, ...]:
+    """The induction step of the assertions matching ``targets``, one SymbiYosys run per
+    assertion (in ``jobs`` processes): k-induction of depth 1 with that assertion asserted,
+    every assertion matching ``targets`` assumed to have held the cycle before
+    (``previous``), those matching ``assume`` assumed, and the others left out. ``only``
+    (patterns) runs the targets it matches and no other. Run ``i`` (of the targets, in
+    order) is named ``{name}_{i}``; returns the results of the runs in order.
+
+    When every run passes, the targets hold together always: each run's base case checks
+    its target in the first cycle, and its step shows that the targets in one cycle (with
+    ``assume``) give the target in the next. The split is sound as long as ``assume`` was
+    proved without assuming the targets (the module's docstring); a run may also assume
+    a target whose step passed in a run that did not assume it.
+    """
+    text = harness if isinstance(harness, str) else _rtlil(harness)
+    _, everything = select_assertions(text)
+
+    def matches(message, patterns):
+        return any(re.fullmatch(pattern, message) for pattern in patterns)
+
+    chosen = [m for m in everything if matches(m, targets) and not matches(m, assume)]
+    if not chosen:
+        raise ValueError(f"no assertion matches {', '.join(map(repr, targets))} "
+                         "and no assume pattern")
+    for message in chosen:
+        if everything.count(message) > 1:
+            raise ValueError(f"{everything.count(message)} assertions named {message!r}")
+
+    def one(index):
+        target = chosen[index]
+        others = tuple(re.escape(m) for m in dict.fromkeys(everything)
+                       if m != target and not matches(m, assume))
+        return prove(text, name=f"{name}_{index}", mode="prove", depth=1, engine=engine,
+                     root=root, timeout=timeout, assume=assume, previous=targets,
+                     drop=others)
+
+    runs = [i for i, m in enumerate(chosen) if only is None or matches(m, only)]
+    if not runs:
+        raise ValueError(f"no target matches {', '.join(map(repr, only))}")
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return tuple(pool.map(one, runs))
+
+
+def _rtlil(harness) -> str:
+    """The RTLIL text of a harness, its top module named ``top``."""
+    return rtlil.convert(harness, name="top", ports=[], emit_src=False)
 
 
 def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
@@ -248,16 +311,21 @@ def _edit_checks(text: str, flavor: str, edit) -> str:
 
 
 def select_assertions(text: str, *, drop: tuple[str, ...] = (),
-                      assume: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
+                      assume: tuple[str, ...] = (),
+                      previous: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
     """An RTLIL text with the assertions whose messages match a ``drop`` pattern left out
-    (never enabled) and those matching an ``assume`` pattern made assumptions; returns the
-    text and the messages of the assertions left, in order. A pattern (a regular
-    expression, matched in full) that matches no assertion is a ``ValueError``, as is one
-    assertion matched by both lists."""
+    (never enabled), those matching an ``assume`` pattern made assumptions, and those
+    matching a ``previous`` pattern (and no ``assume`` one) assumed to have held in the
+    cycle before (:func:`_held_before`; dropped or not); returns the text and the messages
+    of the assertions left, in order. A pattern (a regular expression, matched in full)
+    that matches no assertion is a ``ValueError``, as is one assertion matched by both
+    ``drop`` and ``assume``."""
     patterns = {"drop": [re.compile(p) for p in drop],
-                "assume": [re.compile(p) for p in assume]}
+                "assume": [re.compile(p) for p in assume],
+                "previous": [re.compile(p) for p in previous]}
     used = set()
     asserted = []
+    flags = []
 
     def edit(cell, message):
         hits = {kind: [p for p in found if p.fullmatch(message)]
@@ -265,18 +333,76 @@ def select_assertions(text: str, *, drop: tuple[str, ...] = (),
         used.update(p.pattern for found in hits.values() for p in found)
         if hits["drop"] and hits["assume"]:
             raise ValueError(f"assertion {message!r} both dropped and assumed")
-        if hits["drop"]:
-            return re.sub(r"connect \\EN .*", "connect \\\\EN 1'0", cell, count=1)
         if hits["assume"]:
             return cell.replace('FLAVOR "assert"', 'FLAVOR "assume"')
+        before = ""
+        if hits["previous"]:
+            before = _held_before(cell, len(flags))
+            flags.append(message)
+        if hits["drop"]:
+            return before + re.sub(r"connect \\EN .*", "connect \\\\EN 1'0", cell, count=1)
         asserted.append(message)
-        return cell
+        return before + cell
 
     text = _edit_checks(text, "assert", edit)
-    unused = [p for p in (*drop, *assume) if p not in used]
+    unused = [p for p in (*drop, *assume, *previous) if p not in used]
     if unused:
         raise ValueError(f"no assertion matches {', '.join(map(repr, unused))}")
     return text, tuple(asserted)
+
+
+def _held_before(cell: str, index: int) -> str:
+    """RTLIL for "assertion ``cell`` held in the cycle before": a flag register, 1 at
+    reset, that samples the assertion's condition (or its being disabled) each cycle, and
+    an assumption that the flag is 1. In an induction step that is the assertion assumed
+    at the step before the last and not at the last; a trace's first violation of it is
+    never excluded, so the assumption is sound in any mode."""
+    enable = re.search(r"connect \\EN (.*)", cell).group(1)
+    condition = re.search(r"connect \\A (.*)", cell).group(1)
+    flag, held, off = (f"\\gpurf_previous_{index}_{part}" for part in ("flag", "held", "off"))
+    return textwrap.indent(textwrap.dedent(f"""\
+        attribute \\init 1'1
+        wire width 1 {flag}
+        wire width 1 {held}
+        wire width 1 {off}
+        cell $not $gpurf_previous_{index}_not
+          parameter \\A_SIGNED 0
+          parameter \\A_WIDTH 1
+          parameter \\Y_WIDTH 1
+          connect \\A {enable}
+          connect \\Y {off}
+        end
+        cell $or $gpurf_previous_{index}_or
+          parameter \\A_SIGNED 0
+          parameter \\B_SIGNED 0
+          parameter \\A_WIDTH 1
+          parameter \\B_WIDTH 1
+          parameter \\Y_WIDTH 1
+          connect \\A {off}
+          connect \\B {condition}
+          connect \\Y {held}
+        end
+        cell $dff $gpurf_previous_{index}_dff
+          parameter \\CLK_POLARITY 1
+          parameter \\WIDTH 1
+          connect \\CLK \\clk
+          connect \\D {held}
+          connect \\Q {flag}
+        end
+        cell $check $gpurf_previous_{index}_assume
+          parameter \\FORMAT ""
+          parameter \\ARGS_WIDTH 0
+          parameter signed \\PRIORITY 0
+          parameter \\TRG_ENABLE 0
+          parameter \\TRG_WIDTH 0
+          parameter \\TRG_POLARITY 0
+          parameter \\FLAVOR "assume"
+          connect \\EN 1'1
+          connect \\ARGS {{  }}
+          connect \\TRG {{  }}
+          connect \\A {flag}
+        end
+        """), "  ")
 
 
 def missing_solver() -> str | None:

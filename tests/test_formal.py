@@ -13,7 +13,7 @@ from amaranth.lib.fifo import SyncFIFO
 
 from gpurf.sim import formal
 from gpurf.sim.abc import verdict_lines
-from gpurf.sim.formal import abc_command, missing_solver, prove
+from gpurf.sim.formal import abc_command, missing_solver, prove, prove_step
 from gpurf.tb.formal_base import FormalHarness
 from tests.formal_trace import steps
 
@@ -151,7 +151,7 @@ class Wraps(Elaboratable):
             m.d.sync += count.eq(0)
         with m.Elif(AnySeq(1)):
             m.d.sync += count.eq(count + 1)
-        m.d.comb += Assert(count != self.bad)
+        m.d.comb += Assert(count != self.bad, "not_bad")
         return m
 
 
@@ -244,6 +244,47 @@ def test_assertion_patterns_must_match_and_not_clash():
         formal.select_assertions(text, drop=("b_missing",))
     with pytest.raises(ValueError, match="both dropped and assumed"):
         formal.select_assertions(text, drop=("b_equal",), assume=(r"b_.*",))
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_an_induction_step_one_assertion_at_a_time():
+    """``prove_step``: ``b_equal`` and ``b_bounded`` each pass the step with both assumed
+    the cycle before; with ``b_bounded`` the only target (``b_equal`` left out, not
+    assumed) its step fails as 1-induction does (``b`` at 15, ``a`` at 14): SymbiYosys's
+    ``UNKNOWN``, a base case that passed and a step that did not."""
+    both = prove_step(Mirror(), name="mirror_step", targets=(r"b_\w+",), jobs=2)
+    assert [r.asserted for r in both] == [("b_equal",), ("b_bounded",)]
+    assert all(r.passed for r in both), [r.log_tail for r in both]
+    alone = prove_step(Mirror(), name="mirror_step_alone", targets=("b_bounded",))
+    assert len(alone) == 1 and alone[0].status == "UNKNOWN"
+
+
+@pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
+def test_held_before_hides_no_first_violation():
+    """An assertion assumed to have held the cycle before (``previous``) still fails where
+    BMC finds its first violation (cycle 8)."""
+    bmc = prove(Wraps(bad=7), name="wraps7_previous", depth=10, mode="bmc",
+                previous=("not_bad",))
+    assert bmc.status == "FAIL" and bmc.failed_step == 8
+
+
+def test_previous_adds_a_flag_per_assertion():
+    """``previous`` adds a flag register and its assumption per matched assertion, dropped
+    or not; an assertion also assumed gets none. A pattern that matches nothing, and a
+    ``prove_step`` with no target left to run, are errors."""
+    text = formal.rtlil.convert(Mirror(), name="top", ports=[], emit_src=False)
+    flagged, asserted = formal.select_assertions(text, previous=(r"b_\w+",),
+                                                 drop=("b_equal",))
+    assert asserted == ("b_bounded",)
+    assert flagged.count("cell $dff $gpurf_previous_") == 2
+    assumed, _ = formal.select_assertions(text, previous=(r"b_\w+",), assume=("b_equal",))
+    assert assumed.count("cell $dff $gpurf_previous_") == 1
+    with pytest.raises(ValueError, match="no assertion matches 'c_missing'"):
+        formal.select_assertions(text, previous=("c_missing",))
+    with pytest.raises(ValueError, match="no target matches 'c_missing'"):
+        prove_step(text, name="mirror_none", targets=(r"b_\w+",), only=("c_missing",))
+    with pytest.raises(ValueError, match="no assertion matches 'b_equal'"):
+        prove_step(text, name="mirror_none", targets=("b_equal",), assume=("b_equal",))
 
 
 def test_trace_reader_gives_one_value_per_step(tmp_path):
