@@ -204,8 +204,9 @@ def test_formal_counting_step_in_parts():
     """The counting argument's induction step (depth 1) one assertion at a time
     (``prove_step``): every ``COUNTED`` assertion held the cycle before, the structure
     assumed. The steps of ``STEP_PASSES`` pass (3.5-6.3 s each, session 20). Not yet the
-    whole step, so nothing here is proved unbounded: ``count_r`` and ``free_once_r`` had no
-    verdict in 30 minutes (docs/reliability.md, "Not yet proved")."""
+    whole step, so nothing here is proved unbounded: ``count_r``'s step had no verdict in
+    30 minutes; the other 66 pass, 8 of them only with ``count_r`` assumed
+    (docs/reliability.md, "Not yet proved")."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     results = prove_step(text, name="wir_backend_step", targets=COUNTED,
                          assume=structure(text), only=STEP_PASSES, timeout=600, jobs=2)
