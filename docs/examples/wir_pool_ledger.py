@@ -21,6 +21,7 @@ from amaranth.hdl import Assert, Assume
 from gpurf.hw.wir.register_pool import RegisterPool
 from gpurf.sim.formal import prove
 from gpurf.tb.formal_base import FormalHarness, popcount
+from gpurf.tb.wir.formal_register_pool import pool_count
 
 CONFIG = {"pregs": 4, "count_width": 5, "inc_ports": 11, "dec_ports": 14, "query_ports": 9,
           "policy": "max_register", "low_water": 1, "headroom": 9}
@@ -55,15 +56,7 @@ class PoolLedger(FormalHarness):
     def _ledger(self, m, r, past):
         """Register ``r``'s count next cycle from its count and this cycle's events."""
         dut, config = self.dut, self.dut.config
-        stored = dut.counters.read_port(domain="comb")
-        m.d.comb += stored.addr.eq(r)
-        hits = [dut.pending[s].leader & (dut.pending[s].preg == r) for s in range(config.slots)]
-        change = Signal(config.delta_shape, name=f"change_{r}")
-        for s, hit in enumerate(hits):
-            with m.If(hit):
-                m.d.comb += change.eq(dut.pending[s].delta)
-        count = Signal(range(-64, 128), name=f"count_{r}")
-        m.d.comb += count.eq(stored.data + change)
+        count, hits = pool_count(m, dut, r, range(-64, 128))
         allocated = dut.alloc.valid & dut.alloc.ready & (dut.alloc.payload == r)
         with m.If(self.running):
             m.d.comb += Assume(~(allocated & Cat(hits).any()))

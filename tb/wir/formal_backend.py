@@ -48,6 +48,7 @@ from gpurf.hw.wir.configs import SOURCES
 from gpurf.hw.wir.layouts import AllocKind, LoadKind, Outcome
 
 from ..formal_base import FormalHarness, popcount
+from .formal_register_pool import pool_count
 
 __all__ = ["COUNTED", "DIRECTED", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
 
@@ -285,16 +286,7 @@ class BackendFormal(FormalHarness):
         for r in range(config.pregs):
             holders = Signal(range(128), name=f"holders_{r}")
             m.d.comb += holders.eq(sum(self._holders(m, r, environment)))
-            stored = pool.counters.read_port(domain="comb")
-            m.d.comb += stored.addr.eq(r)
-            hits = [pool.pending[s].leader & (pool.pending[s].preg == r)
-                    for s in range(config.slots)]
-            change = Signal(config.delta_shape, name=f"change_{r}")
-            for s, hit in enumerate(hits):
-                with m.If(hit):
-                    m.d.comb += change.eq(pool.pending[s].delta)
-            count = Signal(range(-64, 128), name=f"count_{r}")
-            m.d.comb += count.eq(stored.data + change)
+            count, hits = pool_count(m, pool, r, range(-64, 128))
             handed = pool.fresh > r
             queued = popcount(Cat(inside & (held == r) for inside, held in slots))
             returning = Cat(hits).any() & (count == 0)

@@ -35,6 +35,7 @@ from gpurf.hw.wir.layouts import Outcome
 from gpurf.hw.wir.pipeline import Pipeline
 
 from ..formal_base import FormalHarness, popcount
+from .formal_register_pool import pool_count
 
 __all__ = ["SMALL", "PipelineFormal"]
 
@@ -124,16 +125,7 @@ class PipelineFormal(FormalHarness):
             in_vsb = popcount(Cat(valid & (preg == r) for valid, preg in entries))
             holders = Signal(range(16), name=f"holders_{r}")
             m.d.comb += holders.eq(mapped + in_vsb + holds[r])
-            stored = pool.counters.read_port(domain="comb")
-            m.d.comb += stored.addr.eq(r)
-            hits = [pool.pending[s].leader & (pool.pending[s].preg == r)
-                    for s in range(config.slots)]
-            change = Signal(config.delta_shape, name=f"change_{r}")
-            for s, hit in enumerate(hits):
-                with m.If(hit):
-                    m.d.comb += change.eq(pool.pending[s].delta)
-            count = Signal(range(-16, 32), name=f"count_{r}")
-            m.d.comb += count.eq(stored.data + change)
+            count, hits = pool_count(m, pool, r, range(-16, 32))
             handed = pool.fresh > r
             queued = popcount(Cat(inside & (held == r) for inside, held in slots))
             returning = Cat(hits).any() & (count == 0)

@@ -30,7 +30,7 @@ from gpurf.hw.wir.register_pool import RegisterPool
 
 from ..formal_base import FormalHarness, popcount
 
-__all__ = ["SMALL", "RegisterPoolFormal"]
+__all__ = ["SMALL", "RegisterPoolFormal", "pool_count"]
 
 SMALL = {"pregs": 8, "count_width": 3, "inc_ports": 2, "dec_ports": 2, "query_ports": 1}
 """The proof configuration: a pool of 8 registers, 3-bit counters, 2 increment and 2
@@ -162,3 +162,20 @@ class RegisterPoolFormal(FormalHarness):
                 with m.Case(r):
                     m.d.comb += selected.eq(count)
         return selected
+
+
+def pool_count(m, pool, r, shape):
+    """Register ``r``'s count in ``pool`` (a ``RegisterPool``): its stored counter plus the
+    change of the merge slot that leads it, as ``count_{r}``; returns the count and, per
+    merge slot, whether it leads ``r``."""
+    config = pool.config
+    stored = pool.counters.read_port(domain="comb")
+    m.d.comb += stored.addr.eq(r)
+    hits = [pool.pending[s].leader & (pool.pending[s].preg == r) for s in range(config.slots)]
+    change = Signal(config.delta_shape, name=f"change_{r}")
+    for s, hit in enumerate(hits):
+        with m.If(hit):
+            m.d.comb += change.eq(pool.pending[s].delta)
+    count = Signal(shape, name=f"count_{r}")
+    m.d.comb += count.eq(stored.data + change)
+    return count, hits
