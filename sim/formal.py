@@ -323,6 +323,8 @@ def select_assertions(text: str, *, drop: tuple[str, ...] = (),
     patterns = {"drop": [re.compile(p) for p in drop],
                 "assume": [re.compile(p) for p in assume],
                 "previous": [re.compile(p) for p in previous]}
+    if previous and not re.search(r"wire width 1 input \d+ +\\clk\n", text):
+        raise ValueError("previous= needs a clocked harness: no input 'clk' in its RTLIL")
     used = set()
     asserted = []
     flags = []
