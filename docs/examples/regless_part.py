@@ -7,21 +7,30 @@ with and without the compressor, the row of ``python -m gpurf.sim.sm.regless_bre
 (cycles per region boundary), the row of ``python -m gpurf.sim.sm.regless_misspath``
 (the miss path's share of the shards' cycles) and where the preloads were served.
 ``--test`` also runs the kernel at test size (fast model, every operand read checked) and
-prints the same rows beside them. Nothing is re-measured at paper size.
+prints the same rows beside them. ``--regions`` prints, for the regions of a shard's 128
+lines (16 per bank), the physical registers live at each region boundary (warp-level
+liveness on the allocator's registers, as the RegLess pass sees them) and how many of them
+are halves of 64-bit values. Nothing is re-measured at paper size.
 """
 
 import json
 import sys
 from pathlib import Path
 
+from gpurf.sim.passes.dataflow import kernel_flow
+from gpurf.sim.passes.regless.regions import regless_pass
 from gpurf.sim.sm.regless import ReglessConfig, run_regless
 from gpurf.sim.sm.regless_breakdown import breakdown_row
 from gpurf.sim.sm.regless_misspath import misspath_row
+from gpurf.sim.sm.run import load_workload
 
 PARTS = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
 RUNS = {"512": "512", "512+nocomp": "512 no compressor"}
 """The configurations shown, and their names in a part."""
 SOURCES = ("osu", "compressor", "l1", "l2")
+OPTIONS = {"--test", "--regions"}
+LINES_PER_BANK = 16
+"""A shard's 128 lines at 512 entries per SM (8 banks)."""
 
 
 def preload_shares(out: dict) -> dict:
@@ -39,15 +48,41 @@ def show(kernel: str, size: str, config: str, out: dict) -> None:
           "compressed", out["evictions_compressed"])
 
 
+def live_at_boundaries(kernel: str) -> list[tuple[int, int]]:
+    """Per region boundary (each region's entry but the first's): the physical registers
+    live there and how many of them hold half of a 64-bit value."""
+    _, program, _ = load_workload(kernel)
+    flow = kernel_flow(program.kernel)
+    regions = regless_pass(program.kernel, lines_per_bank=LINES_PER_BANK).regions
+    rows = []
+    for region in regions[1:]:
+        live = flow.warp_live_after[region.start - 1]
+        keys = {key for reg in live for key in flow.keys.get(reg, ()) if key.startswith("R")}
+        wide = {key for reg in live if reg.startswith("%rd") for key in flow.keys[reg]}
+        rows.append((len(keys), len(keys & wide)))
+    return rows
+
+
+def show_regions(kernel: str) -> None:
+    """Print the range of :func:`live_at_boundaries` over the kernel's boundaries."""
+    rows = live_at_boundaries(kernel)
+    live, wide = zip(*rows, strict=True)
+    print(f"{kernel}: {len(rows)} region boundaries, {min(live)}-{max(live)} registers live, "
+          f"{min(wide)}-{max(wide)} of them halves of 64-bit values")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0].startswith("-") or set(argv[1:]) - {"--test"}:
-        print("usage: python docs/examples/regless_part.py KERNEL [--test]", file=sys.stderr)
+    if not argv or argv[0].startswith("-") or set(argv[1:]) - OPTIONS:
+        print("usage: python docs/examples/regless_part.py KERNEL [--test] [--regions]",
+              file=sys.stderr)
         return 2
     kernel = argv[0]
     path = PARTS / f"regless-paper-{kernel}.json"
     if not path.exists():
         print(f"{path}: no measured part for {kernel!r}", file=sys.stderr)
         return 2
+    if "--regions" in argv:
+        show_regions(kernel)
     runs = json.loads(path.read_text())["value"]["runs"]
     for config, name in RUNS.items():
         show(kernel, "paper", config, runs[name])
