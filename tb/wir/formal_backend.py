@@ -44,13 +44,14 @@ from amaranth import Cat, Mux, Signal
 from amaranth.hdl import Assert, Assume
 
 from gpurf.hw.wir.backend import Backend
-from gpurf.hw.wir.configs import SOURCES
+from gpurf.hw.wir.configs import DEC_PORTS, INC_PORTS, SOURCES
 from gpurf.hw.wir.layouts import AllocKind, LoadKind, Outcome
 
 from ..formal_base import FormalHarness, popcount
+from .formal_pool_ledger import net_events
 from .formal_register_pool import pool_count
 
-__all__ = ["COUNTED", "DIRECTED", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
+__all__ = ["COUNTED", "DIRECTED", "LEDGERS", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
 
 MOST_INCREMENTS = 8
 """The most increments one register takes in one cycle in ``wir.backend``: a verify hit
@@ -71,11 +72,43 @@ pending-retry queue, 5-bit counts (the backend's least: saturation from 22). No 
 cache: it holds no reference and decides no outcome (its coherence is proved in
 ``formal_pipeline.py``), so it would only add state to this proof."""
 
+OWN_INC, OWN_DEC = 3, 4
+"""The pipeline's own pool ports before the backend's (``wir.pipeline``): increments share,
+install, hold; decrements old mapping, displaced VSB entry, drop, exit sweep."""
+_REUSE_INC = OWN_INC
+"""The reuse buffer's first port: its reservation's operands, then its hit, then its fill."""
+_ISSUE_INC = OWN_INC + INC_PORTS
+_HIT_DEC, _RELEASE_DEC = OWN_DEC + DEC_PORTS, OWN_DEC + DEC_PORTS + SOURCES
+
+LEDGERS = {
+    "results": ((0, 1, _REUSE_INC + SOURCES), (0, 1, 3)),
+    "reuse": ((*range(_REUSE_INC, _REUSE_INC + SOURCES), _REUSE_INC + SOURCES + 1),
+              tuple(range(OWN_DEC, OWN_DEC + DEC_PORTS))),
+    "sources": (tuple(range(_ISSUE_INC, _ISSUE_INC + SOURCES)),
+                tuple(range(_HIT_DEC, _HIT_DEC + SOURCES))),
+    "environment": ((2,), (2, *range(_RELEASE_DEC, _RELEASE_DEC + SOURCES))),
+}
+"""The holders in four groups, each with the pool ports of its events (increment ports,
+decrement ports; session 21): ``results`` (the mappings, the VSB entries, the reuse hit on
+``out`` and those queued: the share ``inc[0]``, the install ``inc[1]``, the reuse buffer's
+hit ``inc[6]``; the retirement's old mapping ``dec[0]``, the VSB's displaced entry
+``dec[1]``, the exit sweep's ``dec[3]``; and the allocation), ``reuse`` (the reuse
+buffer's entries: the reservation's operands ``inc[3..5]``, the fill ``inc[7]``, a
+dropped entry's ``dec[4..7]``), ``sources`` (the in-flight source references: the issue's
+``inc[8..10]``, a hit's ``dec[8..10]``), ``environment`` (``hold`` ``inc[2]``, ``drop``
+``dec[2]``, ``release`` ``dec[11..13]``). The pipeline gives the pool its own ports
+``inc[0..2]`` and ``dec[0..3]`` and then the backend's (``wir.pipeline``); an
+instruction's sources handed to the environment on ``sources`` move from ``sources`` to
+``environment`` with no event."""
+
 COUNTED = (r"held_not_queued_\d+", r"free_once_\d+", r"count_\d+", r"count_headroom_\d+",
            "allocation_served", "free_covers_flight", r"pending_handed_\d+",
-           r"pending_range_\d+", "divergent_not_verified", "verify_names_its_entry")
+           r"pending_range_\d+", "divergent_not_verified", "verify_names_its_entry",
+           r"alloc_unled_\d+", "exclusion_held", r"net_split_\d+",
+           *(rf"ledger_{group}_\d+" for group in LEDGERS))
 """The assertions of the counting argument (``prove``'s ``drop``/``assume`` patterns): no
-leak counted once, every allocation served, and the strengthening they need (session 19).
+leak counted once, every allocation served, the strengthening they need (session 19) and
+the ledgers ``count_r``'s step is split into (session 21, :meth:`BackendFormal._ledgers`).
 The harness's other assertions (the structure: the hit queue, the copy, the stages and
 queues in range, the flags in flight) are proved first without them, by ABC's ``pdr``;
 the counting ones then by k-induction with the structure assumed (docs/reliability.md)."""
@@ -226,35 +259,38 @@ class BackendFormal(FormalHarness):
             rows.append(read.data)
         return rows
 
-    def _holders(self, m, r, environment):
-        """Register ``r``'s holders (a list of one-bit terms and counts)."""
+    def _holder_groups(self, m, r, environment):
+        """Register ``r``'s holders (one-bit terms and counts) in the groups of
+        :data:`LEDGERS`."""
         dut = self.dut
         config, front, back = dut.config, dut.front, dut.back
-        terms = [e.valid & (e.preg == r) for e in back.mapping]
+        results = [e.valid & (e.preg == r) for e in back.mapping]
         vsb = back.alloc.vsb
         for e in range(vsb.config.entries):
             read = vsb.table.read_port(domain="comb")
             m.d.comb += read.addr.eq(e)
-            terms.append(vsb.valid[e] & (read.data.preg == r))
+            results.append(vsb.valid[e] & (read.data.preg == r))
+        out = front.out.payload
+        results.append(front.out.valid & out.response.hit & (out.response.result == r))
+        results += [(k < dut.count) & (dut.queue[k].preg == r) for k in range(config.hits)]
         reuse = front.reuse
         tags = config.front.reuse.tag_layout
+        entries = []
         for e in range(config.reuse_entries):
             read = reuse.table.read_port(domain="comb")
             m.d.comb += read.addr.eq(e)
             view = tags(read.data.tag)
-            terms += [reuse.valid[e] & view.opcode.regs[k] & (view.operand[k] == r)
-                      for k in range(SOURCES)]
-            terms.append(reuse.valid[e] & ~read.data.pending & (read.data.result == r))
-        out = front.out.payload
-        terms.append(front.out.valid & out.response.hit & (out.response.result == r))
-        terms += [(k < dut.count) & (dut.queue[k].preg == r) for k in range(config.hits)]
+            entries += [reuse.valid[e] & view.opcode.regs[k] & (view.operand[k] == r)
+                        for k in range(SOURCES)]
+            entries.append(reuse.valid[e] & ~read.data.pending & (read.data.result == r))
         renamed = front.rename.renamed.payload
-        terms += [dut.issued[0][k] & (renamed.src[k].preg == r) for k in range(SOURCES)]
+        sources = [dut.issued[0][k] & (renamed.src[k].preg == r) for k in range(SOURCES)]
         leaves = front.out.valid & ~out.response.pending
-        terms += [leaves & Mux(out.retried, out.lookup.opcode.regs[k], dut.issued[1][k])
-                  & (out.lookup.operand[k][:config.preg_bits] == r) for k in range(SOURCES)]
-        terms += self._tickets(r)
-        return [*terms, environment[r]]
+        sources += [leaves & Mux(out.retried, out.lookup.opcode.regs[k], dut.issued[1][k])
+                    & (out.lookup.operand[k][:config.preg_bits] == r) for k in range(SOURCES)]
+        sources += self._tickets(r)
+        return {"results": results, "reuse": entries, "sources": sources,
+                "environment": [environment[r]]}
 
     def _tickets(self, r):
         """The pending-retry tickets' register operands naming ``r``."""
@@ -283,9 +319,14 @@ class BackendFormal(FormalHarness):
             position = Signal(config.preg_bits, name=f"queue_pos_{i}")
             m.d.comb += [position.eq(i - pool.head), read.addr.eq(i)]
             slots.append((position < pool.queued, read.data))
+        ledgers = []
         for r in range(config.pregs):
+            groups = {}
+            for group, terms in self._holder_groups(m, r, environment).items():
+                groups[group] = Signal(range(128), name=f"{group}_{r}")
+                m.d.comb += groups[group].eq(sum(terms))
             holders = Signal(range(128), name=f"holders_{r}")
-            m.d.comb += holders.eq(sum(self._holders(m, r, environment)))
+            m.d.comb += holders.eq(sum(groups.values()))
             count, hits = pool_count(m, pool, r, range(-64, 128))
             handed = pool.fresh > r
             queued = popcount(Cat(inside & (held == r) for inside, held in slots))
@@ -299,7 +340,55 @@ class BackendFormal(FormalHarness):
                 m.d.comb += [Assert(count == holders, f"count_{r}"),
                              Assert(count < config.saturation + MOST_INCREMENTS,
                                     f"count_headroom_{r}")]
+            ledgers.append(self._ledgers(m, r, groups, count, hits))
+        self._pool_ledger(m, ledgers)
         m.d.comb += Assert(~pool.alloc.ready | pool.alloc.valid, "allocation_served")
+
+    def _ledgers(self, m, r, groups, count, hits):
+        """(The counting step split, session 21) each group of :data:`LEDGERS` next cycle
+        is itself plus its ports' net events naming ``r`` (``ledger_{group}_r``; the
+        allocation of ``r`` joins ``results``, the sources handed to the environment move
+        from ``sources`` to ``environment``); the net events of all ports are the groups'
+        (``net_split_r``); an allocated register is not led by a merge slot
+        (``alloc_unled_r``, what the pool's ledger assumes). Returns the exclusion and
+        the pool's ledger: ``r``'s count next cycle is 1 if allocated else its count (modulo
+        ``2**count_width``), plus the net events (``formal_pool_ledger.py``)."""
+        dut = self.dut
+        pool = dut.back.pool
+        allocated = pool.alloc.valid & pool.alloc.ready & (pool.alloc.payload == r)
+        given = Signal(range(SOURCES + 1), name=f"given_{r}")
+        m.d.comb += given.eq(sum(dut.sources[k].valid & (dut.sources[k].preg == r)
+                                 for k in range(SOURCES)))
+        moved = {"results": allocated, "sources": -given, "environment": given}
+        events = []
+        for group, (incs, decs) in LEDGERS.items():
+            net = Signal(range(-16, 16), name=f"events_{group}_{r}")
+            m.d.comb += net.eq(net_events(pool, r, incs, decs))
+            expected = Signal(range(-64, 192), name=f"expected_{group}_{r}")
+            m.d.sync += expected.eq(groups[group] + net + moved.get(group, 0))
+            with m.If(self.after_reset):
+                m.d.comb += Assert(groups[group] == expected, f"ledger_{group}_{r}")
+            events.append(net)
+        net = Signal(range(-32, 32), name=f"net_{r}")
+        m.d.comb += [net.eq(net_events(pool, r)), Assert(net == sum(events), f"net_split_{r}")]
+        unled = Signal(name=f"unled_{r}")
+        m.d.comb += [unled.eq(~(allocated & Cat(hits).any())), Assert(unled, f"alloc_unled_{r}")]
+        following = Signal(range(-64, 128), name=f"count_next_{r}")
+        m.d.sync += following.eq(Mux(allocated, 1, count[:pool.config.count_width]) + net)
+        return unled, count == following
+
+    def _pool_ledger(self, m, ledgers):
+        """The pool's ledger (proved on the pool, ``formal_pool_ledger.py``), assumed for
+        every handed-out register while no allocated register has been led so far (the
+        pool's proof assumes it; ``exclusion_held`` asserts that it always holds)."""
+        pool = self.dut.back.pool
+        unled = Cat(exclusion for exclusion, _ in ledgers).all()
+        held = Signal(init=1, name="exclusion_so_far")
+        m.d.sync += held.eq(held & unled)
+        m.d.comb += Assert(held, "exclusion_held")
+        for r, (_, ledger) in enumerate(ledgers):
+            with m.If(self.after_reset & held & unled & (pool.fresh > r)):
+                m.d.comb += Assume(ledger)
 
     def _pool_flow(self, m):
         """(Strengthening, session 19: what the k-induction step of the counting argument
