@@ -251,15 +251,36 @@ def _run_sby(folder: Path, timeout: float) -> tuple[str, str, bool]:
             return stdout, stderr + f"\nstopped after {timeout} s", True
 
 
-def _kill_session(session: int) -> None:
-    """SIGKILL every process whose session is ``session`` (its leader's pid)."""
+def _kill_session(session: int, wait: float = 10.0) -> None:
+    """SIGKILL every process whose session is ``session`` (its leader's pid), again until
+    none is alive or ``wait`` seconds have passed: a process may fork while a sweep runs,
+    and a killed one takes a moment to go (on a loaded machine the next line's check could
+    still see it)."""
+    deadline = time.monotonic() + wait
+    while _kill_sweep(session) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _kill_sweep(session: int) -> int:
+    """SIGKILL the live (not zombie) processes of ``session``; returns how many there
+    were."""
+    found = 0
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.getsid(int(entry.name)) == session:
-                    os.kill(int(entry.name), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) != session or _zombie(entry):
+                continue
+            os.kill(int(entry.name), signal.SIGKILL)
+            found += 1
+        except (ProcessLookupError, PermissionError, FileNotFoundError):
+            pass
+    return found
+
+
+def _zombie(entry: Path) -> bool:
+    """Whether the process of ``/proc/PID`` has exited and waits to be reaped."""
+    return (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
 _REACHED = re.compile(  # the engine's line for each cover (the summary lists only some)

@@ -238,7 +238,7 @@ def test_formal_counting_step_in_parts():
     assumed. The steps of ``STEP_PASSES`` (3.5-13 s each, sessions 20-21)."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     results = counting_steps(text, "first", STEP_PASSES)
-    assert [r.asserted for r in results] == [(name,) for name in STEP_PASSES]
+    assert sorted(r.asserted for r in results) == sorted((name,) for name in STEP_PASSES)
     assert all(r.passed for r in results), [r.log_tail for r in results if not r.passed]
 
 
@@ -258,7 +258,8 @@ def test_formal_counting_argument_unbounded():
     """Every step of every stage of ``STAGES`` passes: with the structure proved by
     :func:`test_formal_structure_proved_unbounded_by_pdr` and the pool's ledger by
     ``tests/test_wir_pool_ledger.py``, every assertion of the harness holds always
-    (k-induction of depth 1 split per assertion, 95 runs; docs/reliability.md)."""
+    (k-induction of depth 1 split per assertion, 95 runs; session 21: all pass, 1,390 s
+    wall two at a time; docs/reliability.md)."""
     text = rtlil.convert(BackendFormal(), name="top", ports=[], emit_src=False)
     results = [result for stage, _, _ in STAGES for result in counting_steps(text, stage)]
     _, everything = select_assertions(text)
