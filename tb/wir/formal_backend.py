@@ -13,7 +13,8 @@ no saturation query gates (session 17's k-induction counterexample on ``count_3`
 distinct and ``fresh``/``queued`` at most ``pregs`` (``formal_register_pool.py``); a valid
 VSB entry names a handed-out register (``formal_value_signature_buffer.py``); the rename
 table's cleared rows are zero while it clears (``formal_rename_table.py``); the
-pending-retry queue's count at most its depth (``formal_pending_retry.py``).
+pending-retry queue's count at most its depth (``formal_pending_retry.py``); (session 21)
+the pool's ledger while no allocated register has been led (``formal_pool_ledger.py``).
 
 **Guarantees (asserted).** Per physical register ``r``, its holders are the valid
 mappings, the valid VSB entries, the reuse buffer's valid entries (register operands; the
@@ -37,7 +38,11 @@ of each pending-retry ticket) and the environment's (held through ``hold``, hand
 - (strengthening for the counting step, session 19, :meth:`BackendFormal._pool_flow`) the
   free registers cover the results in flight, a leading merge slot names a handed-out
   register with a change its ports can make, and the decide stage's verifies are
-  convergent and name their VSB entry's register.
+  convergent and name their VSB entry's register;
+- (the counting step split, session 21, :meth:`BackendFormal._ledgers`) per register and
+  group of holders (:data:`LEDGERS`), the group next cycle is itself plus its ports' net
+  events; all ports' net events are the groups'; an allocated register is not led by a
+  merge slot, and never has been.
 """
 
 from amaranth import Cat, Mux, Signal
