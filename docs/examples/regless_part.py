@@ -66,6 +66,9 @@ def live_at_boundaries(kernel: str) -> list[tuple[int, int]]:
 def show_regions(kernel: str) -> None:
     """Print the range of :func:`live_at_boundaries` over the kernel's boundaries."""
     rows = live_at_boundaries(kernel)
+    if not rows:
+        print(f"{kernel}: one region, no region boundary")
+        return
     live, wide = zip(*rows, strict=True)
     print(f"{kernel}: {len(rows)} region boundaries, {min(live)}-{max(live)} registers live, "
           f"{min(wide)}-{max(wide)} of them halves of 64-bit values")
