@@ -1,0 +1,187 @@
+"""The paper-size RegLess parts one run at a time, so that no session loses a kernel it
+could not finish (docs/measured/regless-paper/README.md, "Runs of a part").
+
+``gpurf reproduce regless --size paper --parts DIR`` keeps a kernel's part only once its
+eight runs (the register file's baseline and the seven :data:`CONFIGS`) are done; a kernel
+longer than a session is never kept. This script, run with the pinned revision's gpurf
+(the worktree of the folder's README), measures each ``(kernel, run)`` on its own, writes
+it to ``DIR/runs/KERNEL/RUN.json`` as it finishes (with its key, revision, date and CPU
+seconds), and assembles a kernel's part from its eight runs, the same value and key
+:func:`gpurf.sim.reproduce.regless.measure` gives, so ``gpurf reproduce`` reads it::
+
+    python docs/examples/regless_paper_runs.py run -j 2 KERNEL [KERNEL ...]
+    python docs/examples/regless_paper_runs.py assemble KERNEL [KERNEL ...]
+    python docs/examples/regless_paper_runs.py status KERNEL [KERNEL ...]
+
+``run`` measures the runs not yet in the folder, a kernel's runs in turn on one of ``-j``
+processes sharing one functional pass, and assembles each kernel whose runs are complete.
+A run whose key differs from the sources' (another revision) is an error, never mixed in.
+"""
+
+import datetime
+import json
+import resource
+import sys
+from pathlib import Path
+
+import click
+
+from gpurf.sim.provenance import git_revision
+from gpurf.sim.reproduce import parts
+from gpurf.sim.reproduce.regless import CONFIGS, _label
+from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.recording import shared_functional_runs
+from gpurf.sim.sm.regless import run_regless
+
+FOLDER = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
+SIZE = "paper"
+BASELINE = "baseline"
+RUNS = (BASELINE, *(_label(config) for config in CONFIGS))
+"""A part's runs: the baseline and the seven configurations, in :func:`measure`'s order."""
+CONFIG_OF = {_label(config): config for config in CONFIGS}
+
+
+def run_path(kernel: str, run: str) -> Path:
+    """Where ``kernel``'s ``run`` is kept."""
+    return FOLDER / "runs" / kernel / f"{run.replace(' ', '_')}.json"
+
+
+def key(kernel: str) -> str:
+    """The part key of ``kernel`` at these sources (:func:`~gpurf.sim.reproduce.parts.part_key`
+    with the options :func:`~gpurf.sim.reproduce.regless.measure` is cached under)."""
+    return parts.part_key("regless", SIZE, kernel, {})
+
+
+def read_run(kernel: str, run: str) -> dict | None:
+    """``kernel``'s kept ``run``, or ``None``; :class:`click.ClickException` if it was
+    measured at other sources."""
+    path = run_path(kernel, run)
+    if not path.exists():
+        return None
+    kept = json.loads(path.read_text())
+    if kept["key"] != key(kernel):
+        raise click.ClickException(f"{path}: measured at revision {kept['revision']}, whose "
+                                   "key differs from these sources'")
+    return kept
+
+
+def cpu_seconds() -> float:
+    """The CPU time of this process and its children so far."""
+    own, children = (resource.getrusage(who) for who in
+                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure_run(kernel: str, run: str) -> dict:
+    """One run of ``kernel``: the baseline's cycles, or a configuration's counters
+    (``run_regless`` without its baseline); wrong outputs raise."""
+    sm = load_config(preset="gtx980")
+    if run == BASELINE:
+        return parts.baseline_cycles("regless", kernel, SIZE, sm, parts.to_stderr)
+    parts.to_stderr(f"regless: {kernel} {run}")
+    out = run_regless(kernel, SIZE, CONFIG_OF[run], sm=sm, baseline=False)
+    if not out["passed"]:
+        raise parts.WrongOutputsError(f"regless: {kernel} {run}: outputs differ from numpy")
+    return out
+
+
+def keep_run(kernel: str, run: str) -> str:
+    """Measure ``kernel``'s ``run`` and write it with its provenance; a line saying so."""
+    start = cpu_seconds()
+    value = measure_run(kernel, run)
+    cpu = round(cpu_seconds() - start, 1)
+    path = run_path(kernel, run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    kept = {"kernel": kernel, "run": run, "revision": git_revision(), "date": date,
+            "key": key(kernel), "cpu_seconds": cpu, "value": value}
+    path.write_text(json.dumps(kept, indent=1) + "\n")
+    return f"{kernel} {run}: {cpu} CPU s, {date}"
+
+
+def assemble(kernel: str) -> str:
+    """Write ``kernel``'s part from its eight kept runs (as :func:`measure` composes it)."""
+    kept = {run: read_run(kernel, run) for run in RUNS}
+    missing = [run for run, value in kept.items() if value is None]
+    if missing:
+        return f"{kernel}: not assembled, runs missing: {', '.join(missing)}"
+    cycles = kept[BASELINE]["value"]
+    runs = {run: {**kept[run]["value"], "runtime": kept[run]["value"]["cycles"] / cycles}
+            for run in RUNS[1:]}
+    value = json.loads(json.dumps({"baseline": cycles, "runs": runs}))
+    with parts.keeping_parts(FOLDER):
+        parts._write_part("regless", SIZE, kernel, key(kernel), value)
+    cpu = sum(run["cpu_seconds"] for run in kept.values())
+    return f"{kernel}: part written ({cpu:.1f} CPU s in its eight runs)"
+
+
+def missing_runs(kernel: str) -> list[str]:
+    """``kernel``'s runs not yet kept, in :data:`RUNS`' order."""
+    return [run for run in RUNS if read_run(kernel, run) is None]
+
+
+def keep_kernel(kernel: str) -> str:
+    """Measure ``kernel``'s missing runs in turn, each kept as it finishes, sharing one
+    functional pass (as :func:`measure` does); then assemble its part."""
+    with shared_functional_runs():
+        for run in missing_runs(kernel):
+            parts.to_stderr(keep_run(kernel, run))
+    return assemble(kernel)
+
+
+def run_all(kernels: list[str], jobs: int) -> None:
+    """:func:`keep_kernel` for ``kernels`` on ``jobs`` worker processes (Dask)."""
+    from distributed import Client, LocalCluster, as_completed
+
+    # One thread per process: the SM holds the GIL.
+    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                           dashboard_address=":0")
+    client = Client(cluster)
+    try:
+        futures = [client.submit(keep_kernel, kernel, pure=False) for kernel in kernels]
+        for future in as_completed(futures):
+            click.echo(future.result())
+    finally:
+        client.close()
+        cluster.close(timeout=60)
+
+
+@click.group()
+def main() -> None:
+    """RegLess's paper-size parts, one run at a time."""
+
+
+@main.command("run")
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(1),
+              help="Worker processes.")
+@click.argument("kernels", nargs=-1, required=True)
+def run_command(kernels: tuple[str, ...], jobs: int) -> None:
+    """Measure the runs of KERNELS not yet kept (a kernel per process, in turn), then
+    assemble their parts."""
+    if jobs == 1 or len(kernels) == 1:
+        for kernel in kernels:
+            click.echo(keep_kernel(kernel))
+    else:
+        run_all(list(kernels), min(jobs, len(kernels)))
+
+
+@main.command("assemble")
+@click.argument("kernels", nargs=-1, required=True)
+def assemble_command(kernels: tuple[str, ...]) -> None:
+    """Write the parts of KERNELS whose eight runs are kept."""
+    for kernel in kernels:
+        click.echo(assemble(kernel))
+
+
+@main.command("status")
+@click.argument("kernels", nargs=-1, required=True)
+def status_command(kernels: tuple[str, ...]) -> None:
+    """Which runs of KERNELS are kept, with their CPU seconds."""
+    for kernel in kernels:
+        kept = {run: read_run(kernel, run) for run in RUNS}
+        done = {run: value["cpu_seconds"] for run, value in kept.items() if value}
+        click.echo(f"{kernel}: {len(done)} of {len(RUNS)} runs kept {done}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
