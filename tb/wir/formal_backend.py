@@ -54,7 +54,7 @@ from gpurf.hw.wir.layouts import AllocKind, LoadKind, Outcome
 
 from ..formal_base import FormalHarness, popcount
 from .formal_pool_ledger import net_events
-from .formal_register_pool import pool_count
+from .formal_register_pool import leaders_distinct, pool_count
 
 __all__ = ["COUNTED", "DIRECTED", "LEDGERS", "MOST_INCREMENTS", "SMALL", "BackendFormal"]
 
@@ -238,10 +238,8 @@ class BackendFormal(FormalHarness):
         dut = self.dut
         pool, vsb = dut.back.pool, dut.back.alloc.vsb
         config = pool.config
-        for s in range(config.slots):
-            for t in range(s + 1, config.slots):
-                a, b = pool.pending[s], pool.pending[t]
-                m.d.comb += Assume(~(a.leader & b.leader & (a.preg == b.preg)))
+        for _, _, distinct in leaders_distinct(pool):
+            m.d.comb += Assume(distinct)
         m.d.comb += [Assume(pool.fresh <= config.pregs), Assume(pool.queued <= config.pregs)]
         for e in range(vsb.config.entries):
             read = vsb.table.read_port(domain="comb")

@@ -27,7 +27,7 @@ from amaranth.hdl import Assert, Assume
 from gpurf.hw.wir.register_pool import RegisterPool
 
 from ..formal_base import FormalHarness, popcount
-from .formal_register_pool import pool_count
+from .formal_register_pool import leaders_distinct, pool_count
 
 __all__ = ["CONFIG", "DISTINCT", "LEDGER", "LEMMAS", "PoolLedgerFormal", "net_events"]
 
@@ -73,12 +73,8 @@ class PoolLedgerFormal(FormalHarness):
 
     def _distinct(self, m):
         """The merge register's leaders name distinct registers."""
-        pending, slots = self.dut.pending, self.dut.config.slots
-        for s in range(slots):
-            for t in range(s + 1, slots):
-                m.d.comb += Assert(~(pending[s].leader & pending[t].leader
-                                     & (pending[s].preg == pending[t].preg)),
-                                   f"distinct_{s}_{t}")
+        for s, t, distinct in leaders_distinct(self.dut):
+            m.d.comb += Assert(distinct, f"distinct_{s}_{t}")
 
     def _register(self, m, r):
         """Register ``r``'s ``stored``, ``unled`` and ``ledger`` assertions; returns last

@@ -30,7 +30,7 @@ from gpurf.hw.wir.register_pool import RegisterPool
 
 from ..formal_base import FormalHarness, popcount
 
-__all__ = ["SMALL", "RegisterPoolFormal", "pool_count"]
+__all__ = ["SMALL", "RegisterPoolFormal", "leaders_distinct", "pool_count"]
 
 SMALL = {"pregs": 8, "count_width": 3, "inc_ports": 2, "dec_ports": 2, "query_ports": 1}
 """The proof configuration: a pool of 8 registers, 3-bit counters, 2 increment and 2
@@ -97,10 +97,8 @@ class RegisterPoolFormal(FormalHarness):
             position = Signal(bits, name=f"queue_pos_{i}")
             m.d.comb += [position.eq(i - dut.head), read.addr.eq(i)]
             slots.append((position < dut.queued, read.data))
-        for s in range(config.slots):
-            for t in range(s + 1, config.slots):
-                a, b = dut.pending[s], dut.pending[t]
-                m.d.comb += Assert(~(a.leader & b.leader & (a.preg == b.preg)))
+        for _, _, distinct in leaders_distinct(dut):
+            m.d.comb += Assert(distinct)
         free, back = [], []
         for r in range(config.pregs):
             stored = dut.counters.read_port(domain="comb")
@@ -162,6 +160,17 @@ class RegisterPoolFormal(FormalHarness):
                 with m.Case(r):
                     m.d.comb += selected.eq(count)
         return selected
+
+
+def leaders_distinct(pool):
+    """Per pair of merge slots ``s < t`` of ``pool`` (a ``RegisterPool``): ``(s, t,
+    condition)``, the condition that they do not both lead one register (asserted on the
+    pool and its ledger, assumed where the pool is a part)."""
+    slots = pool.config.slots
+    for s in range(slots):
+        for t in range(s + 1, slots):
+            a, b = pool.pending[s], pool.pending[t]
+            yield s, t, ~(a.leader & b.leader & (a.preg == b.preg))
 
 
 def pool_count(m, pool, r, shape):
