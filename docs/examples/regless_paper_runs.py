@@ -32,6 +32,7 @@ from gpurf.sim.reproduce.regless import CONFIGS, _label
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.regless import run_regless
+from gpurf.sim.sm.suite import SUITE
 
 FOLDER = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
 SIZE = "paper"
@@ -39,6 +40,12 @@ BASELINE = "baseline"
 RUNS = (BASELINE, *(_label(config) for config in CONFIGS))
 """A part's runs: the baseline and the seven configurations, in :func:`measure`'s order."""
 CONFIG_OF = {_label(config): config for config in CONFIGS}
+
+
+class RunsError(click.ClickException):
+    """A kept run that cannot be used: one line naming the file, exit status 2."""
+
+    exit_code = 2
 
 
 def run_path(kernel: str, run: str) -> Path:
@@ -53,14 +60,19 @@ def key(kernel: str) -> str:
 
 
 def read_run(kernel: str, run: str) -> dict | None:
-    """``kernel``'s kept ``run``, or ``None``; :class:`click.ClickException` if it was
-    measured at other sources."""
+    """``kernel``'s kept ``run``, or ``None``; :class:`RunsError` if the file is not a kept
+    run or was measured at other sources."""
     path = run_path(kernel, run)
     if not path.exists():
         return None
-    kept = json.loads(path.read_text())
-    if kept["key"] != key(kernel):
-        raise click.ClickException(f"{path}: measured at revision {kept['revision']}, whose "
+    try:
+        kept = json.loads(path.read_text())
+        kept_key, revision = kept["key"], kept["revision"]
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as error:
+        raise RunsError(f"{path}: expected a kept run (JSON with key and revision): "
+                        f"{error}") from None
+    if kept_key != key(kernel):
+        raise RunsError(f"{path}: measured at revision {revision}, whose "
                                    "key differs from these sources'")
     return kept
 
@@ -146,6 +158,10 @@ def run_all(kernels: list[str], jobs: int) -> None:
         cluster.close(timeout=60)
 
 
+KERNEL = click.Choice(list(SUITE))
+"""A kernel of the register-bound suite (``gpurf.sim.sm.suite.SUITE``)."""
+
+
 @click.group()
 def main() -> None:
     """RegLess's paper-size parts, one run at a time."""
@@ -154,7 +170,7 @@ def main() -> None:
 @main.command("run")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(1),
               help="Worker processes.")
-@click.argument("kernels", nargs=-1, required=True)
+@click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
 def run_command(kernels: tuple[str, ...], jobs: int) -> None:
     """Measure the runs of KERNELS not yet kept (a kernel per process, in turn), then
     assemble their parts."""
@@ -166,7 +182,7 @@ def run_command(kernels: tuple[str, ...], jobs: int) -> None:
 
 
 @main.command("assemble")
-@click.argument("kernels", nargs=-1, required=True)
+@click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
 def assemble_command(kernels: tuple[str, ...]) -> None:
     """Write the parts of KERNELS whose eight runs are kept."""
     for kernel in kernels:
@@ -174,7 +190,7 @@ def assemble_command(kernels: tuple[str, ...]) -> None:
 
 
 @main.command("status")
-@click.argument("kernels", nargs=-1, required=True)
+@click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
 def status_command(kernels: tuple[str, ...]) -> None:
     """Which runs of KERNELS are kept, with their CPU seconds."""
     for kernel in kernels:
