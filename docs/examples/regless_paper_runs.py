@@ -12,10 +12,14 @@ seconds), and assembles a kernel's part from its eight runs, the same value and 
     python docs/examples/regless_paper_runs.py run -j 2 KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py assemble KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py status KERNEL [KERNEL ...]
+    python docs/examples/regless_paper_runs.py row KERNEL [KERNEL ...]
 
 ``run`` measures the runs not yet in the folder, a kernel's runs in turn on one of ``-j``
 processes sharing one functional pass, and assembles each kernel whose runs are complete.
 A run whose key differs from the sources' (another revision) is an error, never mixed in.
+``status`` lists a kernel's kept runs (CPU seconds, and each configuration's run time over
+the baseline's once that is kept); ``row`` prints an assembled part's row of the folder
+README's table.
 """
 
 import datetime
@@ -32,6 +36,7 @@ from gpurf.sim.reproduce.regless import CONFIGS, _label
 from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.regless import run_regless
+from gpurf.sim.sm.run import run_kernel
 from gpurf.sim.sm.suite import SUITE
 
 FOLDER = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
@@ -158,6 +163,45 @@ def run_all(kernels: list[str], jobs: int) -> None:
         cluster.close(timeout=60)
 
 
+def run_summary(kernel: str) -> str:
+    """``kernel``'s kept runs: each one's CPU seconds, and for a configuration its cycles
+    over the baseline's once the baseline is kept."""
+    kept = {run: read_run(kernel, run) for run in RUNS}
+    baseline = kept[BASELINE]["value"] if kept[BASELINE] else None
+    done = []
+    for run, value in kept.items():
+        if value is None:
+            continue
+        ratio = (f" {value['value']['cycles'] / baseline:.3f}x"
+                 if run != BASELINE and baseline else "")
+        done.append(f"{run}{ratio} ({value['cpu_seconds']:,.1f} CPU s)")
+    return f"{kernel}: {len(done)} of {len(RUNS)} runs kept: {'; '.join(done) or '-'}"
+
+
+CAPACITIES = ("256", "384", "768", "1024")
+"""The capacity runs of the folder README's ``256 / 384 / 768 / 1,024`` column."""
+
+
+def part_row(kernel: str) -> str:
+    """``kernel``'s row of the folder README's table: warp instructions (its functional
+    run), cycles, run times over the baseline, its runs' CPU seconds (``-`` for a part
+    measured whole, sessions 17-21, whose CPU a watcher logged) and the part's date."""
+    path = parts._part_path(FOLDER, "regless", SIZE, kernel)
+    if not path.exists():
+        raise RunsError(f"{path}: no part yet ({run_summary(kernel)})")
+    part = parts._read_part(path)
+    runs = part["value"]["runs"]
+    kept = [read_run(kernel, run) for run in RUNS]
+    cpu = f"{sum(run['cpu_seconds'] for run in kept):,.1f}" if all(kept) else "-"
+    instructions = run_kernel(kernel, SIZE).stats["warp_instructions"]
+    cells = [kernel, f"{instructions:,}", f"{part['value']['baseline']:,}",
+             f"{runs['512']['cycles']:,}", f"{runs['512']['runtime']:.3f}",
+             f"{runs['512 no compressor']['runtime']:.3f}",
+             " / ".join(f"{runs[run]['runtime']:.3f}" for run in CAPACITIES),
+             cpu, part["date"]]
+    return "| " + " | ".join(cells) + " |"
+
+
 KERNEL = click.Choice(list(SUITE))
 """A kernel of the register-bound suite (``gpurf.sim.sm.suite.SUITE``)."""
 
@@ -192,11 +236,17 @@ def assemble_command(kernels: tuple[str, ...]) -> None:
 @main.command("status")
 @click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
 def status_command(kernels: tuple[str, ...]) -> None:
-    """Which runs of KERNELS are kept, with their CPU seconds."""
+    """Which runs of KERNELS are kept, with their CPU seconds and run times."""
     for kernel in kernels:
-        kept = {run: read_run(kernel, run) for run in RUNS}
-        done = {run: value["cpu_seconds"] for run, value in kept.items() if value}
-        click.echo(f"{kernel}: {len(done)} of {len(RUNS)} runs kept {done}")
+        click.echo(run_summary(kernel))
+
+
+@main.command("row")
+@click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
+def row_command(kernels: tuple[str, ...]) -> None:
+    """Print the folder README's table row of each assembled part of KERNELS."""
+    for kernel in kernels:
+        click.echo(part_row(kernel))
 
 
 if __name__ == "__main__":
