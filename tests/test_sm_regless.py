@@ -5,6 +5,7 @@ directed cases. The whole suite with and without the compressor is the ``soak`` 
 
 import os
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -157,6 +158,60 @@ def test_admit_run_keeps_the_osus_lines(monkeypatch):
     assert all(free == [12] * 8 and lines == 16 for free, lines in seen)
 
 
+def test_holdbar_parses_and_the_golden_shard_refuses_it():
+    from gpurf.sim.sm.regless_exact import ReglessExactSM
+    from gpurf.sim.sm.run import load_workload
+
+    assert ReglessConfig.parse("256+holdbar") == ReglessConfig(capacity=256,
+                                                               hold_barriers=True)
+    with pytest.raises(TypeError, match="hold_barriers must be True or False"):
+        ReglessConfig(hold_barriers=1)
+    with pytest.raises(ValueError, match="holdbar"):
+        ReglessExactSM(load_workload("lud")[1], ReglessConfig(hold_barriers=True))
+
+
+def _pushes_at_barriers(monkeypatch, kernel, config):
+    """Run ``kernel`` and list the drained warps pushed on a stack while their barrier
+    still held them: waiting, or pushed by a decision (the cycle before the push takes
+    effect) not after the release cycle."""
+    from gpurf.sim.sm import regless
+    from gpurf.sim.sm.program import BAR
+
+    early = []
+    real = regless.ReglessSM._push
+
+    def push(self, shard, slot, cycle):
+        warp = shard.slots[slot].warp
+        after_barrier = warp.pos and self.sm.info.kind[warp.pcs[warp.pos - 1]] == BAR
+        if warp.at_bar or (after_barrier and cycle - 1 <= warp.hold):
+            early.append((warp.block.id, warp.index, cycle))
+        real(self, shard, slot, cycle)
+
+    monkeypatch.setattr(regless.ReglessSM, "_push", push)
+    out = run_regless(kernel, "test", config, baseline=False)
+    assert out["passed"], f"{kernel}: outputs differ from numpy"
+    return early
+
+
+@pytest.mark.parametrize("kernel", ["backprop_forward", "nw"])
+def test_holdbar_pushes_no_warp_its_barrier_holds(monkeypatch, kernel):
+    """With ``holdbar`` a warp goes on the stack only after its barrier released it; the
+    golden capacity manager's rule (the default) pushes waiting warps, which the same check
+    finds."""
+    held = _pushes_at_barriers(monkeypatch, kernel, ReglessConfig(capacity=256,
+                                                                  hold_barriers=True))
+    assert held == []
+    assert _pushes_at_barriers(monkeypatch, kernel, ReglessConfig(capacity=256))
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "spmv"])
+def test_holdbar_changes_nothing_without_barriers(kernel):
+    """A kernel without barriers makes the same decisions with ``holdbar``: every counter
+    and the cycles are equal."""
+    config = ReglessConfig(capacity=256)
+    assert _check(kernel, config) == _check(kernel, replace(config, hold_barriers=True))
+
+
 # -- the command line -------------------------------------------------------------------
 def _cli(capsys, *argv):
     from gpurf.sim.cli import main
@@ -186,6 +241,20 @@ def test_capacity_manager_stuck_is_an_error(monkeypatch):
 
     monkeypatch.setattr(regless.ReglessSM, "_usage", lambda self, state: [17] * 8)
     with pytest.raises(ReglessError, match="capacity manager stuck"):
+        run_regless("saxpy", "test", ReglessConfig(), baseline=False)
+
+
+def test_a_deadlock_stops_the_run(monkeypatch):
+    """A broken capacity manager that never takes a drained region's lines back leaves
+    every warp waiting with regions still counted active, so the stuck check above never
+    fires: the SM issues nothing more and the watchdog stops the run (backprop_forward at
+    paper size and 256 entries deadlocked this way at a barrier and ran on for hours)."""
+    from gpurf.sim.sm import regless
+
+    monkeypatch.setattr(regless, "STALL", 2_000)
+    monkeypatch.setattr(regless.ReglessSM, "_released", lambda self, *args: None)
+    with pytest.raises(ReglessError, match=r"no instruction issued since cycle \d+, "
+                       r"deadlocked: shard 0: \d+ regions reserved, 0 by warps at a barrier"):
         run_regless("saxpy", "test", ReglessConfig(), baseline=False)
 
 

@@ -54,6 +54,18 @@ def test_corrupted_preload_is_caught(monkeypatch):
         run_regless_exact("scan", fast=False)
 
 
+def test_a_deadlock_of_the_golden_shards_stops_the_run(monkeypatch):
+    """Golden capacity managers that never push a drained warp back on the stack leave the
+    SM with nothing to issue: the watchdog stops the exact model's run too."""
+    from gpurf.golden.regless import capacity_manager
+
+    monkeypatch.setattr(regless, "STALL", 2_000)
+    monkeypatch.setattr(capacity_manager.CapacityManager, "_drained", lambda self: None)
+    with pytest.raises(ReglessError, match=r"deadlocked: \d+ warps running, 0 of them at "
+                       "a barrier"):
+        run_regless_exact("saxpy", fast=False)
+
+
 def test_shard_ports_are_recorded(tmp_path):
     """``record=``: one trace per shard, of ``regless.shard`` at its defaults, holding every
     cycle the shard was stepped."""

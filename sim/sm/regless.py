@@ -110,6 +110,7 @@ from gpurf.hw.params import check_bool, check_int_choice
 from gpurf.hw.regless.layouts import L1Op
 from gpurf.sim.passes.regless.regions import ERASE, regless_pass
 
+from .program import BAR
 from .regless_ports import Request, ShardPortTiming
 from .regless_transfer import MISS_PATH, TransferTiming
 from .timing import MEM
@@ -135,6 +136,12 @@ l1_reads_in_flight``): Table 1's L1 takes "one request per cycle" and has 32 MSH
 over the SM's 4 shards that is 8 reads each, enough for the shards together to issue a
 register read every cycle at the L1 hit latency (28 cycles)."""
 L1_READS = (1, 2, 4, 8, 16, 32)
+STALL = 100_000
+"""Cycles the SM may go without issuing an instruction before the run stops as deadlocked
+(:class:`ReglessError`): far beyond any wait for memory (a preload from L2 is hundreds of
+cycles). backprop_forward at paper size and 256 entries deadlocks near cycle 18,800 (every
+reserved region belongs to a warp waiting at a barrier whose other warps cannot get
+capacity) and used to run on, idle, for hours: docs/regless.md, "Deadlock at a barrier"."""
 SOURCES = ("osu", "compressor", "l1", "l2")
 WAITS = {
     "drain_alu": "a region's last issue to its last write landing, an ALU or shared-memory "
@@ -143,7 +150,8 @@ WAITS = {
     "drain_needed": "of the drains, cycles the next region's first instruction waits for a "
                     "register of it anyway (as on the register file)",
     "barrier": "drained, until on the stack (one slot per cycle, the lowest first; a "
-               "barrier no longer holds a warp back: the golden CM ignores barriers)",
+               "barrier holds a warp back only with hold_barriers: the golden CM ignores "
+               "barriers)",
     "stack": "on the warp stack (capacity, warps above it, one activation per cycle)",
     "preload_osu": "activation to issuable, every preload from the OSU",
     "preload_beyond_osu": "activation to issuable, a preload from the compressor or L1/L2",
@@ -185,6 +193,14 @@ class ReglessConfig:
         keeps ``capacity`` lines, so the rest only caches inactive warps' registers
         (option ``admit<N>``; an experiment, not the paper's design, docs/regless.md
         "Why srad is not monotonic in capacity"; the fast model only).
+    hold_barriers : bool
+        A warp waiting at a barrier is not pushed on its warp stack until the barrier has
+        released it (option ``holdbar``), so the capacity manager reserves no region for it
+        meanwhile. Off (default), the golden capacity manager's rule: it knows nothing of
+        barriers, takes a waiting warp's next region, and deadlocks backprop_forward at
+        paper size and 256 entries (docs/regless.md, "Deadlock at a barrier"). An
+        experiment, the fast model only, until the golden capacity manager and its RTL take
+        the barrier state as an input.
     """
 
     capacity: int = 512
@@ -194,6 +210,7 @@ class ReglessConfig:
     l1_bytes: int = REGISTER_L1_BYTES
     l1_reads: int = L1_READS_IN_FLIGHT
     admit: int = 0
+    hold_barriers: bool = False
 
     def __post_init__(self):
         check_int_choice("capacity", self.capacity, CAPACITIES)
@@ -201,14 +218,14 @@ class ReglessConfig:
                          (0, *(c for c in CAPACITIES if c <= self.capacity)))
         check_int_choice("l1_bytes", self.l1_bytes, (0, REGISTER_L1_BYTES))
         check_int_choice("l1_reads", self.l1_reads, L1_READS)
-        for name in ("compressor", "metadata", "lossy"):
+        for name in ("compressor", "metadata", "lossy", "hold_barriers"):
             check_bool(name, getattr(self, name))
 
     @classmethod
     def parse(cls, text: str) -> "ReglessConfig":
         """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"``, ``"sharedl1"``,
-        ``"reads1"``, ``"512+admit384"`` (``+``-separated; commas separate mechanisms on
-        the command line)."""
+        ``"reads1"``, ``"512+admit384"``, ``"256+holdbar"`` (``+``-separated; commas
+        separate mechanisms on the command line)."""
         config = cls()
         for part in filter(None, text.split("+")):
             if part.isdigit():
@@ -222,12 +239,14 @@ class ReglessConfig:
                 config = replace(config, l1_reads=int(part[5:]))
             elif part.startswith("admit") and part[5:].isdigit():
                 config = replace(config, admit=int(part[5:]))
+            elif part == "holdbar":
+                config = replace(config, hold_barriers=True)
             else:
                 raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
                                  f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp, "
                                  "nometa, sharedl1, reads<N> (N in "
-                                 f"{', '.join(map(str, L1_READS))}) or admit<N> (N a "
-                                 "capacity up to the OSU's)")
+                                 f"{', '.join(map(str, L1_READS))}), admit<N> (N a "
+                                 "capacity up to the OSU's) or holdbar")
         return config
 
 
@@ -462,10 +481,13 @@ class ReglessSM(RegisterStorage):
         self.store = _RegisterLines(self.config.l1_bytes, sm.config.l1_ways) \
             if self.config.l1_bytes else sm.l1
         self.counts["launches"] += 1
+        self.last_issue = 0
+        """The cycle an instruction of the launch last issued (:meth:`_watch`)."""
         return self
 
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
         """The ``slots`` whose warp's region is staged and not fully issued."""
+        self._watch(now)
         self._catch_up(sub, now)
         if self._issuing_metadata(sub, slots, now):
             return []
@@ -481,6 +503,31 @@ class ReglessSM(RegisterStorage):
                     else now + 1
                 warp.wake = max(warp.wake, now + 1, wait)
         return out
+
+    def _watch(self, now: int) -> None:
+        """Stop the run once no warp has issued for :data:`STALL` cycles: the capacity
+        managers are deadlocked (:meth:`stalled` says how)."""
+        if now - self.last_issue > STALL:
+            raise ReglessError(f"{self.program.kernel.file}: cycle {now}: no instruction "
+                               f"issued since cycle {self.last_issue}, deadlocked: "
+                               f"{self.stalled()}")
+
+    def stalled(self) -> str:
+        """Per shard, the regions reserved (how many by warps waiting at a barrier), the
+        top warp's lines per bank and the free ones."""
+        reserved = defaultdict(list)
+        for state in self.warps.values():
+            if state.region is not None:
+                reserved[state.warp.sub.index].append(state.warp.at_bar)
+        return "; ".join(f"shard {shard.index}: {len(reserved[shard.index])} regions "
+                         f"reserved, {sum(reserved[shard.index])} by warps at a barrier, "
+                         f"top warp needs {self._top_usage(shard)}, free {shard.free}"
+                         for shard in self.shards)
+
+    def _top_usage(self, shard: _Shard) -> "tuple | None":
+        """The lines per bank of the region on top of ``shard``'s stack (``None``: no warp's)."""
+        state = self._next(shard, shard.stack[-1]) if shard.stack else None
+        return None if state is None else self._usage(state)
 
     def _issuing_metadata(self, sub, slots: list[int], now: int) -> bool:
         """Whether ``sub``'s issue slot is taken by a region's metadata instructions in
@@ -529,6 +576,7 @@ class ReglessSM(RegisterStorage):
 
     def issued(self, sub, warp, pc: int, now: int) -> None:
         """``warp`` issued ``pc``: one fewer instruction of its region to issue."""
+        self.last_issue = now
         state = self.warps[(warp.block.id, warp.index)]
         if state.left_to_issue == state.length:
             extra = self.metadata[pc]
@@ -758,7 +806,7 @@ class ReglessSM(RegisterStorage):
                     self._activate(shard, state, cycle)
                     taken = True
             if drained:
-                due = [entry for entry in drained if entry[0] <= cycle]
+                due = [entry for entry in drained if self._push_from(shard, entry) <= cycle]
                 if due:
                     entry = min(due, key=lambda e: e[1])
                     drained.remove(entry)
@@ -768,7 +816,7 @@ class ReglessSM(RegisterStorage):
                 cycle += 1
                 continue
             waits = [releases[0][0]] if releases else []
-            waits += [entry[0] for entry in drained]
+            waits += [self._push_from(shard, entry) for entry in drained]
             if shard.streaming:
                 waits.append(cycle + 1)
             if shard.stack and shard.header_free > cycle:
@@ -800,6 +848,21 @@ class ReglessSM(RegisterStorage):
         if not streaming:
             shard.header_free = cycle + 1
         return True
+
+    def _push_from(self, shard: _Shard, drained: tuple) -> float:
+        """The first cycle a ``(cycle, slot)`` of ``shard.drained`` may go on the stack: its
+        own, or with :attr:`ReglessConfig.hold_barriers` the cycle after its warp's barrier
+        releases it (``INF`` while the barrier waits for other warps). The release cycle is
+        never before the cycle the SM learns it, so no decision already taken sees it."""
+        cycle, slot = drained
+        if not self.config.hold_barriers:
+            return cycle
+        warp = shard.slots[slot].warp
+        if warp.at_bar:
+            return INF
+        if warp.pos and self.sm.info.kind[warp.pcs[warp.pos - 1]] == BAR:
+            return max(cycle, warp.hold + 1)
+        return cycle
 
     def _push(self, shard: _Shard, slot: int, cycle: int) -> None:
         """``slot`` goes on top of the stack, its header offered from ``cycle`` on."""

@@ -430,6 +430,9 @@ class ReglessExactSM(ReglessSM):
         if config.admit not in (0, config.capacity):
             raise ValueError("the golden shard's capacity manager counts every OSU line: "
                              f"admit{config.admit} is the fast model's experiment only")
+        if config.hold_barriers:
+            raise ValueError("the golden shard's capacity manager has no barrier input: "
+                             "holdbar is the fast model's experiment only")
         super().__init__(program, config, subcores=subcores)
         self.decisions: list[Decision] = []
         """Per region entered, in order: the warp (launch, block, warp), region, activation
@@ -465,6 +468,7 @@ class ReglessExactSM(ReglessSM):
 
     # -- the power hook ---------------------------------------------------------------
     def ready(self, sub, slots: list[int], now: int) -> list[int]:
+        self._watch(now)
         self._catch_up(sub, now)
         if self._issuing_metadata(sub, slots, now):
             return []
@@ -479,6 +483,14 @@ class ReglessExactSM(ReglessSM):
                 self.counts["region_stall_checks"] += 1
                 warp.wake = max(warp.wake, now + 1)
         return out
+
+    def stalled(self) -> str:
+        """The warps of the launch still running and how many wait at a barrier (the
+        capacity managers' state is the golden shards')."""
+        running = [state.warp for state in self.warps.values()
+                   if state.warp.pos < len(state.warp.pcs)]
+        return (f"{len(running)} warps running, "
+                f"{sum(warp.at_bar for warp in running)} of them at a barrier")
 
     def _region_issued(self, state, now: int) -> None:
         """The metadata store may answer for the slot's next region (:meth:`next_region`)."""
