@@ -8,7 +8,12 @@ import pytest
 from gpurf.sim.formal import missing_solver, prove
 from gpurf.tb.regless.formal_capacity_manager import CapacityManagerFormal
 from gpurf.tb.regless.formal_osu_bank import OsuBankFormal
-from gpurf.tb.regless.line_mutants import AcksCountedOnce, OutstandingIgnored, WriteNotMarked
+from gpurf.tb.regless.line_mutants import (
+    AcksCountedOnce,
+    BarrierIgnored,
+    OutstandingIgnored,
+    WriteNotMarked,
+)
 
 pytestmark = pytest.mark.skipif(missing_solver() is not None, reason=str(missing_solver()))
 
@@ -47,18 +52,19 @@ def test_capacity_manager_k_induction(params):
 def test_capacity_manager_covers_reached():
     """Cover, depth 6, at the BMC 20 configuration: a warp activated after its entries were
     acknowledged, a header that does not fit, an entry waiting for queue room, a late write
-    of a DRAINING warp, a drained warp, an exited warp."""
+    of a DRAINING warp, a drained warp, a drained warp held at a barrier, an exited warp."""
     result = prove(CapacityManagerFormal(**CM_PROOF), name="capacity_manager_cover",
                    depth=6, mode="cover")
     assert result.passed, (result.unreached, result.log_tail)
 
 
-@pytest.mark.parametrize("mutant", [OutstandingIgnored, AcksCountedOnce],
+@pytest.mark.parametrize("mutant", [OutstandingIgnored, AcksCountedOnce, BarrierIgnored],
                          ids=lambda mutant: mutant.__name__)
 def test_capacity_manager_kills_mutant(mutant):
     """BMC, depth 8, at the BMC 20 configuration: fails on ``OutstandingIgnored`` (the
-    last issue frees lines still owed a write) and ``AcksCountedOnce`` (two banks'
-    acknowledgements of one warp in a cycle count once)."""
+    last issue frees lines still owed a write), ``AcksCountedOnce`` (two banks'
+    acknowledgements of one warp in a cycle count once) and ``BarrierIgnored`` (a drained
+    warp pushed while a barrier holds it)."""
     result = prove(CapacityManagerFormal(block=mutant, **CM_PROOF),
                    name=f"capacity_manager_{mutant.__name__}", depth=8, mode="bmc")
     assert result.status == "FAIL" and result.failed_step is not None, result.log_tail

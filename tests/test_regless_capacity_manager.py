@@ -45,7 +45,7 @@ def test_default_widths():
 def _step(model, **inputs):
     config = model.config
     full = {"region__valid": 0, "region__payload": 0, "preloaded": 0, "issue__valid": 0,
-            "issue__payload": 0, "written__valid": 0, "written__payload": 0,
+            "issue__payload": 0, "written__valid": 0, "written__payload": 0, "at_barrier": 0,
             **{f"preload__{b}__ready": 0 for b in range(config.banks)}}
     full.update(inputs)
     return model.step(full)
@@ -117,6 +117,28 @@ def test_drain_release_and_late_write():
     assert model.free == [2, 2] and model.state[0] == WarpState.DRAINING
     _step(model)
     assert model.state[0] == WarpState.INACTIVE and model.stack == [0, 1, 2]
+
+
+def test_a_warp_at_a_barrier_is_not_pushed():
+    """A drained warp whose ``at_barrier`` bit is set stays DRAINING, off the stack, and
+    holds no line; the cycle its bit clears it is pushed (a lower held warp does not block
+    a higher one)."""
+    model = golden(**SMALL)
+    for warp in (0, 1):
+        _step(model, region__valid=1, region__payload=_header(model, warp, [1, 0])[0])
+    _step(model)
+    for warp in (0, 1):
+        _step(model, **_issue(model, warp, last=True), at_barrier=0b11)
+    for _ in range(3):
+        _step(model, at_barrier=0b11)
+    assert model.state[:2] == [WarpState.DRAINING] * 2 and model.stack == [2]
+    assert model.free == [2, 2]
+    _step(model, at_barrier=0b01)
+    assert model.state[1] == WarpState.INACTIVE and model.stack == [1, 2]
+    _step(model, at_barrier=0b01)
+    assert model.state[0] == WarpState.DRAINING
+    _step(model)
+    assert model.stack == [0, 1, 2]
 
 
 def test_exit_and_stack_order():

@@ -60,7 +60,8 @@ def test_a_deadlock_of_the_golden_shards_stops_the_run(monkeypatch):
     from gpurf.golden.regless import capacity_manager
 
     monkeypatch.setattr(regless, "STALL", 2_000)
-    monkeypatch.setattr(capacity_manager.CapacityManager, "_drained", lambda self: None)
+    monkeypatch.setattr(capacity_manager.CapacityManager, "_drained",
+                        lambda self, at_barrier: None)
     with pytest.raises(ReglessError, match=r"deadlocked: \d+ warps running, 0 of them at "
                        "a barrier"):
         run_regless_exact("saxpy", fast=False)
@@ -119,6 +120,17 @@ AGREEMENT_256 = {
 """The same with ``--capacity 256`` (8 OSU lines per bank: bank queues fill, register lines
 spill to L1; docs/regless.md, "Session 17: other capacities")."""
 
+AGREEMENT_HOLDBAR = {
+    ("histogram", 512): (1088, 2984, 2984, 1088, None),
+    ("pathfinder", 512): (574, 5278, 5278, 574, None),
+    ("scan", 512): (870, 2603, 2603, 870, None),
+    ("backprop_forward", 512): (4864, 7530, 7530, 4864, None),
+    ("histogram", 256): (1088, 3641, 3641, 1088, None),
+    ("scan", 256): (870, 2741, 2741, 870, None),
+}
+"""The same with ``--holdbar`` (a barrier holds a drained warp off the warp stack; session
+23, docs/regless.md "Deadlock at a barrier")."""
+
 AGREEMENTS = {512: AGREEMENT, 256: AGREEMENT_256}
 
 
@@ -163,6 +175,23 @@ def test_fast_model_makes_the_golden_shards_decisions_cycle_by_cycle(kernel, cap
         assert result[name]["fast"] == result[name]["exact"], name
     if kernel in ("saxpy", "pathfinder", "gaussian", "bfs") and capacity == 512:
         assert result["invalidations_to_l1"] == {"fast": 0, "exact": 0}
+
+
+@pytest.mark.parametrize(("kernel", "capacity"), [
+    ("histogram", 512), ("pathfinder", 512), pytest.param("scan", 512, marks=SLOW),
+    pytest.param("backprop_forward", 512, marks=SLOW), ("histogram", 256),
+    pytest.param("scan", 256, marks=SLOW)])
+def test_holdbar_fast_model_makes_the_golden_shards_decisions(kernel, capacity):
+    """With ``holdbar`` the SM drives the golden capacity managers' ``at_barrier`` input
+    and the fast model holds the same warps: every decision in the same cycle, on kernels
+    with barriers."""
+    config = ReglessConfig(capacity=capacity, hold_barriers=True)
+    result = compare(kernel, config=config)
+    regions, fast_cycles, exact_cycles, same, divergence = AGREEMENT_HOLDBAR[kernel, capacity]
+    assert result["passed"] == {"fast": True, "exact": True}
+    assert result["regions"] == {"fast": regions, "exact": regions}
+    assert result["cycles"] == {"fast": fast_cycles, "exact": exact_cycles}
+    assert result["same_decisions"] == same and result["first_divergence"] is divergence
 
 
 _EXACT: dict = {}

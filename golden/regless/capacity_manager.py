@@ -118,15 +118,17 @@ class CapacityManager(PortModel, config=CapacityManagerConfig):
                      inputs["issue__valid"],
                      ports["issue__payload"].unpack(inputs["issue__payload"]),
                      inputs["written__valid"],
-                     ports["written__payload"].unpack(inputs["written__payload"]))
+                     ports["written__payload"].unpack(inputs["written__payload"]),
+                     inputs["at_barrier"])
         out["region__ready"] = self.region_ready
         return out
 
     def advance(self, region_valid, word, preload_readies, acks, issue_valid, issue,
-                written_valid, written) -> None:
+                written_valid, written, at_barrier) -> None:
         """One cycle on unpacked inputs: the ``region`` word (a struct, valid or not), the
         ``preload`` readies per bank, ``acks`` (per bank the acknowledged warp or
-        ``None``), ``issue`` and ``written`` (structs); then the clock edge."""
+        ``None``), ``issue`` and ``written`` (structs), ``at_barrier`` (a warp mask); then
+        the clock edge."""
         ready, entry = self._region_ready(word)
         self.region_ready = int(ready)
         taken = ready and bool(region_valid)
@@ -135,7 +137,7 @@ class CapacityManager(PortModel, config=CapacityManagerConfig):
         issuing = (bool(issue_valid) and issue.warp < warps
                    and self.state[issue.warp] == WarpState.ACTIVE)
         draining = bool(written_valid) and self.state[written.warp] == WarpState.DRAINING
-        pushed = self._drained()
+        pushed = self._drained(at_barrier)
         for queue, go in zip(self.queues, preload_readies, strict=True):
             if queue and go:
                 queue.popleft()
@@ -221,11 +223,12 @@ class CapacityManager(PortModel, config=CapacityManagerConfig):
             for b in range(self.config.banks):
                 self.free[b] += self.usage[warp][b] - self.outstanding[warp][b]
 
-    def _drained(self) -> int | None:
+    def _drained(self, at_barrier: int) -> int | None:
         """The DRAINING warp pushed this cycle: the lowest one with no write outstanding
-        (at the start of the cycle)."""
+        (at the start of the cycle) and not held at a barrier (bit of ``at_barrier``)."""
         return min((warp for warp in self.warps_in[WarpState.DRAINING]
-                    if not any(self.outstanding[warp])), default=None)
+                    if not any(self.outstanding[warp]) and not at_barrier >> warp & 1),
+                   default=None)
 
     # --- views ---------------------------------------------------------------------
 

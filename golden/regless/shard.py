@@ -243,7 +243,8 @@ class Shard(PortModel, config=ShardConfig):
                    inputs["issue__valid"],
                    ports["issue__payload"].unpack(inputs["issue__payload"]),
                    inputs["written__valid"],
-                   ports["written__payload"].unpack(inputs["written__payload"]))
+                   ports["written__payload"].unpack(inputs["written__payload"]),
+                   inputs["at_barrier"])
         l1_valid, l1_payload, to_compressor, to_transfer = self._l1(
             inputs["l1_request__ready"], offered, shown)
         l1_response_valid = inputs["l1_response__valid"]

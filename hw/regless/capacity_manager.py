@@ -53,10 +53,19 @@ class CapacityManager(ConfiguredComponent, config=CapacityManagerConfig):
     count is 0) decrements ``outstanding[warp][bank]`` and, if the warp is DRAINING, frees
     one line of that bank. Both in one cycle on the same counter: both apply. *Protocol
     assumption* (the scoreboard's): ``outstanding[w][b] <= usage[w][b]`` (no two writes of
-    one register in flight). A DRAINING warp with no outstanding write is pushed on the
-    stack (top) and becomes INACTIVE; one push per cycle, the lowest-numbered such warp
-    first (the spec's arbitration default), the others wait. A push and a pop in one
-    cycle: the popped warp leaves, the pushed one is the new top.
+    one register in flight). A DRAINING warp with no outstanding write and its
+    ``at_barrier`` bit clear is pushed on the stack (top) and becomes INACTIVE; one push per
+    cycle, the lowest-numbered such warp first (the spec's arbitration default), the others
+    wait. A push and a pop in one cycle: the popped warp leaves, the pushed one is the new
+    top.
+
+    **Barriers.** ``at_barrier`` (from the SM's barrier unit) holds a drained warp off the
+    stack while its bit is set, so no region is reserved for a warp that cannot issue.
+    **Interpretation** (the paper is silent on barriers): without it the CM takes a waiting
+    warp's next region, and backprop_forward at paper size with 256 entries per SM deadlocks
+    with every reserved region held by warps at a barrier whose other warps cannot get
+    capacity; the paper's rule that "all allocated space is useful to a running warp"
+    (Section 2.1) asks for the hold. All zeros: the CM of sessions 11-22.
 
     **Latencies** (edge ``t`` = the transfer / the input's cycle): header taken at ``t`` ->
     PRELOADING, ``free`` reduced and ``want`` low (entries due) or showing the next top,
@@ -75,6 +84,8 @@ class CapacityManager(ConfiguredComponent, config=CapacityManagerConfig):
     preloaded : In(ArrayLayout(osu_ack_layout, banks))
     issue : In(valid_only(cm_issue_layout))
     written : In(valid_only(cm_written_layout))
+    at_barrier : In(warps)
+        Bit ``w``: warp ``w`` waits at a barrier (a drained warp is not pushed).
     eligible : Out(warps)
         Bit ``w``: warp ``w`` is ACTIVE (the GTO scheduler's mask).
     state : Out(ArrayLayout(WarpState, warps))
@@ -113,7 +124,7 @@ class CapacityManager(ConfiguredComponent, config=CapacityManagerConfig):
         self._entries(m, queues, header_ok)
         acks = self._acks(m)
         drain, dec, after, issue_warp = self._issue(m, is_state)
-        push, pushed = self._pushes(m, is_state)
+        push, pushed = self._pushes(m, is_state, self.at_barrier)
         self._states(m, is_state, take & ~done, acks, drain, push)
         self._free(m, is_state, take & ~done, drain, dec, after, issue_warp)
         self._stack(m, take, push, pushed)
@@ -233,12 +244,13 @@ class CapacityManager(ConfiguredComponent, config=CapacityManagerConfig):
                 outstanding_after[w][b] = after
         return drain, dec, outstanding_after, issue_warp
 
-    def _pushes(self, m, is_state):
-        """The DRAINING warps with no outstanding write; the lowest is pushed."""
+    def _pushes(self, m, is_state, held):
+        """The DRAINING warps with no outstanding write and not ``held`` (a mask: at a
+        barrier); the lowest is pushed."""
         config = self.config
         drained = Signal(config.warps, name="drained")
         m.d.comb += drained.eq(Cat(
-            is_state[WarpState.DRAINING][w]
+            is_state[WarpState.DRAINING][w] & ~held[w]
             & ~Cat(self.outstanding[w][b].any() for b in range(config.banks)).any()
             for w in range(config.warps)))
         push = Signal(config.warps, name="push")

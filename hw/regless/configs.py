@@ -409,8 +409,8 @@ class CapacityManagerConfig(BlockConfig):
 
     def signature(self) -> wiring.Signature:
         """``want`` / ``region`` (the descriptor stream), ``preload`` / ``preloaded`` (per
-        bank), ``issue``, ``written``, and the state views ``eligible``, ``state``,
-        ``free``."""
+        bank), ``issue``, ``written``, ``at_barrier``, and the state views ``eligible``,
+        ``state``, ``free``."""
         warp_bits, bank_bits = self.warp_bits, self.bank_bits
         return wiring.Signature({
             "want": Out(valid_only(cm_want_layout(warp_bits=warp_bits))),
@@ -421,6 +421,7 @@ class CapacityManagerConfig(BlockConfig):
                                                    bank_bits=bank_bits))),
             "written": In(valid_only(cm_written_layout(warp_bits=warp_bits,
                                                        bank_bits=bank_bits))),
+            "at_barrier": In(self.warps),
             "eligible": Out(self.warps),
             "state": Out(data.ArrayLayout(WarpState, self.warps)),
             "free": Out(self.counts_layout, init=[self.lines_per_bank] * self.banks),
@@ -579,7 +580,8 @@ class ShardConfig(BlockConfig):
         """The CM's ports to the scheduler, the OSU's to the register units, one L1 port."""
         cm, osu = self.capacity_manager.signature().members, self.osu.signature().members
         return wiring.Signature({
-            **{name: cm[name] for name in ("want", "region", "eligible", "issue", "written")},
+            **{name: cm[name] for name in ("want", "region", "eligible", "issue", "written",
+                                           "at_barrier")},
             **{name: osu[name] for name in ("read", "read_resp", "reserve", "reserve_resp",
                                             "write", "release", "protocol_error")},
             "l1_request": Out(stream.Signature(self.l1_request_layout)),

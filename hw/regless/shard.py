@@ -332,7 +332,7 @@ class Shard(ConfiguredComponent, config=ShardConfig):
         for b in range(config.banks):
             wiring.connect(m, cm.preload[b], osu.preload[b])
         m.d.comb += [self.eligible.eq(cm.eligible), self.protocol_error.eq(osu.protocol_error),
-                     cm.preloaded.eq(osu.preloaded)]
+                     cm.preloaded.eq(osu.preloaded), cm.at_barrier.eq(self.at_barrier)]
         wiring.connect(m, osu.fetch, transfer.fetch)
         wiring.connect(m, osu.writeback, transfer.writeback)
         wiring.connect(m, transfer.fill, osu.fill)

@@ -196,11 +196,10 @@ class ReglessConfig:
     hold_barriers : bool
         A warp waiting at a barrier is not pushed on its warp stack until the barrier has
         released it (option ``holdbar``), so the capacity manager reserves no region for it
-        meanwhile. Off (default), the golden capacity manager's rule: it knows nothing of
-        barriers, takes a waiting warp's next region, and deadlocks backprop_forward at
-        paper size and 256 entries (docs/regless.md, "Deadlock at a barrier"). An
-        experiment, the fast model only, until the golden capacity manager and its RTL take
-        the barrier state as an input.
+        meanwhile: the capacity manager's ``at_barrier`` input
+        (:func:`barrier_holds`). Off (default), the rule of sessions 11-22: the capacity
+        manager takes a waiting warp's next region, which deadlocks backprop_forward at
+        paper size and 256 entries (docs/regless.md, "Deadlock at a barrier").
     """
 
     capacity: int = 512
@@ -384,6 +383,19 @@ class _Shard:
 
 
 INF = float("inf")
+
+
+def after_barrier(warp, kind) -> bool:
+    """Whether the last instruction ``warp`` issued is a barrier (``kind``: the SM's
+    instruction kinds by pc)."""
+    return bool(warp.pos) and kind[warp.pcs[warp.pos - 1]] == BAR
+
+
+def barrier_holds(warp, kind, cycle: int) -> bool:
+    """Whether a barrier holds ``warp`` off its warp stack in ``cycle``
+    (:attr:`ReglessConfig.hold_barriers`): it waits there, or the barrier released it in
+    ``cycle`` or later (the capacity manager sees a release from the cycle after it)."""
+    return warp.at_bar or (after_barrier(warp, kind) and cycle <= warp.hold)
 
 
 def store_line(store, line: int) -> None:
@@ -860,7 +872,7 @@ class ReglessSM(RegisterStorage):
         warp = shard.slots[slot].warp
         if warp.at_bar:
             return INF
-        if warp.pos and self.sm.info.kind[warp.pcs[warp.pos - 1]] == BAR:
+        if after_barrier(warp, self.sm.info.kind):
             return max(cycle, warp.hold + 1)
         return cycle
 

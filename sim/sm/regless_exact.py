@@ -78,6 +78,7 @@ from .regless import (
     ReglessConfig,
     ReglessError,
     ReglessSM,
+    barrier_holds,
     run_fields,
     run_on,
     shard_params,
@@ -175,6 +176,7 @@ class ShardPorts:
         self.fake = False
         presented = self._present(ins, now)
         self._fake_issue(ins)
+        ins["at_barrier"] = self.owner.at_barrier(self.index, now)
         outputs = self.model.step(ins)
         if outputs["protocol_error"]:
             raise ReglessError(f"shard {self.index}, cycle {now}: the OSU flagged a protocol "
@@ -430,9 +432,6 @@ class ReglessExactSM(ReglessSM):
         if config.admit not in (0, config.capacity):
             raise ValueError("the golden shard's capacity manager counts every OSU line: "
                              f"admit{config.admit} is the fast model's experiment only")
-        if config.hold_barriers:
-            raise ValueError("the golden shard's capacity manager has no barrier input: "
-                             "holdbar is the fast model's experiment only")
         super().__init__(program, config, subcores=subcores)
         self.decisions: list[Decision] = []
         """Per region entered, in order: the warp (launch, block, warp), region, activation
@@ -609,6 +608,16 @@ class ReglessExactSM(ReglessSM):
         self.slot_warps[(ports.index, slot)] = state
         if slot in ports.empty:
             ports.fake_issues.append(slot)
+
+    def at_barrier(self, sub_index: int, now: int) -> int:
+        """The shard's ``at_barrier`` input in cycle ``now``: the slots whose warp a
+        barrier holds (:func:`~gpurf.sim.sm.regless.barrier_holds`), with
+        :attr:`~gpurf.sim.sm.regless.ReglessConfig.hold_barriers`; else none."""
+        if not self.config.hold_barriers:
+            return 0
+        kind = self.sm.info.kind
+        return sum(1 << slot for (index, slot), state in self.slot_warps.items()
+                   if index == sub_index and barrier_holds(state.warp, kind, now))
 
     def next_region(self, sub_index: int, slot: int):
         """The region the warp in ``slot`` runs next (``None``: no warp, or finished)."""

@@ -17,7 +17,9 @@ warp's last header. It asserts:
    acknowledged**: while ACTIVE, taken = acknowledged = the header's ``n_entries``; while
    PRELOADING, ``pending`` + acknowledged = ``n_entries``;
 3. **the stack** holds distinct warps, each INACTIVE and not exited; stack fill +
-   warps not INACTIVE + exited warps = warps; exited warps are INACTIVE.
+   warps not INACTIVE + exited warps = warps; exited warps are INACTIVE;
+4. **a barrier holds a drained warp**: ``at_barrier`` is free; a DRAINING warp whose bit
+   was set stays DRAINING in the next cycle.
 
 With one line per bank each bank's queue holds at most one entry, shown on its ``preload``
 output, so the harness can strengthen the induction (and k-induction closes at depth 2):
@@ -31,7 +33,7 @@ queued entries are not all visible (``amaranth.lib.fifo.SyncFIFO``'s storage is 
 Covers (after the reset cycle): a warp activated after its region's entries were
 acknowledged, a header for the top warp that does not fit (not taken), an entry word
 waiting for room in its bank's queue, a late write of a DRAINING warp freeing a line, a
-drained warp pushed back on the stack, a warp exited.
+drained warp pushed back on the stack, a drained warp held at a barrier, a warp exited.
 """
 
 from amaranth import Cat, Signal
@@ -67,6 +69,7 @@ class CapacityManagerFormal(FormalHarness):
         self._conservation(m)
         self._activation(m)
         self._stack(m)
+        self._barrier(m)
         self._covers(m)
 
     def _is(self, warp, state):
@@ -183,6 +186,17 @@ class CapacityManagerFormal(FormalHarness):
                 for j in range(i):
                     m.d.comb += Assert(dut.stack[j] != warp)
 
+    def _barrier(self, m):
+        """A DRAINING warp held at a barrier in one cycle is DRAINING in the next."""
+        dut, config = self.dut, self.dut.config
+        self.free(m, dut.at_barrier)
+        held = Signal(config.warps)
+        m.d.sync += held.eq(Cat(self._is(w, WarpState.DRAINING) & dut.at_barrier[w]
+                                for w in range(config.warps)))
+        for w in range(config.warps):
+            with m.If(self.running & held[w]):
+                m.d.comb += Assert(self._is(w, WarpState.DRAINING))
+
     def _covers(self, m):
         dut, config = self.dut, self.dut.config
         region, written, word = dut.region, dut.written, dut.region.payload
@@ -195,6 +209,7 @@ class CapacityManagerFormal(FormalHarness):
                    for w in range(config.warps))
         drained = Cat(draining[w] & ~dut.outstanding[w].as_value().any()
                       for w in range(config.warps))
+        held = Cat(drained[w] & dut.at_barrier[w] for w in range(config.warps))
         self.covers(m, [
             (activated.any(), "activated"),
             (region.valid & ~region.ready & ~dut.busy & dut.want.valid & ~word.done
@@ -203,5 +218,6 @@ class CapacityManagerFormal(FormalHarness):
             (region.valid & ~region.ready & dut.busy, "entry_waits"),
             (late.any(), "late_write"),
             (drained.any(), "drained"),
+            (held.any(), "held_at_barrier"),
             (dut.exited.any(), "exited"),
         ], guard=self.running)

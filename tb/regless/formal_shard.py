@@ -3,7 +3,8 @@ configuration.
 
 Assume-guarantee: the parts are the real blocks, whose own properties their harnesses prove
 (``formal_capacity_manager``, ``formal_osu`` / ``formal_osu_bank``, ``formal_compressor``);
-here every input of the shard is free (``AnySeq``: the scheduler, the register units, L1)
+here every input of the shard is free (``AnySeq``: the scheduler, the register units, L1,
+the barrier unit's ``at_barrier``)
 after a reset in the first cycle, and the harness **asserts** the rules of the composition,
 which belong to none of the parts:
 
@@ -88,6 +89,7 @@ class ShardFormal(FormalHarness):
         self.free_streams(m, dut.region, dut.issue, dut.written, dut.l1_response,
                           *(port for name in _INPUTS[1:] for port in getattr(dut, name)))
         self.free_ready(m, dut.l1_request)
+        self.free(m, dut.at_barrier)
         after_reset = self.after_reset
         with m.If(after_reset):
             self._l1(m)

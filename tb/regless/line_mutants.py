@@ -12,7 +12,7 @@ from gpurf.hw.gates import ripple_add
 from gpurf.hw.regless.capacity_manager import CapacityManager
 from gpurf.hw.regless.osu_bank import OsuBank
 
-__all__ = ["AcksCountedOnce", "OutstandingIgnored", "WriteNotMarked"]
+__all__ = ["AcksCountedOnce", "BarrierIgnored", "OutstandingIgnored", "WriteNotMarked"]
 
 
 class WriteNotMarked(OsuBank):
@@ -52,3 +52,12 @@ class AcksCountedOnce(CapacityManager):
             after.append(ripple_add(m, self.pending[w], hit, config.entry_bits,
                                     f"pending_after_{w}", subtract=True))
         return after
+
+
+class BarrierIgnored(CapacityManager):
+    """A drained warp is pushed on the stack while ``at_barrier`` holds it (the capacity
+    manager of sessions 11-22, which deadlocks backprop_forward at paper size and 256
+    entries). Killed by "a DRAINING warp held at a barrier stays DRAINING"."""
+
+    def _pushes(self, m, is_state, held):
+        return super()._pushes(m, is_state, Const(0, self.config.warps))

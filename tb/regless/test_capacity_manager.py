@@ -6,7 +6,8 @@ header offered for a warp that is no longer on top is withdrawn; the entry words
 stream rule), the OSU (takes queue entries with a random ``ready`` and acknowledges each
 after a random delay, one acknowledgement per bank per cycle) and the scheduler (issues
 instructions of ACTIVE warps, destination banks only where the warp's outstanding writes stay
-within its region's usage, completes the writes after a random latency, one per cycle).
+within its region's usage, completes the writes after a random latency, one per cycle) and
+the barrier unit (``at_barrier``: warps held now and then, each released at random).
 """
 
 from collections import deque
@@ -50,6 +51,12 @@ class Env:
         warp is ACTIVE."""
         self.issue_rate = 0.0
         self.taken_headers: list[int] = []
+        self.barrier_rate = 0.0
+        """Per cycle, the chance a random warp is held at a barrier (any state)."""
+        self.barrier_release = 0.2
+        """Per cycle, the chance each held warp is released."""
+        self.at_barrier = 0
+        """The warps held, a mask."""
 
     # --- metadata store --------------------------------------------------------------
 
@@ -157,6 +164,17 @@ class Env:
         inputs["written__payload"] = self.config.codecs["written__payload"].pack(
             {"warp": warp, "bank": bank})
 
+    # --- barrier unit ----------------------------------------------------------------
+
+    def _barrier(self, inputs):
+        warps = self.config.warps
+        kept = [w for w in range(warps)
+                if self.at_barrier >> w & 1 and self.rng.random() >= self.barrier_release]
+        if self.rng.random() < self.barrier_rate:
+            kept.append(self.rng.randrange(warps))
+        self.at_barrier = sum(1 << w for w in set(kept))
+        inputs["at_barrier"] = self.at_barrier
+
     # --- one cycle -------------------------------------------------------------------
 
     def inputs(self) -> dict:
@@ -165,6 +183,7 @@ class Env:
         self._osu(inputs)
         self._issue(inputs)
         self._written(inputs)
+        self._barrier(inputs)
         return inputs
 
     def observe(self, outputs, inputs):
@@ -234,6 +253,7 @@ def random_stream(params, rng, cycles):
             env.ack_delay = rng.choice([(1, 1), (1, 4), (2, 12)])
             env.issue_rate = rng.choice([0.2, 0.5, 0.9])
             env.write_latency = rng.choice([(1, 3), (1, 20), (10, 60)])
+            env.barrier_rate = rng.choice([0.0, 0.1, 0.5])
         yield from cycle(env)
 
 
@@ -334,7 +354,29 @@ def directed_two_drained(params, rng, cycles):
     yield from run(env, 60)
 
 
+def directed_barrier_hold(params, rng, cycles):
+    """Warps 0 and 1 drain while a barrier holds both: they stay DRAINING, off the stack,
+    for 12 cycles; warp 1 is released first and pushed, then warp 0."""
+    config = CapacityManagerConfig(**params)
+    count = min(2, config.warps)
+    env = Env(config, rng, lambda w: region(config, w, [1] * config.banks))
+    env.write_latency = (2, 2)
+    for w in range(count):
+        yield from wait(env, lambda o, w=w: o["eligible"] >> w & 1)
+    env.barrier_rate = env.barrier_release = 0.0
+    held = (1 << count) - 1
+    for w in range(count):
+        env.issues.append((w, True, w % config.banks, True))
+    for _ in range(12):
+        env.at_barrier = held
+        yield from cycle(env)
+    for release in (held & ~1, 0):
+        for _ in range(6):
+            env.at_barrier = release
+            yield from cycle(env)
+
+
 STIMULI = (random_stream, directed_fit_and_drain, directed_queue_full, directed_stack_order,
-           directed_two_drained)
+           directed_two_drained, directed_barrier_hold)
 
 globals().update(cocotb_tests(STIMULI))

@@ -20,6 +20,12 @@ def few_warps_long(params, rng, cycles):
     yield from run_regions(params, rng, cycles, warps=2, regions=8)
 
 
-STIMULI = (all_warps, few_warps_long)
+def barriers_hold_warps(params, rng, cycles):
+    """Three random regions per warp while a barrier unit holds random warps now and then
+    (a held warp that has drained stays off the stack until released)."""
+    yield from run_regions(params, rng, cycles, barriers=0.1)
+
+
+STIMULI = (all_warps, few_warps_long, barriers_hold_warps)
 
 globals().update(cocotb_tests(STIMULI))

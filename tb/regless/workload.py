@@ -96,13 +96,15 @@ def _chunks(items, size):
 
 
 def run_regions(params, rng, cycles, *, warps=None, regions=3, size=(2, 5), limit=200_000,
-                stats=None):
+                stats=None, barriers=0.0):
     """The shard running ``regions`` random regions (plus check regions) on each warp to
     completion; fails if a value read differs from the last one written or after ``limit``
     cycles. ``stats``, a dict, receives the counts of reads checked, preload entries and
-    cycles."""
+    cycles. ``barriers``: per cycle, the chance a random warp is held at a barrier
+    (``at_barrier``), each held warp released with a chance of 0.2 per cycle."""
     config = ShardConfig(**params)
     world = _World(config, rng, warps or config.warps, regions, size)
+    world.barriers = barriers
     for _ in range(limit):
         if world.finished():
             if stats is not None:
@@ -222,6 +224,9 @@ class _World:
         self.want = None
         self.eligible = 0
         self.counts = Counter()
+        self.barriers = 0.0
+        self.at_barrier = 0
+        """The warps held at a barrier (a mask)."""
 
     # --- per cycle ---------------------------------------------------------------------
 
@@ -234,8 +239,18 @@ class _World:
         self._region_word(ins)
         self._front_end(ins)
         self._write(ins)
+        if self.barriers:
+            self._barrier(ins)
         self.ins = ins
         return ins
+
+    def _barrier(self, ins):
+        warps = self.config.warps
+        held = {w for w in range(warps) if self.at_barrier >> w & 1 and self.rng.random() >= 0.2}
+        if self.rng.random() < self.barriers:
+            held.add(self.rng.randrange(warps))
+        self.at_barrier = sum(1 << w for w in held)
+        ins["at_barrier"] = self.at_barrier
 
     def observe(self, outputs: dict) -> None:
         ins, now = self.ins, self.now
