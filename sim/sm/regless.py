@@ -149,9 +149,8 @@ WAITS = {
     "drain_memory": "the same, a global-memory load last",
     "drain_needed": "of the drains, cycles the next region's first instruction waits for a "
                     "register of it anyway (as on the register file)",
-    "barrier": "drained, until on the stack (one slot per cycle, the lowest first; a "
-               "barrier holds a warp back only with hold_barriers: the golden CM ignores "
-               "barriers)",
+    "barrier": "drained, until on the stack (one slot per cycle, the lowest first; with "
+               "hold_barriers also until its barrier has released it)",
     "stack": "on the warp stack (capacity, warps above it, one activation per cycle)",
     "preload_osu": "activation to issuable, every preload from the OSU",
     "preload_beyond_osu": "activation to issuable, a preload from the compressor or L1/L2",

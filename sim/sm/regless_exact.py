@@ -44,7 +44,11 @@ does for random regions, but driven by the kernel:
   answered from that write (``read_bypass`` counts them) and read from the OSU behind it.
   Registers a region touched without a last-use flag leave it before the region's last
   ``issue``: on their pending write's ``last_use``, else by a release (kept, not erased).
-  A request that waits :data:`STUCK` cycles stops the run (:class:`ReglessError`).
+  A request that waits :data:`STUCK` cycles stops the run (:class:`ReglessError`), and so
+  does an SM that issues nothing for :data:`~gpurf.sim.sm.regless.STALL` cycles.
+- **barrier unit**: with ``holdbar`` the ``at_barrier`` input has a slot's bit set while
+  its warp waits at a barrier and through the cycle it is released
+  (:func:`~gpurf.sim.sm.regless.barrier_holds`); otherwise it is 0.
 - **L1**: the shard's L1 port is always ready; each request takes a cycle of the SM's timing
   L1 (:class:`~gpurf.sim.sm.timing.TimingSM`'s ``l1``, shared with the data accesses) and a
   read is answered, in order, after the L1 hit or miss latency. Register lines, at the
