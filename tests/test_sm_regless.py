@@ -159,9 +159,10 @@ def test_admit_run_keeps_the_osus_lines(monkeypatch):
 
 
 def test_holdbar_parses():
-    assert ReglessConfig.parse("256+holdbar") == ReglessConfig(capacity=256,
-                                                               hold_barriers=True)
-    assert ReglessConfig().hold_barriers is False
+    assert ReglessConfig.parse("256+nohold") == ReglessConfig(capacity=256,
+                                                              hold_barriers=False)
+    assert ReglessConfig.parse("nohold+holdbar") == ReglessConfig()
+    assert ReglessConfig().hold_barriers is True
     with pytest.raises(TypeError, match="hold_barriers must be True or False"):
         ReglessConfig(hold_barriers=1)
     with pytest.raises(ValueError, match="holdbar"):
@@ -193,20 +194,21 @@ def _pushes_at_barriers(monkeypatch, kernel, config):
 
 @pytest.mark.parametrize("kernel", ["backprop_forward"])
 def test_holdbar_pushes_no_warp_its_barrier_holds(monkeypatch, kernel):
-    """With ``holdbar`` a warp goes on the stack only after its barrier released it; the
-    golden capacity manager's rule (the default) pushes waiting warps, which the same check
-    finds."""
+    """With ``holdbar`` (the default) a warp goes on the stack only after its barrier
+    released it; ``nohold``, the rule of sessions 11-22, pushes waiting warps, which the
+    same check finds."""
     held = _pushes_at_barriers(monkeypatch, kernel, ReglessConfig(capacity=256,
                                                                   hold_barriers=True))
     assert held == []
-    assert _pushes_at_barriers(monkeypatch, kernel, ReglessConfig(capacity=256))
+    assert _pushes_at_barriers(monkeypatch, kernel, ReglessConfig(capacity=256,
+                                                                  hold_barriers=False))
 
 
 @pytest.mark.parametrize("kernel", ["gaussian"])
 def test_holdbar_changes_nothing_without_barriers(kernel):
     """A kernel without barriers makes the same decisions with ``holdbar``: every counter
     and the cycles are equal."""
-    config = ReglessConfig(capacity=256)
+    config = ReglessConfig(capacity=256, hold_barriers=False)
     assert _check(kernel, config) == _check(kernel, replace(config, hold_barriers=True))
 
 

@@ -95,8 +95,8 @@ def _timing_options(command):
                    "compression[:QUALITY] (perfect, high); wir and compression on fermi "
                    "unless the timing options say otherwise; regless[:CONFIG] (OSU entries "
                    "per SM 256-1024, nocomp, nometa, sharedl1, reads<N> L1 requests per "
-                   "shard, holdbar: no region for a warp at a barrier; e.g. "
-                   "regless:384+nocomp) on gtx980; "
+                   "shard, nohold: a warp at a barrier may take its next region, as "
+                   "before session 23; e.g. regless:384+nocomp) on gtx980; "
                    "beside the baseline.")
 @click.option("--wake-at", type=click.Choice(["issue", "decode"]), default=None,
               help="--mechanism greener: where a warp wakes its registers (Fig. 5: issue) "

@@ -194,11 +194,12 @@ class ReglessConfig:
         "Why srad is not monotonic in capacity"; the fast model only).
     hold_barriers : bool
         A warp waiting at a barrier is not pushed on its warp stack until the barrier has
-        released it (option ``holdbar``), so the capacity manager reserves no region for it
-        meanwhile: the capacity manager's ``at_barrier`` input
-        (:func:`barrier_holds`). Off (default), the rule of sessions 11-22: the capacity
-        manager takes a waiting warp's next region, which deadlocks backprop_forward at
-        paper size and 256 entries (docs/regless.md, "Deadlock at a barrier").
+        released it (the default since session 23; option ``holdbar``), so the capacity
+        manager reserves no region for it meanwhile: the capacity manager's ``at_barrier``
+        input (:func:`barrier_holds`). Off (option ``nohold``), the rule of sessions 11-22:
+        the capacity manager takes a waiting warp's next region, which deadlocks
+        backprop_forward at paper size and 256 entries (docs/regless.md, "Deadlock at a
+        barrier").
     """
 
     capacity: int = 512
@@ -208,7 +209,7 @@ class ReglessConfig:
     l1_bytes: int = REGISTER_L1_BYTES
     l1_reads: int = L1_READS_IN_FLIGHT
     admit: int = 0
-    hold_barriers: bool = False
+    hold_barriers: bool = True
 
     def __post_init__(self):
         check_int_choice("capacity", self.capacity, CAPACITIES)
@@ -222,7 +223,7 @@ class ReglessConfig:
     @classmethod
     def parse(cls, text: str) -> "ReglessConfig":
         """``"512"``, ``"384+nocomp"``, ``"nocomp"``, ``"nometa"``, ``"sharedl1"``,
-        ``"reads1"``, ``"512+admit384"``, ``"256+holdbar"`` (``+``-separated; commas
+        ``"reads1"``, ``"512+admit384"``, ``"256+nohold"`` (``+``-separated; commas
         separate mechanisms on the command line)."""
         config = cls()
         for part in filter(None, text.split("+")):
@@ -237,14 +238,14 @@ class ReglessConfig:
                 config = replace(config, l1_reads=int(part[5:]))
             elif part.startswith("admit") and part[5:].isdigit():
                 config = replace(config, admit=int(part[5:]))
-            elif part == "holdbar":
-                config = replace(config, hold_barriers=True)
+            elif part in ("holdbar", "nohold"):
+                config = replace(config, hold_barriers=part == "holdbar")
             else:
                 raise ValueError(f"unknown RegLess option {part!r}; expected an OSU "
                                  f"capacity ({', '.join(map(str, CAPACITIES))}), nocomp, "
                                  "nometa, sharedl1, reads<N> (N in "
                                  f"{', '.join(map(str, L1_READS))}), admit<N> (N a "
-                                 "capacity up to the OSU's) or holdbar")
+                                 "capacity up to the OSU's), holdbar or nohold")
         return config
 
 
@@ -863,12 +864,14 @@ class ReglessSM(RegisterStorage):
     def _push_from(self, shard: _Shard, drained: tuple) -> float:
         """The first cycle a ``(cycle, slot)`` of ``shard.drained`` may go on the stack: its
         own, or with :attr:`ReglessConfig.hold_barriers` the cycle after its warp's barrier
-        releases it (``INF`` while the barrier waits for other warps). The release cycle is
+        releases it (``INF`` while the barrier waits for other warps; a slot that never held
+        a warp waits for none). The release cycle is
         never before the cycle the SM learns it, so no decision already taken sees it."""
         cycle, slot = drained
-        if not self.config.hold_barriers:
+        state = shard.slots.get(slot)
+        if not self.config.hold_barriers or state is None:
             return cycle
-        warp = shard.slots[slot].warp
+        warp = state.warp
         if warp.at_bar:
             return INF
         if after_barrier(warp, self.sm.info.kind):

@@ -140,11 +140,12 @@ def main(argv=None) -> None:
     parser.add_argument("--size", default="test", choices=("test", "paper"))
     parser.add_argument("--capacity", type=int, default=DEFAULT.capacity, choices=CAPACITIES,
                         help="OSU entries per SM (both models)")
-    parser.add_argument("--holdbar", action="store_true",
-                        help="a barrier holds a drained warp off the warp stack (both models)")
+    parser.add_argument("--nohold", action="store_true",
+                        help="a warp at a barrier may take its next region (both models; "
+                             "the rule before session 23)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    config = replace(DEFAULT, capacity=args.capacity, hold_barriers=args.holdbar)
+    config = replace(DEFAULT, capacity=args.capacity, hold_barriers=not args.nohold)
     results = [compare(kernel, args.size, config) for kernel in args.kernels]
     if args.json:
         print(json.dumps(results, indent=1, default=str))

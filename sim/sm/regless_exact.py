@@ -46,9 +46,9 @@ does for random regions, but driven by the kernel:
   ``issue``: on their pending write's ``last_use``, else by a release (kept, not erased).
   A request that waits :data:`STUCK` cycles stops the run (:class:`ReglessError`), and so
   does an SM that issues nothing for :data:`~gpurf.sim.sm.regless.STALL` cycles.
-- **barrier unit**: with ``holdbar`` the ``at_barrier`` input has a slot's bit set while
-  its warp waits at a barrier and through the cycle it is released
-  (:func:`~gpurf.sim.sm.regless.barrier_holds`); otherwise it is 0.
+- **barrier unit**: the ``at_barrier`` input has a slot's bit set while its warp waits at
+  a barrier and through the cycle it is released
+  (:func:`~gpurf.sim.sm.regless.barrier_holds`); 0 with ``nohold``.
 - **L1**: the shard's L1 port is always ready; each request takes a cycle of the SM's timing
   L1 (:class:`~gpurf.sim.sm.timing.TimingSM`'s ``l1``, shared with the data accesses) and a
   read is answered, in order, after the L1 hit or miss latency. Register lines, at the
