@@ -13,13 +13,16 @@ seconds), and assembles a kernel's part from its eight runs, the same value and 
     python docs/examples/regless_paper_runs.py assemble KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py status KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py row KERNEL [KERNEL ...]
+    python docs/examples/regless_paper_runs.py carry KERNEL [KERNEL ...]
 
 ``run`` measures the runs not yet in the folder, a kernel's runs in turn on one of ``-j``
 processes sharing one functional pass, and assembles each kernel whose runs are complete.
 A run whose key differs from the sources' (another revision) is an error, never mixed in.
 ``status`` lists a kernel's kept runs (CPU seconds, and each configuration's run time over
 the baseline's once that is kept); ``row`` prints an assembled part's row of the folder
-README's table.
+README's table. ``carry`` moves a kernel without barriers, measured at an earlier pin, to
+these sources' key (the folder README's "Next: moving the pin"): its values unchanged, each
+run marked ``carried_from``.
 """
 
 import datetime
@@ -34,9 +37,10 @@ from gpurf.sim.provenance import git_revision
 from gpurf.sim.reproduce import parts
 from gpurf.sim.reproduce.regless import CONFIGS, _label
 from gpurf.sim.sm.config import load_config
+from gpurf.sim.sm.program import BAR
 from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.regless import run_regless
-from gpurf.sim.sm.run import run_kernel
+from gpurf.sim.sm.run import load_workload, run_kernel
 from gpurf.sim.sm.suite import SUITE
 
 FOLDER = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
@@ -64,18 +68,26 @@ def key(kernel: str) -> str:
     return parts.part_key("regless", SIZE, kernel, {})
 
 
+def load_run(path: Path) -> dict:
+    """The kept run in ``path``, whatever its key; :class:`RunsError` if it is not one."""
+    try:
+        kept = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunsError(f"{path}: expected a kept run (JSON with key and revision): "
+                        f"{error}") from None
+    if not isinstance(kept, dict) or not {"key", "revision"} <= kept.keys():
+        raise RunsError(f"{path}: expected a kept run (JSON with key and revision)")
+    return kept
+
+
 def read_run(kernel: str, run: str) -> dict | None:
     """``kernel``'s kept ``run``, or ``None``; :class:`RunsError` if the file is not a kept
     run or was measured at other sources."""
     path = run_path(kernel, run)
     if not path.exists():
         return None
-    try:
-        kept = json.loads(path.read_text())
-        kept_key, revision = kept["key"], kept["revision"]
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as error:
-        raise RunsError(f"{path}: expected a kept run (JSON with key and revision): "
-                        f"{error}") from None
+    kept = load_run(path)
+    kept_key, revision = kept["key"], kept["revision"]
     if kept_key != key(kernel):
         raise RunsError(f"{path}: measured at revision {revision}, whose "
                                    "key differs from these sources'")
@@ -202,6 +214,31 @@ def part_row(kernel: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def carry(kernel: str) -> str:
+    """Give ``kernel``'s part and kept runs, measured at an earlier pin, these sources' key
+    and revision, their values unchanged (a run records the revision it was measured at in
+    ``carried_from``). Only for a kernel without barriers, whose decisions the barrier hold
+    of session 23 does not change; :class:`RunsError` for one with barriers."""
+    if BAR in load_workload(kernel)[1].kinds:
+        raise RunsError(f"{kernel}: has barriers, so its runs changed with the barrier "
+                        "hold: measure it again at these sources")
+    new_key, revision = key(kernel), git_revision()
+    moved = []
+    path = parts._part_path(FOLDER, "regless", SIZE, kernel)
+    if path.exists() and (part := parts._read_part(path))["key"] != new_key:
+        path.write_text(json.dumps({**part, "key": new_key, "revision": revision},
+                                   indent=1) + "\n")
+        moved.append(path.name)
+    for run in RUNS:
+        run_file = run_path(kernel, run)
+        if not run_file.exists() or (kept := load_run(run_file))["key"] == new_key:
+            continue
+        kept.update(key=new_key, carried_from=kept["revision"], revision=revision)
+        run_file.write_text(json.dumps(kept, indent=1) + "\n")
+        moved.append(run_file.name)
+    return f"{kernel}: carried to {revision}: {', '.join(moved) or 'nothing to carry'}"
+
+
 KERNEL = click.Choice(list(SUITE))
 """A kernel of the register-bound suite (``gpurf.sim.sm.suite.SUITE``)."""
 
@@ -239,6 +276,14 @@ def status_command(kernels: tuple[str, ...]) -> None:
     """Which runs of KERNELS are kept, with their CPU seconds and run times."""
     for kernel in kernels:
         click.echo(run_summary(kernel))
+
+
+@main.command("carry")
+@click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
+def carry_command(kernels: tuple[str, ...]) -> None:
+    """Move the parts and kept runs of KERNELS (no barriers) to these sources' key."""
+    for kernel in kernels:
+        click.echo(carry(kernel))
 
 
 @main.command("row")
