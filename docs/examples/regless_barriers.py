@@ -19,6 +19,7 @@ from gpurf.sim.sm.config import load_config
 from gpurf.sim.sm.recording import shared_functional_runs
 from gpurf.sim.sm.regless import CAPACITIES, ReglessConfig, ReglessError, run_regless
 from gpurf.sim.sm.run import run_kernel
+from gpurf.sim.sm.suite import SUITE
 
 RULES = {"no hold": False, "holdbar": True}
 """The capacity manager of sessions 11-22 (a warp waiting at a barrier may take its next
@@ -53,7 +54,7 @@ def cell(kernel: str, size: str, config: ReglessConfig, sm, baseline: int) -> li
               show_default=True)
 @click.option("--capacities", "chosen", default="256,384,512,768,1024", show_default=True,
               help="OSU entries per SM, comma-separated.")
-@click.argument("kernels", nargs=-1, required=True)
+@click.argument("kernels", nargs=-1, required=True, type=click.Choice(list(SUITE)))
 def main(size: str, chosen: str, kernels: tuple[str, ...]) -> None:
     """Run time of KERNELS on RegLess with and without holdbar, per capacity."""
     sm = load_config(preset="gtx980")
