@@ -54,7 +54,8 @@ def cell(kernel: str, size: str, config: ReglessConfig, sm, baseline: int) -> li
               show_default=True)
 @click.option("--capacities", "chosen", default="256,384,512,768,1024", show_default=True,
               help="OSU entries per SM, comma-separated.")
-@click.argument("kernels", nargs=-1, required=True, type=click.Choice(list(SUITE)))
+@click.argument("kernels", nargs=-1, required=True, type=click.Choice(list(SUITE)),
+                metavar="KERNEL...")
 def main(size: str, chosen: str, kernels: tuple[str, ...]) -> None:
     """Run time of KERNELS on RegLess with and without holdbar, per capacity."""
     sm = load_config(preset="gtx980")
