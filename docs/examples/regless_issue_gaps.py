@@ -2,8 +2,8 @@
 watchdog's bound :data:`gpurf.sim.sm.regless.STALL` (docs/regless.md, "Deadlock at a
 barrier").
 
-``python docs/examples/regless_issue_gaps.py [--size test|paper] [--capacities 256,512]
-[KERNEL ...]`` runs each kernel (default: the register-bound suite) on the fast RegLess
+``python docs/examples/regless_issue_gaps.py [--size test|paper] [--capacity 256 --capacity
+512] [KERNEL ...]`` runs each kernel (default: the register-bound suite) on the fast RegLess
 model at each OSU capacity, every operand read checked, and prints one markdown row per run:
 the longest gap between an instruction's issue and the next one's (or a launch's start and
 its first issue), the cycle that gap ended in, the run's cycles and whether the outputs
@@ -42,20 +42,13 @@ def longest_gap():
         regless.ReglessSM.issued = issued
 
 
-def capacities(text: str) -> list[int]:
-    """``"256,512"`` -> ``[256, 512]``, each one of :data:`CAPACITIES`."""
-    values = [int(part) for part in text.split(",") if part.strip().isdigit()]
-    if not values or len(values) != len(text.split(",")) or set(values) - set(CAPACITIES):
-        raise click.BadParameter(f"expected capacities from {CAPACITIES}, comma-separated")
-    return values
-
-
 @click.command()
 @click.option("--size", type=click.Choice(["test", "paper"]), default="test",
               show_default=True)
-@click.option("--capacities", "chosen", default="256,512", show_default=True,
-              help="OSU entries per SM, comma-separated.")
-@click.argument("kernels", nargs=-1, type=click.Choice(list(SUITE)))
+@click.option("--capacity", "chosen", multiple=True, default=("256", "512"),
+              show_default=True, type=click.Choice([str(c) for c in CAPACITIES]),
+              help="OSU entries per SM; repeat for more.")
+@click.argument("kernels", nargs=-1, type=click.Choice(list(SUITE)), metavar="[KERNEL]...")
 def main(size: str, chosen: str, kernels: tuple[str, ...]) -> None:
     """The longest issue gap of KERNELS (default: the suite) per OSU capacity."""
     sm = load_config(preset="gtx980")
@@ -65,7 +58,7 @@ def main(size: str, chosen: str, kernels: tuple[str, ...]) -> None:
     worst = 0
     for kernel in kernels or SUITE:
         with shared_functional_runs():
-            for capacity in capacities(chosen):
+            for capacity in map(int, chosen):
                 with longest_gap() as seen:
                     out = run_regless(kernel, size, ReglessConfig(capacity=capacity), sm=sm,
                                       baseline=False)
