@@ -41,10 +41,11 @@ def keep(runs, kernel: str, run: str, cycles: int, key: str | None = None) -> Pa
     return path
 
 
-def keep_all(runs, kernel: str, key: str | None = None) -> None:
-    """All eight runs: the baseline 1,000 cycles, the configurations 1,100, 1,200, ..."""
+def keep_all(runs, kernel: str, key: str | None = None, step: int = 100) -> None:
+    """All eight runs: the baseline 1,000 cycles, the configurations 1,000 + ``step``,
+    1,000 + 2 ``step``, ..."""
     for index, run in enumerate(runs.RUNS):
-        keep(runs, kernel, run, 1_000 + 100 * index, key)
+        keep(runs, kernel, run, 1_000 + step * index, key)
 
 
 def test_a_part_assembles_from_its_eight_runs_as_reproduce_reads_it(runs):
@@ -111,3 +112,16 @@ def test_carry_refuses_a_kernel_with_barriers(runs):
     with pytest.raises(runs.RunsError, match="lud: has barriers"):
         runs.carry("lud")
     assert json.loads(path.read_text())["key"] == OLD_KEY
+
+
+def test_means_are_geometric_over_the_assembled_parts_only(runs):
+    assert runs.partial_means() == "0 of 14 kernels assembled"
+    keep_all(runs, "gaussian")
+    keep_all(runs, "lud", step=400)
+    keep(runs, "scan", "baseline", 1_000)
+    runs.assemble("gaussian"), runs.assemble("lud")
+    means = runs.partial_means()
+    # 512: sqrt(1.1 * 1.4), not the arithmetic 1.250; 1,024: sqrt(1.7 * 3.8).
+    assert means.startswith("2 of 14 kernels (gaussian, lud): 512 1.241x; ")
+    assert means.endswith("; 1024 2.542x")
+    assert CliRunner().invoke(runs.main, ["means"]).output == means + "\n"

@@ -13,6 +13,7 @@ seconds), and assembles a kernel's part from its eight runs, the same value and 
     python docs/examples/regless_paper_runs.py assemble KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py status KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py row KERNEL [KERNEL ...]
+    python docs/examples/regless_paper_runs.py means
     python docs/examples/regless_paper_runs.py carry KERNEL [KERNEL ...]
 
 ``run`` measures the runs not yet in the folder, a kernel's runs in turn on one of ``-j``
@@ -20,9 +21,10 @@ processes sharing one functional pass, and assembles each kernel whose runs are 
 A run whose key differs from the sources' (another revision) is an error, never mixed in.
 ``status`` lists a kernel's kept runs (CPU seconds, and each configuration's run time over
 the baseline's once that is kept); ``row`` prints an assembled part's row of the folder
-README's table. ``carry`` moves a kernel without barriers, measured at an earlier pin, to
-these sources' key (the folder README's "Next: moving the pin"): its values unchanged, each
-run marked ``carried_from``.
+README's table; ``means`` the geometric mean of each configuration's run time over the
+parts assembled so far (the suite's figure only once all 14 are in). ``carry`` moves a
+kernel without barriers, measured at an earlier pin, to these sources' key (the folder
+README's "Next: moving the pin"): its values unchanged, each run marked ``carried_from``.
 """
 
 import datetime
@@ -30,6 +32,7 @@ import json
 import resource
 import sys
 from pathlib import Path
+from statistics import geometric_mean
 
 import click
 
@@ -214,6 +217,21 @@ def part_row(kernel: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def partial_means() -> str:
+    """The geometric mean over the assembled parts of each configuration's run time over
+    the baseline, naming the kernels: a subset's figure, not the suite's, until every
+    kernel of :data:`SUITE` has its part."""
+    done = [kernel for kernel in SUITE
+            if parts._part_path(FOLDER, "regless", SIZE, kernel).exists()]
+    if not done:
+        return f"0 of {len(SUITE)} kernels assembled"
+    runs = [parts._read_part(parts._part_path(FOLDER, "regless", SIZE, kernel))
+            ["value"]["runs"] for kernel in done]
+    means = "; ".join(f"{run} {geometric_mean(part[run]['runtime'] for part in runs):.3f}x"
+                      for run in RUNS[1:])
+    return f"{len(done)} of {len(SUITE)} kernels ({', '.join(done)}): {means}"
+
+
 def carry(kernel: str) -> str:
     """Give ``kernel``'s part and kept runs, measured at an earlier pin, these sources' key
     and revision, their values unchanged (a run records the revision it was measured at in
@@ -292,6 +310,12 @@ def row_command(kernels: tuple[str, ...]) -> None:
     """Print the folder README's table row of each assembled part of KERNELS."""
     for kernel in kernels:
         click.echo(part_row(kernel))
+
+
+@main.command("means")
+def means_command() -> None:
+    """Print the geometric mean of each configuration's run time over the parts so far."""
+    click.echo(partial_means())
 
 
 if __name__ == "__main__":
