@@ -119,7 +119,8 @@ def test_means_are_geometric_over_the_assembled_parts_only(runs):
     keep_all(runs, "gaussian")
     keep_all(runs, "lud", step=400)
     keep(runs, "scan", "baseline", 1_000)
-    runs.assemble("gaussian"), runs.assemble("lud")
+    runs.assemble("gaussian")
+    runs.assemble("lud")
     means = runs.partial_means()
     # 512: sqrt(1.1 * 1.4), not the arithmetic 1.250; 1,024: sqrt(1.7 * 3.8).
     assert means.startswith("2 of 14 kernels (gaussian, lud): 512 1.241x; ")

@@ -221,12 +221,11 @@ def partial_means() -> str:
     """The geometric mean over the assembled parts of each configuration's run time over
     the baseline, naming the kernels: a subset's figure, not the suite's, until every
     kernel of :data:`SUITE` has its part."""
-    done = [kernel for kernel in SUITE
-            if parts._part_path(FOLDER, "regless", SIZE, kernel).exists()]
+    paths = {kernel: parts._part_path(FOLDER, "regless", SIZE, kernel) for kernel in SUITE}
+    done = [kernel for kernel, path in paths.items() if path.exists()]
     if not done:
         return f"0 of {len(SUITE)} kernels assembled"
-    runs = [parts._read_part(parts._part_path(FOLDER, "regless", SIZE, kernel))
-            ["value"]["runs"] for kernel in done]
+    runs = [parts._read_part(paths[kernel])["value"]["runs"] for kernel in done]
     means = "; ".join(f"{run} {geometric_mean(part[run]['runtime'] for part in runs):.3f}x"
                       for run in RUNS[1:])
     return f"{len(done)} of {len(SUITE)} kernels ({', '.join(done)}): {means}"
