@@ -66,7 +66,6 @@ def test_a_missing_run_leaves_the_part_unwritten(runs):
     runs.run_path("gaussian", "256").unlink()
     assert runs.assemble("gaussian") == "gaussian: not assembled, runs missing: 256"
     assert not list(runs.FOLDER.glob("*.json"))
-    assert runs.missing_runs("gaussian") == ["256"]
 
 
 def test_a_run_kept_at_other_sources_is_refused_in_one_line(runs):
@@ -84,6 +83,32 @@ def test_a_file_that_is_not_a_kept_run_is_named(runs):
     path.write_text('{"kernel": "gaussian"')
     with pytest.raises(runs.RunsError, match=f"{path}: expected a kept run"):
         runs.read_run("gaussian", "baseline")
+
+
+def test_only_measures_the_runs_named_in_order_skipping_those_another_process_kept(
+        runs, monkeypatch):
+    keep(runs, "gaussian", "baseline", 1_000)
+    measured = []
+
+    def measure(kernel, run):
+        measured.append(run)
+        if run == "1024":
+            keep(runs, kernel, "768", 1_300)  # kept meanwhile by a second process
+        return {"cycles": 1_200, "passed": True}
+
+    monkeypatch.setattr(runs, "measure_run", measure)
+    only = ("1024", "768", "baseline", "256")
+    assert runs.keep_kernel("gaussian", only).startswith("gaussian: not assembled, ")
+    assert measured == ["1024", "256"]
+    assert runs.read_run("gaussian", "256")["value"]["cycles"] == 1_200
+
+
+def test_only_names_runs_of_one_kernel_in_one_line(runs):
+    result = CliRunner().invoke(runs.main, ["run", "--only", "256", "lud", "scan"])
+    assert result.exit_code == 2
+    assert result.output == "Error: --only names runs of one kernel; got 2 kernels\n"
+    result = CliRunner().invoke(runs.main, ["run", "--only", "2048", "lud"])
+    assert result.exit_code == 2 and "'2048' is not one of" in result.output
 
 
 def test_carry_rekeys_a_kernel_without_barriers_values_unchanged(runs):

@@ -10,6 +10,7 @@ seconds), and assembles a kernel's part from its eight runs, the same value and 
 :func:`gpurf.sim.reproduce.regless.measure` gives, so ``gpurf reproduce`` reads it::
 
     python docs/examples/regless_paper_runs.py run -j 2 KERNEL [KERNEL ...]
+    python docs/examples/regless_paper_runs.py run KERNEL --only RUN [--only RUN ...]
     python docs/examples/regless_paper_runs.py assemble KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py status KERNEL [KERNEL ...]
     python docs/examples/regless_paper_runs.py row KERNEL [KERNEL ...]
@@ -17,7 +18,8 @@ seconds), and assembles a kernel's part from its eight runs, the same value and 
     python docs/examples/regless_paper_runs.py carry KERNEL [KERNEL ...]
 
 ``run`` measures the runs not yet in the folder, a kernel's runs in turn on one of ``-j``
-processes sharing one functional pass, and assembles each kernel whose runs are complete.
+processes sharing one functional pass, and assembles each kernel whose runs are complete;
+``--only`` picks one kernel's runs, so that two processes can share a long kernel.
 A run whose key differs from the sources' (another revision) is an error, never mixed in.
 ``status`` lists a kernel's kept runs (CPU seconds, and each configuration's run time over
 the baseline's once that is kept); ``row`` prints an assembled part's row of the folder
@@ -147,17 +149,16 @@ def assemble(kernel: str) -> str:
     return f"{kernel}: part written ({cpu:.1f} CPU s in its eight runs)"
 
 
-def missing_runs(kernel: str) -> list[str]:
-    """``kernel``'s runs not yet kept, in :data:`RUNS`' order."""
-    return [run for run in RUNS if read_run(kernel, run) is None]
+def keep_kernel(kernel: str, only: tuple[str, ...] = ()) -> str:
+    """Measure ``kernel``'s missing runs (of ``only``, if given) in turn, each kept as it
+    finishes, sharing one functional pass (as :func:`measure` does); then assemble its part.
 
-
-def keep_kernel(kernel: str) -> str:
-    """Measure ``kernel``'s missing runs in turn, each kept as it finishes, sharing one
-    functional pass (as :func:`measure` does); then assemble its part."""
+    A run is looked up again just before it is measured, so two processes given one
+    kernel's runs in different orders (``only``) never measure a run the other has kept."""
     with shared_functional_runs():
-        for run in missing_runs(kernel):
-            parts.to_stderr(keep_run(kernel, run))
+        for run in only or RUNS:
+            if read_run(kernel, run) is None:
+                parts.to_stderr(keep_run(kernel, run))
     return assemble(kernel)
 
 
@@ -268,13 +269,18 @@ def main() -> None:
 @main.command("run")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(1),
               help="Worker processes.")
+@click.option("--only", multiple=True, type=click.Choice(RUNS), metavar="RUN",
+              help="Measure only this run, in the order given (repeatable; one kernel): "
+                   "to share a kernel's runs between processes.")
 @click.argument("kernels", nargs=-1, required=True, type=KERNEL, metavar="KERNEL...")
-def run_command(kernels: tuple[str, ...], jobs: int) -> None:
+def run_command(kernels: tuple[str, ...], jobs: int, only: tuple[str, ...]) -> None:
     """Measure the runs of KERNELS not yet kept (a kernel per process, in turn), then
     assemble their parts."""
+    if only and len(kernels) > 1:
+        raise RunsError(f"--only names runs of one kernel; got {len(kernels)} kernels")
     if jobs == 1 or len(kernels) == 1:
         for kernel in kernels:
-            click.echo(keep_kernel(kernel))
+            click.echo(keep_kernel(kernel, only))
     else:
         run_all(list(kernels), min(jobs, len(kernels)))
 
