@@ -2,7 +2,8 @@
 (docs/regless.md, "Why srad is this far off at paper size").
 
 ``python docs/examples/regless_part.py KERNEL [--test]`` reads
-``docs/measured/regless-paper/regless-paper-KERNEL.json`` and prints, for 512 entries per SM
+``docs/measured/regless-paper/regless-paper-KERNEL.json`` (before the part is assembled,
+the runs kept in ``runs/KERNEL/``) and prints, for 512 entries per SM
 with and without the compressor, the row of ``python -m gpurf.sim.sm.regless_breakdown``
 (cycles per region boundary), the row of ``python -m gpurf.sim.sm.regless_misspath``
 (the miss path's share of the shards' cycles) and where the preloads were served.
@@ -37,6 +38,26 @@ def preload_shares(out: dict) -> dict:
     """The percentage of the preloads each source served."""
     total = max(1, out["preloads"])
     return {source: round(100 * out[f"preloads_{source}"] / total, 2) for source in SOURCES}
+
+
+def kept_run(kernel: str, name: str) -> dict | None:
+    """The value of ``kernel``'s run ``name`` kept by ``regless_paper_runs.py``, or ``None``."""
+    path = PARTS / "runs" / kernel / f"{name.replace(' ', '_')}.json"
+    return json.loads(path.read_text())["value"] if path.exists() else None
+
+
+def paper_runs(kernel: str) -> dict | None:
+    """``kernel``'s paper-size runs by name: its part's, or, before the part is assembled,
+    the shown runs kept one by one (each run time over the kept baseline); ``None`` if
+    neither is there."""
+    path = PARTS / f"regless-paper-{kernel}.json"
+    if path.exists():
+        return json.loads(path.read_text())["value"]["runs"]
+    baseline = kept_run(kernel, "baseline")
+    kept = {name: kept_run(kernel, name) for name in RUNS.values()}
+    if baseline is None or None in kept.values():
+        return None
+    return {name: {**out, "runtime": out["cycles"] / baseline} for name, out in kept.items()}
 
 
 def show(kernel: str, size: str, config: str, out: dict) -> None:
@@ -80,13 +101,13 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     kernel = argv[0]
-    path = PARTS / f"regless-paper-{kernel}.json"
-    if not path.exists():
-        print(f"{path}: no measured part for {kernel!r}", file=sys.stderr)
+    runs = paper_runs(kernel)
+    if runs is None:
+        print(f"{PARTS}: no measured part or kept 512-entry runs for {kernel!r}",
+              file=sys.stderr)
         return 2
     if "--regions" in argv:
         show_regions(kernel)
-    runs = json.loads(path.read_text())["value"]["runs"]
     for config, name in RUNS.items():
         show(kernel, "paper", config, runs[name])
     if "--test" in argv:
