@@ -43,3 +43,18 @@ def test_a_kernel_with_nothing_measured_is_named_in_one_line(part, capsys):
     assert part.main(["imgvf"]) == 2
     assert capsys.readouterr().err.strip().endswith("no measured part or kept 512-entry "
                                                    "runs for 'imgvf'")
+
+
+def test_capacity_rows_give_each_capacitys_run_time_and_preload_sources(part):
+    def run(runtime, osu, l2):
+        return {"runtime": runtime, "preloads": 2_000, "evictions": 7,
+                "preloads_osu": osu, "preloads_compressor": 0,
+                "preloads_l1": 2_000 - osu - l2, "preloads_l2": l2}
+
+    rows = part.capacity_rows({"1024": run(1.5, 1_500, 100), "256": run(3.25, 500, 1_000),
+                               "512 no compressor": run(9.0, 0, 0)})
+    assert rows == [
+        "256 entries: 3.250x, 2,000 preloads (%): {'osu': 25.0, 'compressor': 0.0, "
+        "'l1': 25.0, 'l2': 50.0}, evictions 7",
+        "1024 entries: 1.500x, 2,000 preloads (%): {'osu': 75.0, 'compressor': 0.0, "
+        "'l1': 20.0, 'l2': 5.0}, evictions 7"]

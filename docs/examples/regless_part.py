@@ -11,7 +11,9 @@ with and without the compressor, the row of ``python -m gpurf.sim.sm.regless_bre
 prints the same rows beside them. ``--regions`` prints, for the regions of a shard's 128
 lines (16 per bank), the physical registers live at each region boundary (warp-level
 liveness on the allocator's registers, as the RegLess pass sees them) and how many of them
-are halves of 64-bit values. Nothing is re-measured at paper size.
+are halves of 64-bit values. ``--capacities`` prints, for each OSU capacity of the part
+(256 to 1,024 entries per SM, compressor on), the run time over the register file, the
+preloads and where they were served, and the evictions. Nothing is re-measured at paper size.
 """
 
 import json
@@ -29,7 +31,9 @@ PARTS = Path(__file__).resolve().parent.parent / "measured" / "regless-paper"
 RUNS = {"512": "512", "512+nocomp": "512 no compressor"}
 """The configurations shown, and their names in a part."""
 SOURCES = ("osu", "compressor", "l1", "l2")
-OPTIONS = {"--test", "--regions"}
+OPTIONS = {"--test", "--regions", "--capacities"}
+CAPACITIES = ("256", "384", "512", "768", "1024")
+"""The capacity runs of a part (entries per SM), in the order printed."""
 LINES_PER_BANK = 16
 """A shard's 128 lines at 512 entries per SM (8 banks)."""
 
@@ -69,6 +73,14 @@ def show(kernel: str, size: str, config: str, out: dict) -> None:
           "compressed", out["evictions_compressed"])
 
 
+def capacity_rows(runs: dict) -> list[str]:
+    """One line per capacity run among ``runs``: its run time over the register file, its
+    preloads with the share each source served, and its evictions."""
+    return [f"{name} entries: {runs[name]['runtime']:.3f}x, {runs[name]['preloads']:,} "
+            f"preloads (%): {preload_shares(runs[name])}, evictions "
+            f"{runs[name]['evictions']:,}" for name in CAPACITIES if name in runs]
+
+
 def live_at_boundaries(kernel: str) -> list[tuple[int, int]]:
     """Per region boundary (each region's entry but the first's): the physical registers
     live there and how many of them hold half of a 64-bit value."""
@@ -97,8 +109,8 @@ def show_regions(kernel: str) -> None:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0].startswith("-") or set(argv[1:]) - OPTIONS:
-        print("usage: python docs/examples/regless_part.py KERNEL [--test] [--regions]",
-              file=sys.stderr)
+        print("usage: python docs/examples/regless_part.py KERNEL [--test] [--regions] "
+              "[--capacities]", file=sys.stderr)
         return 2
     kernel = argv[0]
     runs = paper_runs(kernel)
@@ -110,6 +122,8 @@ def main(argv: list[str]) -> int:
         show_regions(kernel)
     for config, name in RUNS.items():
         show(kernel, "paper", config, runs[name])
+    if "--capacities" in argv:
+        print(f"{kernel} paper, per OSU capacity", *capacity_rows(runs), sep="\n  ")
     if "--test" in argv:
         for config in RUNS:
             show(kernel, "test", config, run_regless(kernel, "test", ReglessConfig.parse(config)))
